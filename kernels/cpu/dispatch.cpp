@@ -1,0 +1,214 @@
+// Public CPU entry points: argument checks, SIMD level selection, and the
+// unfused WHVI reference.
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "isa.h"
+
+namespace whvi::kernels {
+namespace {
+
+const IsaKernels* table_for(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::kScalar: return isa_scalar_kernels();
+    case SimdLevel::kAvx2: return isa_avx2_kernels();
+    case SimdLevel::kAvx512: return isa_avx512_kernels();
+  }
+  return nullptr;
+}
+
+bool cpu_has(SimdLevel level) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  switch (level) {
+    case SimdLevel::kScalar: return true;
+    case SimdLevel::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case SimdLevel::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("fma");
+  }
+  return false;
+#else
+  return level == SimdLevel::kScalar;
+#endif
+}
+
+SimdLevel initial_level() {
+  if (const char* env = std::getenv("WHVI_SIMD"); env && *env) {
+    const SimdLevel forced = parse_simd_level(env);
+    if (!simd_level_supported(forced))
+      throw KernelError(std::string("WHVI_SIMD=") + env +
+                        " is not supported by this CPU or build; unset it or choose one of the "
+                        "supported levels (see `whvi --version`)");
+    return forced;
+  }
+  const auto levels = supported_simd_levels();
+  return levels.back();
+}
+
+std::atomic<int>& level_slot() {
+  static std::atomic<int> slot{static_cast<int>(initial_level())};
+  return slot;
+}
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw ? static_cast<int>(hw) : 1;
+}
+
+void check_fwht_args(const void* in, int64_t in_stride, const void* out, int64_t out_stride,
+                     int64_t rows, int64_t d) {
+  if (!is_power_of_two(d) || d > (int64_t{1} << kMaxLog2DCpu))
+    throw KernelError("FWHT size d=" + std::to_string(d) +
+                      " is not supported: d must be a power of two between 1 and 2^" +
+                      std::to_string(kMaxLog2DCpu) + " (zero-pad the input to the next power of two)");
+  if (rows < 0) throw KernelError("FWHT: negative row count " + std::to_string(rows));
+  if (rows > 0 && (!in || !out)) throw KernelError("FWHT: null data pointer");
+  if (in_stride < d || out_stride < d)
+    throw KernelError("FWHT: row stride (" + std::to_string(in_stride) + ", " +
+                      std::to_string(out_stride) + ") smaller than d=" + std::to_string(d));
+  if (in == out && in_stride != out_stride)
+    throw KernelError("FWHT: in-place transform needs equal input and output row strides");
+}
+
+void check_whvi_args(const WhviShape& s, const void* x, const void* s1, const void* s2,
+                     const void* mu, const void* sg) {
+  if (!is_power_of_two(s.d) || s.d > (int64_t{1} << kMaxLog2DCpu))
+    throw KernelError("WHVI: block size d=" + std::to_string(s.d) +
+                      " is not a power of two in [1, 2^" + std::to_string(kMaxLog2DCpu) + "]");
+  if (s.batch < 0 || s.blocks < 1)
+    throw KernelError("WHVI: bad shape batch=" + std::to_string(s.batch) +
+                      " blocks=" + std::to_string(s.blocks));
+  if ((s.batch > 0 && !x) || !s1 || !s2 || !mu || !sg) throw KernelError("WHVI: null input pointer");
+}
+
+template <class T>
+auto fwht_fn(const IsaKernels* t) {
+  if constexpr (std::is_same_v<T, float>) return t->fwht_f; else return t->fwht_d;
+}
+template <class T>
+auto fwd_fn(const IsaKernels* t) {
+  if constexpr (std::is_same_v<T, float>) return t->whvi_fwd_f; else return t->whvi_fwd_d;
+}
+template <class T>
+auto bwd_fn(const IsaKernels* t) {
+  if constexpr (std::is_same_v<T, float>) return t->whvi_bwd_f; else return t->whvi_bwd_d;
+}
+
+}  // namespace
+
+const char* simd_level_name(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::kScalar: return "scalar";
+    case SimdLevel::kAvx2: return "avx2";
+    case SimdLevel::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+SimdLevel parse_simd_level(const std::string& name) {
+  for (SimdLevel l : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512})
+    if (name == simd_level_name(l)) return l;
+  throw KernelError("unknown SIMD level '" + name + "'; expected scalar, avx2 or avx512");
+}
+
+bool simd_level_supported(SimdLevel level) { return table_for(level) != nullptr && cpu_has(level); }
+
+std::vector<SimdLevel> supported_simd_levels() {
+  std::vector<SimdLevel> out;
+  for (SimdLevel l : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512})
+    if (simd_level_supported(l)) out.push_back(l);
+  return out;
+}
+
+SimdLevel active_simd_level() { return static_cast<SimdLevel>(level_slot().load()); }
+
+void set_simd_level(SimdLevel level) {
+  if (!simd_level_supported(level))
+    throw KernelError(std::string("SIMD level '") + simd_level_name(level) +
+                      "' is not supported by this CPU or build");
+  level_slot().store(static_cast<int>(level));
+}
+
+template <class T>
+void fwht_cpu_level(SimdLevel level, const T* in, int64_t in_row_stride, T* out,
+                    int64_t out_row_stride, int64_t rows, int64_t d, T scale, int threads) {
+  check_fwht_args(in, in_row_stride, out, out_row_stride, rows, d);
+  if (!simd_level_supported(level))
+    throw KernelError(std::string("SIMD level '") + simd_level_name(level) + "' is not supported");
+  if (rows == 0) return;
+  fwht_fn<T>(table_for(level))(in, in_row_stride, out, out_row_stride, rows, log2_exact(d), scale,
+                              resolve_threads(threads));
+}
+
+template <class T>
+void fwht_cpu(const T* in, int64_t in_row_stride, T* out, int64_t out_row_stride, int64_t rows,
+              int64_t d, T scale, int threads) {
+  fwht_cpu_level<T>(active_simd_level(), in, in_row_stride, out, out_row_stride, rows, d, scale,
+                    threads);
+}
+
+template <class T>
+void whvi_forward_cpu(const WhviShape& shape, const T* x, const T* eps, const T* s1, const T* s2,
+                      const T* mu, const T* sg, T* y, int threads) {
+  check_whvi_args(shape, x, s1, s2, mu, sg);
+  if (shape.batch > 0 && !y) throw KernelError("WHVI: null output pointer");
+  if (shape.batch == 0) return;
+  fwd_fn<T>(table_for(active_simd_level()))(shape, x, eps, s1, s2, mu, sg, y,
+                                            resolve_threads(threads));
+}
+
+template <class T>
+void whvi_backward_cpu(const WhviShape& shape, const T* x, const T* eps, const T* s1,
+                       const T* s2, const T* mu, const T* sg, const T* dy, T* dx, T* ds1, T* ds2,
+                       T* dmu, T* dsg, int threads) {
+  check_whvi_args(shape, x, s1, s2, mu, sg);
+  if (shape.batch > 0 && !dy) throw KernelError("WHVI: null output-gradient pointer");
+  if (shape.batch == 0) {  // empty batch: every parameter gradient is zero
+    const int64_t kd = shape.blocks * shape.d, gd = shape.groups() * shape.d;
+    for (auto [p, n] : {std::pair{ds1, kd}, {ds2, kd}, {dmu, gd}, {dsg, gd}})
+      if (p) std::fill(p, p + n, T(0));
+    return;
+  }
+  bwd_fn<T>(table_for(active_simd_level()))(shape, x, eps, s1, s2, mu, sg, dy, dx, ds1, ds2, dmu,
+                                            dsg, resolve_threads(threads));
+  if (dsg && !eps) std::fill(dsg, dsg + shape.groups() * shape.d, T(0));
+}
+
+template <class T>
+void whvi_forward_reference(const WhviShape& sh, const T* x, const T* eps, const T* s1,
+                            const T* s2, const T* mu, const T* sg, T* y) {
+  check_whvi_args(sh, x, s1, s2, mu, sg);
+  const int64_t d = sh.d;
+  std::vector<T> g(d);
+  for (int64_t i = 0; i < sh.batch; ++i)
+    for (int64_t k = 0; k < sh.blocks; ++k) {
+      const int64_t q = sh.shared_g ? 0 : k;
+      T* yi = y + (i * sh.blocks + k) * d;
+      for (int64_t j = 0; j < d; ++j) yi[j] = s2[k * d + j] * x[i * d + j];
+      fwht_cpu_level<T>(SimdLevel::kScalar, yi, d, yi, d, 1, d, T(1), 1);
+      for (int64_t j = 0; j < d; ++j)
+        g[j] = mu[q * d + j] + (eps ? sg[q * d + j] * eps[(i * sh.groups() + q) * d + j] : T(0));
+      for (int64_t j = 0; j < d; ++j) yi[j] *= g[j];
+      fwht_cpu_level<T>(SimdLevel::kScalar, yi, d, yi, d, 1, d, T(1), 1);
+      for (int64_t j = 0; j < d; ++j) yi[j] *= s1[k * d + j];
+    }
+}
+
+#define WHVI_INSTANTIATE(T)                                                                       \
+  template void fwht_cpu<T>(const T*, int64_t, T*, int64_t, int64_t, int64_t, T, int);            \
+  template void fwht_cpu_level<T>(SimdLevel, const T*, int64_t, T*, int64_t, int64_t, int64_t, T, \
+                                  int);                                                           \
+  template void whvi_forward_cpu<T>(const WhviShape&, const T*, const T*, const T*, const T*,     \
+                                    const T*, const T*, T*, int);                                 \
+  template void whvi_backward_cpu<T>(const WhviShape&, const T*, const T*, const T*, const T*,    \
+                                     const T*, const T*, const T*, T*, T*, T*, T*, T*, int);      \
+  template void whvi_forward_reference<T>(const WhviShape&, const T*, const T*, const T*,         \
+                                          const T*, const T*, const T*, T*);
+WHVI_INSTANTIATE(float)
+WHVI_INSTANTIATE(double)
+
+}  // namespace whvi::kernels

@@ -1,0 +1,250 @@
+#include "bench/bench_fwht.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "common/errors.h"
+#include "common/runtime.h"
+#include "fwht.h"
+#include "ops/fwht_op.h"
+#ifdef WHVI_TORCH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace whvi::bench {
+namespace {
+
+struct Stats {
+  double median_ms = 0, min_ms = 0;
+  int repeats = 0;
+};
+
+void sync(const torch::Device& dev) {
+#ifdef WHVI_TORCH_CUDA
+  if (dev.is_cuda()) c10::cuda::getCurrentCUDAStream().synchronize();
+#else
+  (void)dev;
+#endif
+}
+
+// Times f: `warmup` untimed calls, then up to `repeats` timed calls (at least
+// 3, fewer when they would take longer than max_seconds in total).
+Stats time_it(const std::function<void()>& f, const torch::Device& dev, int warmup, int repeats,
+              double max_seconds) {
+  std::vector<double> ms;
+  auto one = [&]() -> double {
+#ifdef WHVI_TORCH_CUDA
+    if (dev.is_cuda()) {
+      at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
+      start.record();
+      f();
+      stop.record();
+      stop.synchronize();
+      return start.elapsed_time(stop);
+    }
+#endif
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    sync(dev);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (int i = 0; i < warmup; ++i) one();
+  double total = 0;
+  for (int i = 0; i < repeats; ++i) {
+    ms.push_back(one());
+    total += ms.back();
+    if (i >= 2 && total > max_seconds * 1e3) break;
+  }
+  std::sort(ms.begin(), ms.end());
+  Stats s;
+  s.repeats = static_cast<int>(ms.size());
+  s.min_ms = ms.front();
+  s.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  return s;
+}
+
+torch::ScalarType parse_dtype(const std::string& s) {
+  if (s == "float32") return torch::kFloat32;
+  if (s == "float64") return torch::kFloat64;
+  if (s == "float16") return torch::kFloat16;
+  if (s == "bfloat16") return torch::kBFloat16;
+  throw Error("bench fwht: unknown --dtype '" + s + "'; use float32, float64, float16 or bfloat16");
+}
+
+double tolerance(torch::ScalarType st, int64_t d) {
+  const double lg = std::max<double>(1, std::log2(static_cast<double>(d)));
+  switch (st) {
+    case torch::kFloat64: return 1e-14 * lg;
+    case torch::kFloat16: return 2e-3 * lg;
+    case torch::kBFloat16: return 1.5e-2 * lg;
+    default: return 2e-6 * lg;
+  }
+}
+
+// max |y - ref| / max |ref| over rows checked against an independent
+// reference: the explicit Hadamard product in float64 for D <= 4096,
+// otherwise the portable (scalar) kernel in float64 on the CPU.
+double check_fwht(const torch::Tensor& x, const torch::Tensor& y) {
+  const int64_t d = x.size(1), rows = std::min<int64_t>(x.size(0), 64);
+  auto xs = x.slice(0, 0, rows).to(torch::kCPU, torch::kFloat64).contiguous();
+  auto ys = y.slice(0, 0, rows).to(torch::kCPU, torch::kFloat64);
+  torch::Tensor ref;
+  if (d <= 4096) {
+    ref = torch::matmul(xs, ops::hadamard_matrix(d, torch::kFloat64));
+  } else {
+    ref = torch::empty_like(xs);
+    kernels::fwht_cpu_level<double>(kernels::SimdLevel::kScalar, xs.data_ptr<double>(), d,
+                                    ref.data_ptr<double>(), d, rows, d, 1.0, 1);
+  }
+  const double scale = ref.abs().max().item<double>();
+  return (ys - ref).abs().max().item<double>() / std::max(scale, 1e-300);
+}
+
+}  // namespace
+
+nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
+  WHVI_CHECK(o.device == "cpu" || o.device == "cuda", "bench fwht: --device must be cpu or cuda, got '",
+             o.device, "'");
+  WHVI_CHECK(o.batch >= 1, "bench fwht: --batch must be >= 1, got ", o.batch);
+  WHVI_CHECK(o.repeats >= 1, "bench fwht: --repeats must be >= 1, got ", o.repeats);
+  const auto st = parse_dtype(o.dtype);
+  torch::Device dev(torch::kCPU);
+  if (o.device == "cuda") {
+#ifdef WHVI_TORCH_CUDA
+    WHVI_CHECK(torch::cuda::is_available(), "bench fwht: --device cuda but no CUDA device is visible");
+    dev = torch::Device(torch::kCUDA);
+#else
+    throw Error(
+        "bench fwht: --device cuda needs a build against a CUDA LibTorch (this build's LibTorch is "
+        "CPU-only; see README 'GPU build')");
+#endif
+  } else {
+    WHVI_CHECK(st == torch::kFloat32 || st == torch::kFloat64, "bench fwht: --dtype ", o.dtype,
+               " is CUDA-only; on CPU use float32 or float64");
+  }
+  for (int64_t d : o.sizes)
+    WHVI_CHECK(kernels::is_power_of_two(d), "bench fwht: size ", d,
+               " in --sizes is not a power of two");
+
+  torch::manual_seed(o.seed);
+  const auto opts = torch::TensorOptions().dtype(st).device(dev);
+  nlohmann::json rows = nlohmann::json::array();
+  std::printf("%8s %7s | %10s %10s %10s | %9s %9s %8s | %10s %10s %8s\n", "D", "batch", "fwht_ms",
+              "matmul_ms", "copy_ms", "GB/s", "GFLOP/s", "speedup", "fwht+bw_ms", "mm+bw_ms",
+              "speedup");
+  for (int64_t d : o.sizes) {
+    const int64_t b = o.batch;
+    auto x = torch::randn({b, d}, opts);
+    auto y = ops::fwht(x, 1.0);
+    const double err = check_fwht(x, y);
+    const double tol = tolerance(st, d);
+    if (!(err <= tol))
+      throw Error("bench fwht: the FWHT kernel is WRONG at D=" + std::to_string(d) +
+                  " (relative error " + std::to_string(err) + " > tolerance " +
+                  std::to_string(tol) + "); refusing to report timings");
+
+    // Forward timings write into preallocated outputs (FWHT, copy and dense
+    // product alike), so first-touch page faults of fresh allocations are
+    // not timed; the forward+backward timings go through autograd and do
+    // allocate, for both.
+    auto out = torch::empty_like(x);
+    auto fw = time_it([&] { ops::fwht_out(x, out, 1.0); }, dev, o.warmup, o.repeats, o.max_seconds);
+    auto cp = time_it([&] { out.copy_(x); }, dev, o.warmup, o.repeats, o.max_seconds);
+
+    nlohmann::json row;
+    const double bytes = 2.0 * static_cast<double>(b * d) * x.element_size();
+    const double flops = static_cast<double>(b) * d * std::log2(static_cast<double>(d));
+    row["d"] = d;
+    row["batch"] = b;
+    row["fwht_ms"] = fw.median_ms;
+    row["fwht_min_ms"] = fw.min_ms;
+    row["fwht_repeats"] = fw.repeats;
+    row["fwht_ns_per_row"] = fw.median_ms * 1e6 / b;
+    row["copy_ms"] = cp.median_ms;
+    row["fwht_gbps"] = bytes / (fw.median_ms * 1e-3) * 1e-9;
+    row["copy_gbps"] = bytes / (cp.median_ms * 1e-3) * 1e-9;
+    row["fwht_vs_copy"] = cp.median_ms / fw.median_ms;
+    row["fwht_gflops"] = flops / (fw.median_ms * 1e-3) * 1e-9;
+    row["check_rel_error"] = err;
+    row["matmul_ms"] = nullptr;
+    row["speedup_vs_matmul"] = nullptr;
+
+    torch::Tensor h;
+    Stats mm;
+    const bool dense = d <= o.max_dense_d;
+    if (dense) {
+      h = ops::hadamard_matrix(d, st).to(dev);
+      auto z = torch::empty_like(x);
+      mm = time_it([&] { torch::mm_out(z, x, h); }, dev, o.warmup, o.repeats, o.max_seconds);
+      row["matmul_ms"] = mm.median_ms;
+      row["matmul_min_ms"] = mm.min_ms;
+      row["matmul_repeats"] = mm.repeats;
+      row["speedup_vs_matmul"] = mm.median_ms / fw.median_ms;
+    }
+    Stats fwb, mmb;
+    if (o.backward) {
+      auto xg = x.detach().clone().requires_grad_(true);
+      auto g = torch::randn_like(x);
+      fwb = time_it(
+          [&] {
+            auto yy = ops::fwht(xg, 1.0);
+            torch::autograd::grad({yy}, {xg}, {g});
+          },
+          dev, o.warmup, o.repeats, o.max_seconds);
+      row["fwht_fwd_bwd_ms"] = fwb.median_ms;
+      if (dense) {
+        auto hg = h.detach();
+        mmb = time_it(
+            [&] {
+              auto yy = torch::matmul(xg, hg);
+              torch::autograd::grad({yy}, {xg}, {g});
+            },
+            dev, o.warmup, o.repeats, o.max_seconds);
+        row["matmul_fwd_bwd_ms"] = mmb.median_ms;
+        row["speedup_fwd_bwd_vs_matmul"] = mmb.median_ms / fwb.median_ms;
+      }
+    }
+    auto cell = [](bool have, double v, const char* f) {
+      char buf[32];
+      if (have) std::snprintf(buf, sizeof buf, f, v); else std::snprintf(buf, sizeof buf, "%s", "-");
+      return std::string(buf);
+    };
+    const bool bw = o.backward, bwd = o.backward && dense;
+    std::printf("%8lld %7lld | %10s %10s %10s | %9.1f %9.1f %8s | %10s %10s %8s\n",
+                static_cast<long long>(d), static_cast<long long>(b),
+                cell(true, fw.median_ms, "%.4f").c_str(), cell(dense, mm.median_ms, "%.4f").c_str(),
+                cell(true, cp.median_ms, "%.4f").c_str(), row["fwht_gbps"].get<double>(),
+                row["fwht_gflops"].get<double>(),
+                cell(dense, mm.median_ms / fw.median_ms, "%.1fx").c_str(),
+                cell(bw, fwb.median_ms, "%.4f").c_str(), cell(bwd, mmb.median_ms, "%.4f").c_str(),
+                cell(bwd, mmb.median_ms / fwb.median_ms, "%.1fx").c_str());
+    std::fflush(stdout);
+    rows.push_back(row);
+  }
+
+  nlohmann::json doc;
+  doc["benchmark"] = "fwht";
+  doc["device"] = o.device == "cuda" ? cuda_device_name() : "cpu";
+  doc["cpu_model"] = cpu_model();
+  doc["threads"] = threads();
+  doc["dtype"] = o.dtype;
+  doc["batch"] = o.batch;
+  doc["simd_level"] = kernels::simd_level_name(kernels::active_simd_level());
+  doc["blas"] = blas_info();
+  doc["torch_version"] = torch_version();
+  doc["whvi_commit"] = git_commit();
+  doc["command"] = o.command_line;
+  doc["seed"] = o.seed;
+  doc["timing"] = "median (and min) over repeats after warm-up; wall clock on CPU, CUDA events on GPU";
+  doc["rows"] = rows;
+  return doc;
+}
+
+}  // namespace whvi::bench

@@ -1,0 +1,34 @@
+// `whvi bench fwht`: FWHT against the dense product with the explicit
+// Hadamard matrix (LibTorch matmul: OpenBLAS on CPU, cuBLAS on CUDA), forward
+// and forward+backward, over a grid of sizes, with a same-bytes copy as the
+// bandwidth reference. Each kernel's output is checked against an independent
+// reference before it is timed; a wrong kernel aborts the benchmark.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace whvi::bench {
+
+struct FwhtBenchOptions {
+  std::string device = "cpu";                      // cpu | cuda
+  std::vector<int64_t> sizes = {64, 256, 1024, 4096, 16384};
+  int64_t batch = 512;
+  std::string dtype = "float32";                   // float32 | float64 | float16 | bfloat16 (CUDA)
+  int repeats = 30;                                // timed repetitions (upper bound)
+  int warmup = 3;
+  double max_seconds = 3.0;                        // per measured quantity; caps repeats (>= 3 kept)
+  int64_t max_dense_d = 16384;                     // the dense product is skipped above this D
+  bool backward = true;                            // also time forward+backward
+  uint64_t seed = 0;
+  std::string command_line;                        // recorded in the JSON
+};
+
+// Runs the benchmark, prints a table to stdout and returns the JSON document
+// described in the README (`device`, `cpu_model`, `threads`, `dtype`, `rows`, ...).
+nlohmann::json run_fwht_bench(const FwhtBenchOptions& options);
+
+}  // namespace whvi::bench

@@ -1,0 +1,126 @@
+// The `whvi` command line: global options, then one subcommand.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "bench/bench_fwht.h"
+#include "common/errors.h"
+#include "common/io.h"
+#include "common/runtime.h"
+#include "fwht.h"
+
+namespace {
+
+std::vector<int64_t> parse_sizes(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    size_t pos = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    WHVI_CHECK(pos == item.size() && v > 0, "--sizes: '", item,
+               "' is not a positive integer (expected e.g. --sizes 64,256,1024)");
+    out.push_back(v);
+  }
+  WHVI_CHECK(!out.empty(), "--sizes: no sizes given");
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"whvi: Walsh-Hadamard Variational Inference experiment runner"};
+  app.require_subcommand(1);
+  int n_threads = 0;
+  std::string log_level = "info";
+  std::string simd;
+  app.add_option("--threads", n_threads, "Threads for LibTorch, OpenBLAS and the whvi kernels (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_option("--simd", simd, "Force the CPU kernels' SIMD level (scalar|avx2|avx512); default: best available")
+      ->check(CLI::IsMember({"scalar", "avx2", "avx512"}));
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print version, git commit, LibTorch, BLAS and CUDA facts");
+  app.require_subcommand(0, 1);
+
+  auto* train = app.add_subcommand("train", "Train the models of a YAML experiment");
+  std::string config;
+  train->add_option("--config", config, "Experiment YAML file")->required();
+  auto* eval = app.add_subcommand("eval", "Re-evaluate a saved checkpoint");
+  std::string checkpoint;
+  eval->add_option("--checkpoint", checkpoint, "Checkpoint file")->required();
+
+  auto* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+  auto* bfwht = bench->add_subcommand("fwht", "FWHT against the dense Hadamard product");
+  whvi::bench::FwhtBenchOptions bo;
+  std::string sizes = "64,256,1024,4096,16384";
+  std::string json_path;
+  bool no_backward = false;
+  bfwht->add_option("--device", bo.device, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  bfwht->add_option("--sizes", sizes, "Comma-separated powers of two")->capture_default_str();
+  bfwht->add_option("--batch", bo.batch, "Rows per transform")->capture_default_str()->check(CLI::PositiveNumber);
+  bfwht->add_option("--dtype", bo.dtype, "float32 | float64 (CPU); float32 | float16 | bfloat16 (CUDA)")
+      ->check(CLI::IsMember({"float32", "float64", "float16", "bfloat16"}))->capture_default_str();
+  bfwht->add_option("--repeats", bo.repeats, "Timed repetitions (max)")->capture_default_str()->check(CLI::PositiveNumber);
+  bfwht->add_option("--warmup", bo.warmup, "Untimed warm-up calls")->capture_default_str()->check(CLI::NonNegativeNumber);
+  bfwht->add_option("--max-seconds", bo.max_seconds, "Time budget per measured quantity (caps repeats, >= 3 kept)")
+      ->capture_default_str();
+  bfwht->add_option("--max-dense-d", bo.max_dense_d, "Skip the dense product above this D")->capture_default_str();
+  bfwht->add_option("--seed", bo.seed, "Seed of the random inputs")->capture_default_str();
+  bfwht->add_flag("--no-backward", no_backward, "Time the forward pass only");
+  bfwht->add_option("--json", json_path, "Also write the results as JSON to this file");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  auto logger = spdlog::stderr_color_mt("whvi");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  try {
+    if (!simd.empty()) whvi::kernels::set_simd_level(whvi::kernels::parse_simd_level(simd));
+    whvi::set_threads(n_threads);
+    if (show_version) {
+      std::cout << whvi::version_string() << std::endl;
+      return 0;
+    }
+    if (app.got_subcommand(train) || app.got_subcommand(eval)) {
+      spdlog::error("`whvi {}` is not implemented yet (it arrives with the regression issue)",
+                    app.got_subcommand(train) ? "train" : "eval");
+      return 2;
+    }
+    if (bench->got_subcommand(bfwht)) {
+      bo.sizes = parse_sizes(sizes);
+      bo.backward = !no_backward;
+      bo.command_line = whvi::join_command_line(argc, argv);
+      spdlog::info("bench fwht: device {}, dtype {}, batch {}, threads {}, SIMD {}", bo.device,
+                   bo.dtype, bo.batch, whvi::threads(),
+                   whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
+      const auto doc = whvi::bench::run_fwht_bench(bo);
+      if (!json_path.empty()) {
+        whvi::write_file_atomic(json_path, doc.dump(2) + "\n");
+        spdlog::info("wrote {}", json_path);
+      }
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  return 0;
+}

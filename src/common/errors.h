@@ -1,0 +1,49 @@
+// Two tiers of errors (see README "Errors"):
+//  * user errors (bad config, data, sizes, options) throw whvi::Error with a
+//    message that names the bad value, where it came from and the fix;
+//  * internal invariants use WHVI_ASSERT, which aborts with file:line.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace whvi {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A tensor or array with the wrong shape, dtype or device.
+struct ShapeError : Error {
+  using Error::Error;
+};
+
+namespace detail {
+template <class... Args>
+std::string concat(Args&&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+}  // namespace detail
+
+}  // namespace whvi
+
+// User-facing check: throws ErrorType with the streamed message.
+#define WHVI_CHECK_AS(ErrorType, cond, ...)                          \
+  do {                                                               \
+    if (!(cond)) throw ErrorType(::whvi::detail::concat(__VA_ARGS__)); \
+  } while (0)
+#define WHVI_CHECK(cond, ...) WHVI_CHECK_AS(::whvi::Error, cond, __VA_ARGS__)
+
+// Internal invariant: a failure is a bug in whvi, not in the input.
+#define WHVI_ASSERT(cond)                                                                   \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
+      std::fprintf(stderr, "whvi internal error: %s at %s:%d\n", #cond, __FILE__, __LINE__); \
+      std::abort();                                                                         \
+    }                                                                                       \
+  } while (0)

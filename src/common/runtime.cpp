@@ -1,0 +1,106 @@
+#include "common/runtime.h"
+
+#include <dlfcn.h>
+
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "fwht.h"
+#include "fwht_cuda.h"
+
+namespace whvi {
+namespace {
+std::atomic<int> g_threads{0};
+
+// OpenBLAS is reached through the libblas.so.3 LibTorch links; look its
+// entry points up at run time so a reference-BLAS system still runs.
+template <class Fn>
+Fn blas_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+}  // namespace
+
+int set_threads(int n) {
+  if (n <= 0) {
+    const unsigned hw = std::thread::hardware_concurrency();
+    n = hw ? static_cast<int>(hw) : 1;
+  }
+  at::set_num_threads(n);
+  if (auto f = blas_symbol<void (*)(int)>("openblas_set_num_threads")) f(n);
+  g_threads = n;
+  return n;
+}
+
+int threads() {
+  if (g_threads.load() == 0) set_threads(0);
+  return g_threads.load();
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto pos = line.find(':');
+      if (pos != std::string::npos) return line.substr(pos + 2);
+    }
+  return "unknown";
+}
+
+std::string blas_info() {
+  if (auto f = blas_symbol<char* (*)()>("openblas_get_config")) {
+    std::string out = "OpenBLAS ";
+    out += f();
+    if (auto g = blas_symbol<int (*)()>("openblas_get_num_threads"))
+      out += " (threads " + std::to_string(g()) + ")";
+    return out;
+  }
+  return "not OpenBLAS (matmul may be ~60x slower: apt-get install libopenblas0-pthread)";
+}
+
+bool cuda_available() {
+#ifdef WHVI_HAVE_CUDA_KERNELS
+  return kernels::cuda::device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+std::string cuda_device_name() {
+#ifdef WHVI_HAVE_CUDA_KERNELS
+  if (cuda_available()) return kernels::cuda::device_name();
+#endif
+  return "";
+}
+
+std::string torch_version() { return TORCH_VERSION; }
+
+std::string version_string() {
+  std::ostringstream os;
+  os << "whvi " << WHVI_VERSION << " (commit " << git_commit() << ")\n";
+  os << "LibTorch " << torch_version() << "\n";
+  os << "BLAS: " << blas_info() << "\n";
+  os << "CPU: " << cpu_model() << "; SIMD levels:";
+  for (auto l : kernels::supported_simd_levels()) os << ' ' << kernels::simd_level_name(l);
+  os << " (active " << kernels::simd_level_name(kernels::active_simd_level()) << ")\n";
+#ifdef WHVI_HAVE_CUDA_KERNELS
+  os << "CUDA kernels: built; ";
+  os << (cuda_available() ? "device: " + cuda_device_name() : std::string("no CUDA device found"));
+#else
+  os << "CUDA kernels: not built (no CUDA toolkit at configure time)";
+#endif
+#ifdef WHVI_TORCH_CUDA
+  os << "; LibTorch CUDA dispatch: on";
+#else
+  os << "; LibTorch CUDA dispatch: off (CPU-only LibTorch)";
+#endif
+  os << "\nThreads: " << threads();
+  return os.str();
+}
+
+}  // namespace whvi

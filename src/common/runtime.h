@@ -1,0 +1,23 @@
+// Process-wide settings and facts about the build and the machine.
+#pragma once
+
+#include <string>
+
+namespace whvi {
+
+const char* git_commit();  // generated at build time (cmake/GitVersion.cmake)
+std::string version_string();  // multi-line, for `whvi --version`
+
+// Sets LibTorch's intra-op threads, OpenBLAS's threads (which ignore
+// LibTorch's setting) and the thread count the whvi kernels use.
+// n <= 0 means all hardware threads. Returns the count applied.
+int set_threads(int n);
+int threads();
+
+std::string cpu_model();
+std::string blas_info();  // "OpenBLAS <config>" or a warning about reference BLAS
+bool cuda_available();    // LibTorch sees a CUDA device
+std::string cuda_device_name();
+std::string torch_version();
+
+}  // namespace whvi
