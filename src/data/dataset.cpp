@@ -1,0 +1,479 @@
+#include "data/dataset.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+
+#include "common/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace whvi::data {
+namespace {
+
+struct Alias {
+  const char* alias;
+  const char* folder;
+};
+constexpr Alias kAliases[] = {
+    {"boston", "bostonHousing"},
+    {"concrete", "concrete"},
+    {"energy", "energy"},
+    {"kin8nm", "kin8nm"},
+    {"naval", "naval-propulsion-plant"},
+    {"power", "power-plant"},
+    {"protein", "protein-tertiary-structure"},
+    {"wine", "wine-quality-red"},
+    {"yacht", "yacht"},
+};
+
+constexpr const char* kFetchHint =
+    "Set data.dir in the config or the WHVI_DATA_DIR environment variable to the folder that "
+    "holds uci/<data set>/, or run scripts/fetch_data.sh to download the UCI data sets into "
+    "data/uci/.";
+
+constexpr const char* kLayout =
+    "data.txt, index_features.txt, index_target.txt, n_splits.txt, index_train_<k>.txt and "
+    "index_test_<k>.txt for k < n_splits";
+
+std::string known_data_sets() {
+  std::string s;
+  for (const auto& a : kAliases) {
+    if (!s.empty()) s += ", ";
+    s += a.alias;
+    if (std::string_view(a.alias) != a.folder) s += std::string(" (") + a.folder + ")";
+  }
+  return s;
+}
+
+// "'p'" for messages, followed by its absolute form when that differs.
+std::string describe_dir(const fs::path& p) {
+  std::error_code ec;
+  const auto a = fs::absolute(p, ec).lexically_normal();
+  if (ec || a == p) return "'" + p.string() + "'";
+  return "'" + p.string() + "' (" + a.string() + ")";
+}
+
+std::string read_text(const fs::path& p, const std::string& folder) {
+  std::error_code ec;
+  WHVI_CHECK(
+      fs::is_regular_file(p, ec), "'", p.string(), "' not found: the data set folder '", folder,
+      "' is not in the standard UCI layout (", kLayout,
+      "). Re-run scripts/fetch_data.sh or point data.dir / WHVI_DATA_DIR at a complete copy.");
+  std::ifstream f(p, std::ios::binary);
+  WHVI_CHECK(f.good(), "cannot open '", p.string(), "' for reading; check its permissions.");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  WHVI_CHECK(!f.bad(), "error while reading '", p.string(), "'.");
+  return ss.str();
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+// Calls f(line_number (1-based), tokens of that line) for every line of `text`,
+// blank ones included (with no tokens). Tokens are views into `text`.
+template <class F>
+void for_each_line(const std::string& text, F&& f) {
+  std::vector<std::string_view> tokens;
+  size_t pos = 0;
+  int64_t line = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    const size_t end = nl == std::string::npos ? text.size() : nl;
+    ++line;
+    tokens.clear();
+    size_t i = pos;
+    while (i < end) {
+      while (i < end && is_space(text[i])) ++i;
+      const size_t b = i;
+      while (i < end && !is_space(text[i])) ++i;
+      if (i > b) tokens.emplace_back(text.data() + b, i - b);
+    }
+    f(line, tokens);
+    pos = end + 1;
+  }
+}
+
+// One entry of an index file with the line it came from.
+struct IndexEntry {
+  int64_t value;
+  int64_t line;
+};
+
+// Reads an index file: non-negative integers, any number per line, blank lines
+// skipped. Integral decimals such as "3.0" or "3.000000e+00" are accepted too.
+std::vector<IndexEntry> read_index_file(const fs::path& p, const std::string& folder) {
+  const std::string text = read_text(p, folder);
+  std::vector<IndexEntry> out;
+  for_each_line(text, [&](int64_t line, const std::vector<std::string_view>& toks) {
+    for (auto tok : toks) {
+      const std::string s(tok);
+      errno = 0;
+      char* end = nullptr;
+      long long v = std::strtoll(s.c_str(), &end, 10);
+      bool ok = end == s.c_str() + s.size() && errno == 0;
+      if (!ok) {  // "3.0", "3.000000000000000000e+00" (numpy.savetxt)
+        errno = 0;
+        const double d = std::strtod(s.c_str(), &end);
+        ok = end == s.c_str() + s.size() && errno == 0 && std::isfinite(d) && d == std::floor(d) &&
+             std::fabs(d) < 9.0e15;
+        v = ok ? static_cast<long long>(d) : 0;
+      }
+      WHVI_CHECK(ok, "'", p.string(), "' line ", line, ": '", s,
+                 "' is not an integer index. Index files hold 0-based integers, one per line.");
+      WHVI_CHECK(v >= 0, "'", p.string(), "' line ", line, ": index ", v,
+                 " is negative. Indices are 0-based row or column numbers.");
+      out.push_back({static_cast<int64_t>(v), line});
+    }
+  });
+  return out;
+}
+
+// Checks that every entry is < limit and that none repeats. `what` is "row" or
+// "column"; `limit_desc` says where the limit comes from.
+void check_indices(const std::vector<IndexEntry>& idx, int64_t limit, const fs::path& p,
+                   const char* what, const std::string& limit_desc) {
+  std::vector<int64_t> seen(static_cast<size_t>(limit), -1);
+  for (const auto& e : idx) {
+    WHVI_CHECK(e.value < limit, "'", p.string(), "' line ", e.line, ": ", what, " index ", e.value,
+               " is out of range: ", limit_desc, ", so valid ", what, " indices are 0..", limit - 1,
+               ".");
+    auto& first = seen[static_cast<size_t>(e.value)];
+    WHVI_CHECK(first < 0, "'", p.string(), "' line ", e.line, ": duplicate ", what, " index ",
+               e.value, " (already on line ", first, "). Each index may appear once.");
+    first = e.line;
+  }
+}
+
+std::vector<int64_t> values_of(const std::vector<IndexEntry>& idx) {
+  std::vector<int64_t> v;
+  v.reserve(idx.size());
+  for (const auto& e : idx) v.push_back(e.value);
+  return v;
+}
+
+// Resolves `dataset` to a folder (see load_uci).
+fs::path resolve_folder(const std::string& dataset, const std::string& data_dir) {
+  WHVI_CHECK(!dataset.empty(), "no data set given. Known data sets: ", known_data_sets(), ".");
+  const std::string folder = uci_folder(dataset);
+  const bool is_alias = folder != dataset;
+  const fs::path in_dir = fs::path(data_dir) / "uci" / folder;
+  std::error_code ec;
+  if (fs::is_directory(in_dir, ec)) return in_dir;
+  if (!is_alias && fs::is_directory(fs::path(dataset), ec)) return fs::path(dataset);
+  if (!fs::is_directory(fs::path(data_dir), ec))
+    throw Error(detail::concat("data directory ", describe_dir(data_dir),
+                               " does not exist, so data set '", dataset, "' cannot be read from '",
+                               in_dir.string(), "'. ", kFetchHint,
+                               " Known data sets: ", known_data_sets(), "."));
+  throw Error(detail::concat("data set '", dataset, "' not found: no folder '", in_dir.string(),
+                             "'", is_alias ? std::string() : " and no folder '" + dataset + "'",
+                             " (data directory ", describe_dir(data_dir), "). ", kFetchHint,
+                             " Known data sets: ", known_data_sets(),
+                             "; a folder name under <data dir>/uci/ or a path to a folder in the "
+                             "standard UCI layout also works."));
+}
+
+void check_regression_data(const RegressionData& d) {
+  WHVI_CHECK_AS(ShapeError,
+                d.x.defined() && d.y.defined() && d.x.dim() == 2 && d.y.dim() == 2 &&
+                    d.y.size(1) == 1 && d.x.size(0) == d.y.size(0),
+                "data set '", d.name, "': x must be [N, D] and y [N, 1] with the same N.");
+}
+
+void check_split_rows(const std::vector<int64_t>& rows, int64_t n, const std::string& name,
+                      const char* part) {
+  for (int64_t r : rows)
+    WHVI_CHECK(r >= 0 && r < n, "data set '", name, "': ", part, " row index ", r,
+               " is out of range: the data set has ", n, " rows (valid 0..", n - 1, ").");
+}
+
+torch::Tensor to_index_tensor(const std::vector<int64_t>& v) {
+  auto t = torch::empty({static_cast<int64_t>(v.size())}, torch::kInt64);
+  std::copy(v.begin(), v.end(), t.data_ptr<int64_t>());
+  return t;
+}
+
+// Unbiased draw from [0, range) (range >= 1) by rejection: accepts draws in
+// [2^64 mod range, 2^64), a multiple of range long.
+uint64_t bounded(std::mt19937_64& g, uint64_t range) {
+  const uint64_t threshold = (uint64_t(0) - range) % range;
+  for (;;) {
+    const uint64_t r = g();
+    if (r >= threshold) return r % range;
+  }
+}
+
+// Uniform in [0, 1) from the top 53 bits of one draw.
+double uniform01(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+std::string resolve_data_dir(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  if (const char* env = std::getenv("WHVI_DATA_DIR"); env != nullptr && env[0] != '\0')
+    return std::string(env);
+  return "data";
+}
+
+std::vector<std::string> uci_aliases() {
+  std::vector<std::string> v;
+  for (const auto& a : kAliases) v.emplace_back(a.alias);
+  return v;
+}
+
+std::string uci_folder(const std::string& alias_or_folder) {
+  for (const auto& a : kAliases)
+    if (alias_or_folder == a.alias) return a.folder;
+  return alias_or_folder;
+}
+
+RegressionData load_uci(const std::string& dataset, const std::string& data_dir) {
+  const fs::path dir = resolve_folder(dataset, data_dir);
+  const std::string folder = dir.string();
+
+  // data.txt
+  const fs::path data_path = dir / "data.txt";
+  const std::string text = read_text(data_path, folder);
+  std::vector<double> values;
+  values.reserve(text.size() / 6);
+  int64_t n_cols = -1, n_rows = 0, first_line = 0;
+  for_each_line(text, [&](int64_t line, const std::vector<std::string_view>& toks) {
+    if (toks.empty()) return;  // blank line
+    if (n_cols < 0) {
+      n_cols = static_cast<int64_t>(toks.size());
+      first_line = line;
+    }
+    WHVI_CHECK(static_cast<int64_t>(toks.size()) == n_cols, "'", data_path.string(), "' line ",
+               line, ": expected ", n_cols, " columns (as on line ", first_line, ") but got ",
+               toks.size(), ". Every row of data.txt needs the same number of values.");
+    for (size_t c = 0; c < toks.size(); ++c) {
+      // The token is followed by whitespace or the end of `text`, so strtod stops at its end.
+      const char* b = toks[c].data();
+      char* end = nullptr;
+      errno = 0;
+      const double v = std::strtod(b, &end);
+      WHVI_CHECK(end == b + toks[c].size(), "'", data_path.string(), "' line ", line, ", column ",
+                 c + 1, ": '", toks[c], "' is not a number. Fix or remove that line.");
+      WHVI_CHECK(std::isfinite(v), "'", data_path.string(), "' line ", line, ", column ", c + 1,
+                 ": value '", toks[c],
+                 "' is not finite (NaN or infinity). whvi needs complete numeric data: remove "
+                 "or impute that row.");
+      values.push_back(v);
+    }
+    ++n_rows;
+  });
+  WHVI_CHECK(n_rows > 0, "'", data_path.string(), "' holds no data rows.");
+  const std::string cols_desc = "data.txt has " + std::to_string(n_cols) + " columns";
+  const std::string rows_desc = "data.txt has " + std::to_string(n_rows) + " rows";
+
+  // Feature and target columns.
+  const fs::path feat_path = dir / "index_features.txt";
+  const fs::path targ_path = dir / "index_target.txt";
+  const auto feat = read_index_file(feat_path, folder);
+  const auto targ = read_index_file(targ_path, folder);
+  WHVI_CHECK(!feat.empty(), "'", feat_path.string(), "' lists no feature columns.");
+  WHVI_CHECK(targ.size() == 1, "'", targ_path.string(), "' must hold exactly one column index (",
+             "the target) but holds ", targ.size(), ".");
+  check_indices(feat, n_cols, feat_path, "column", cols_desc);
+  check_indices(targ, n_cols, targ_path, "column", cols_desc);
+  for (const auto& f : feat)
+    WHVI_CHECK(f.value != targ[0].value, "'", feat_path.string(), "' line ", f.line, ": column ",
+               f.value, " is also the target ('", targ_path.string(),
+               "'). A target column must not be a feature.");
+
+  RegressionData d;
+  d.name = dataset;
+  if (dir == fs::path(dataset)) {  // given as a path: name it after its folder
+    fs::path p = fs::path(dataset).lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();
+    if (!p.filename().empty() && p.filename() != "." && p.filename() != "..")
+      d.name = p.filename().string();
+  }
+  d.source = folder;
+  const int64_t n_feat = static_cast<int64_t>(feat.size());
+  d.x = torch::empty({n_rows, n_feat}, torch::kFloat64);
+  d.y = torch::empty({n_rows, 1}, torch::kFloat64);
+  double* px = d.x.data_ptr<double>();
+  double* py = d.y.data_ptr<double>();
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const double* row = values.data() + r * n_cols;
+    for (int64_t j = 0; j < n_feat; ++j) px[r * n_feat + j] = row[feat[j].value];
+    py[r] = row[targ[0].value];
+  }
+
+  // Stored splits.
+  const fs::path ns_path = dir / "n_splits.txt";
+  const auto ns = read_index_file(ns_path, folder);
+  WHVI_CHECK(ns.size() == 1 && ns[0].value > 0, "'", ns_path.string(),
+             "' must hold one positive integer (the number of stored splits).");
+  const int64_t n_splits = ns[0].value;
+  std::vector<int64_t> train_line(static_cast<size_t>(n_rows));
+  for (int64_t k = 0; k < n_splits; ++k) {
+    const fs::path tr_path = dir / ("index_train_" + std::to_string(k) + ".txt");
+    const fs::path te_path = dir / ("index_test_" + std::to_string(k) + ".txt");
+    std::error_code ec;
+    for (const auto& p : {tr_path, te_path})
+      WHVI_CHECK(fs::is_regular_file(p, ec), "'", p.string(), "' not found, but '",
+                 ns_path.string(), "' says there are ", n_splits,
+                 " stored splits. Fix n_splits.txt, or re-run scripts/fetch_data.sh or point "
+                 "data.dir / WHVI_DATA_DIR at a complete copy.");
+    const auto tr = read_index_file(tr_path, folder);
+    const auto te = read_index_file(te_path, folder);
+    WHVI_CHECK(!tr.empty(), "'", tr_path.string(), "' lists no rows: split ", k,
+               " has an empty training set.");
+    check_indices(tr, n_rows, tr_path, "row", rows_desc);
+    check_indices(te, n_rows, te_path, "row", rows_desc);
+    std::fill(train_line.begin(), train_line.end(), -1);
+    for (const auto& e : tr) train_line[static_cast<size_t>(e.value)] = e.line;
+    for (const auto& e : te)
+      WHVI_CHECK(train_line[static_cast<size_t>(e.value)] < 0, "stored split ", k, " of '", folder,
+                 "' is not disjoint: row ", e.value, " is in both '", tr_path.string(), "' (line ",
+                 train_line[static_cast<size_t>(e.value)], ") and '", te_path.string(), "' (line ",
+                 e.line, ").");
+    d.std_train.push_back(values_of(tr));
+    d.std_test.push_back(values_of(te));
+  }
+  return d;
+}
+
+std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string& protocol,
+                                      int n_splits, uint64_t seed, double train_fraction) {
+  check_regression_data(d);
+  std::vector<SplitIndices> out;
+  if (protocol == "standard") {
+    const int64_t stored = static_cast<int64_t>(d.std_train.size());
+    WHVI_ASSERT(d.std_test.size() == d.std_train.size());
+    WHVI_CHECK(stored > 0, "data set '", d.name, "' has no stored splits; use protocol 'paper'.");
+    const int64_t n = n_splits <= 0 ? stored : n_splits;
+    WHVI_CHECK(n <= stored, "asked for ", n_splits,
+               " splits with protocol 'standard' but data set '", d.name, "' (", d.source,
+               ") stores only ", stored, " splits. Ask for at most ", stored,
+               " (or 0 for all of them), or use protocol 'paper'.");
+    for (int64_t k = 0; k < n; ++k) out.push_back({d.std_train[k], d.std_test[k]});
+    return out;
+  }
+  if (protocol == "paper") {
+    WHVI_CHECK(n_splits > 0, "protocol 'paper' needs a positive number of splits, got ", n_splits,
+               ".");
+    WHVI_CHECK(train_fraction > 0.0 && train_fraction <= 1.0, "train fraction ", train_fraction,
+               " is not in (0, 1].");
+    const int64_t n = d.x.size(0);
+    const int64_t n_train = std::llround(train_fraction * static_cast<double>(n));
+    WHVI_CHECK(n_train >= 1, "data set '", d.name, "' has ", n, " rows: a train fraction of ",
+               train_fraction, " leaves no training rows.");
+    for (int k = 0; k < n_splits; ++k) {
+      std::mt19937_64 gen(seed + 1000003ULL * static_cast<uint64_t>(k));
+      std::vector<int64_t> perm(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) perm[i] = i;
+      for (int64_t i = n - 1; i > 0; --i) {
+        const auto j = static_cast<int64_t>(bounded(gen, static_cast<uint64_t>(i) + 1));
+        std::swap(perm[i], perm[j]);
+      }
+      SplitIndices s;
+      s.train.assign(perm.begin(), perm.begin() + n_train);
+      s.test.assign(perm.begin() + n_train, perm.end());
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+  throw Error(detail::concat("unknown split protocol '", protocol,
+                             "'. Use 'standard' (the stored splits of the data set) or 'paper' (",
+                             "random 90/10 splits drawn from the seed)."));
+}
+
+Standardizer fit_standardizer(const torch::Tensor& x_in, const torch::Tensor& y_in) {
+  WHVI_CHECK_AS(ShapeError,
+                x_in.dim() == 2 && y_in.dim() == 2 && y_in.size(1) == 1 &&
+                    x_in.size(0) == y_in.size(0) && x_in.size(0) >= 1,
+                "fit_standardizer needs x [N, D] and y [N, 1] with N >= 1.");
+  auto stats = [](const torch::Tensor& t, torch::Tensor& mean, torch::Tensor& sd) {
+    const auto v = t.to(torch::kFloat64).contiguous();
+    mean = v.mean(0);
+    sd = (v - mean).square().mean(0).sqrt();  // population std (ddof 0)
+    const auto constant =
+        (v.amax(0) == v.amin(0)) | (sd < 1e-12 * torch::clamp_min(mean.abs(), 1.0));
+    mean = mean.masked_fill(constant, 0.0);
+    sd = sd.masked_fill(constant, 1.0);
+  };
+  Standardizer s;
+  stats(x_in, s.x_mean, s.x_std);
+  stats(y_in, s.y_mean, s.y_std);
+  return s;
+}
+
+PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s) {
+  check_regression_data(d);
+  const int64_t n = d.x.size(0);
+  WHVI_CHECK(!s.train.empty(), "data set '", d.name, "': the split has no training rows.");
+  check_split_rows(s.train, n, d.name, "training");
+  check_split_rows(s.test, n, d.name, "test");
+  const auto x = d.x.to(torch::kFloat64).contiguous();
+  const auto y = d.y.to(torch::kFloat64).contiguous();
+  const auto tr = to_index_tensor(s.train);
+  const auto te = to_index_tensor(s.test);
+
+  PreparedSplit p;
+  const auto x_tr = x.index_select(0, tr);
+  p.y_train_raw = y.index_select(0, tr);
+  p.stats = fit_standardizer(x_tr, p.y_train_raw);
+  p.x_train = (x_tr - p.stats.x_mean) / p.stats.x_std;
+  p.y_train = (p.y_train_raw - p.stats.y_mean) / p.stats.y_std;
+  p.x_test = (x.index_select(0, te) - p.stats.x_mean) / p.stats.x_std;
+  p.y_test = y.index_select(0, te);
+  return p;
+}
+
+double toy_function(double x) { return std::sin(3.0 * x) + 0.3 * std::cos(9.0 * x) + 0.5 * x; }
+
+double toy_noise_variance() { return std::exp(-3.0); }
+
+RegressionData make_toy(uint64_t seed, int n) {
+  WHVI_CHECK(n >= 1, "the toy data set needs at least 1 point, got n = ", n, ".");
+  std::mt19937_64 gen(seed);
+  const double noise_sd = std::sqrt(toy_noise_variance());
+  const double two_pi = 6.283185307179586476925286766559;
+  RegressionData d;
+  d.name = "toy";
+  d.source = "generated";
+  d.x = torch::empty({n, 1}, torch::kFloat64);
+  d.y = torch::empty({n, 1}, torch::kFloat64);
+  double* px = d.x.data_ptr<double>();
+  double* py = d.y.data_ptr<double>();
+  for (int i = 0; i < n; ++i) {
+    double x;
+    do {
+      // One rounding, whether or not the compiler contracts a*b+c into an FMA.
+      x = std::fma(kToyHi - kToyLo, uniform01(gen), kToyLo);
+    } while (x >= kToyGapLo && x <= kToyGapHi);
+    const double u1 = uniform01(gen), u2 = uniform01(gen);
+    const double z = std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(two_pi * u2);
+    px[i] = x;
+    py[i] = toy_function(x) + noise_sd * z;
+  }
+  std::vector<int64_t> all(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) all[i] = i;
+  d.std_train.push_back(std::move(all));
+  d.std_test.emplace_back();
+  return d;
+}
+
+torch::Tensor grid_1d(double lo, double hi, int n) {
+  WHVI_CHECK(n >= 1, "a plotting grid needs at least 1 point, got n = ", n, ".");
+  WHVI_CHECK(std::isfinite(lo) && std::isfinite(hi) && lo <= hi, "plotting grid bounds [", lo, ", ",
+             hi, "] must be finite with lo <= hi.");
+  auto g = torch::empty({n, 1}, torch::kFloat64);
+  double* p = g.data_ptr<double>();
+  for (int i = 0; i < n; ++i) p[i] = n == 1 ? lo : lo + (hi - lo) * (double(i) / double(n - 1));
+  if (n > 1) p[n - 1] = hi;
+  return g;
+}
+
+}  // namespace whvi::data

@@ -1,0 +1,123 @@
+// Regression data sets: the UCI benchmarks in the standard layout of
+// Hernandez-Lobato & Adams (2015) / Gal & Ghahramani (2016), their train/test
+// splits, per-split standardisation, and the WHVI paper's 1-D toy problem.
+//
+// All tensors are torch::kFloat64 on the CPU. Every problem with the user's
+// data (missing folders or files, malformed numbers, bad indices) throws
+// whvi::Error with a message naming the file, the line and the fix.
+//
+// On-disk layout of one UCI data set (a folder, e.g. <data_dir>/uci/yacht/):
+//   data.txt               whitespace-separated numbers (tabs or spaces), one row per
+//                          example; blank lines are skipped (some files end in "\n\n")
+//   index_features.txt     0-based column numbers of the features, one per line
+//   index_target.txt       0-based column number of the target (exactly one)
+//   n_splits.txt           the number of stored splits
+//   index_train_<k>.txt    0-based row numbers of split k's training rows, k < n_splits
+//   index_test_<k>.txt     0-based row numbers of split k's test rows
+// Numbers are parsed with strtod in the "C" locale (whvi never calls setlocale).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace whvi::data {
+
+// The data directory: `configured` (data.dir in a config) if non-empty, else
+// $WHVI_DATA_DIR if set and non-empty, else "data" (relative to the cwd).
+// UCI data sets live in <data_dir>/uci/<folder>/.
+std::string resolve_data_dir(const std::string& configured);
+
+// The short names accepted by load_uci, in a fixed order:
+//   boston -> bostonHousing, concrete, energy, kin8nm, naval -> naval-propulsion-plant,
+//   power -> power-plant, protein -> protein-tertiary-structure,
+//   wine -> wine-quality-red, yacht.
+std::vector<std::string> uci_aliases();
+// The folder name for an alias; a string that is not an alias is returned unchanged.
+std::string uci_folder(const std::string& alias_or_folder);
+
+struct RegressionData {
+  std::string name;    // the alias or folder name asked for ("toy" for make_toy)
+  std::string source;  // the folder it was read from ("generated" for make_toy)
+  torch::Tensor x;     // [N, D] raw features
+  torch::Tensor y;     // [N, 1] raw targets
+  // The stored standard splits, train and test row numbers in file order
+  // (make_toy: one split, train = all rows, test empty).
+  std::vector<std::vector<int64_t>> std_train, std_test;
+};
+
+// Loads a UCI data set. `dataset` is an alias (see uci_aliases), a folder name
+// under <data_dir>/uci/, or a path to a folder in the layout above; the first
+// two are looked up in <data_dir>/uci/ first, a path is used only when no such
+// folder exists there. Reads and checks the stored splits too: every index must
+// be a non-negative in-range row number, without duplicates in a file, and the
+// train and test rows of a split must be disjoint (a split need not cover all rows).
+RegressionData load_uci(const std::string& dataset, const std::string& data_dir);
+
+struct SplitIndices {
+  std::vector<int64_t> train, test;
+};
+
+// protocol "standard": the stored splits, the first n_splits of them
+//   (n_splits <= 0: all of them; more than stored is an error naming the count).
+// protocol "paper": n_splits (> 0) random splits. Split k is a permutation of
+//   0..N-1 drawn from std::mt19937_64(seed + 1000003*k) (unsigned wrap-around)
+//   by a Fisher-Yates shuffle with unbiased bounded draws written here (so
+//   the splits are the same on every platform and standard library); its first
+//   round(train_fraction*N) entries are the training rows, the rest the test
+//   rows, both in permutation order. train_fraction must be in (0, 1].
+std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string& protocol,
+                                      int n_splits, uint64_t seed, double train_fraction = 0.9);
+
+// Per-column standardisation statistics, from training rows only.
+// x_mean, x_std: [D]; y_mean, y_std: [1]. Population std (ddof 0). A constant
+// column (max == min, or std < 1e-12 * max(1, |mean|)) gets mean 0 and std 1,
+// so it is left completely untouched (naval's feature columns 8 and 11).
+struct Standardizer {
+  torch::Tensor x_mean, x_std, y_mean, y_std;
+};
+
+// Computes the statistics of (x [N, D], y [N, 1]) as described above; N >= 1.
+Standardizer fit_standardizer(const torch::Tensor& x, const torch::Tensor& y);
+
+struct PreparedSplit {
+  torch::Tensor x_train, y_train;  // standardised x [Ntr, D]; standardised y [Ntr, 1]
+  torch::Tensor x_test, y_test;    // standardised x [Nte, D] (train stats); RAW y [Nte, 1]
+  torch::Tensor y_train_raw;       // [Ntr, 1] original units
+  Standardizer stats;              // from the training rows only
+};
+
+// Selects and standardises one split. The training set must not be empty; the
+// test set may be (then x_test is [0, D] and y_test [0, 1]). Indices are checked.
+PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s);
+
+// ---- the toy problem of the WHVI paper (Rossi et al. 2020, section 3.1) -------
+//
+// The paper uses "a random function" on inputs with a gap; the function is not
+// published, so whvi fixes
+//   f(x) = sin(3x) + 0.3 cos(9x) + 0.5 x,
+// inputs drawn from U[-1, 2] until n are kept, rejecting those in the gap
+// [kToyGapLo, kToyGapHi] = [0.25, 0.85] (20% of the domain width 3), and
+//   y = f(x) + eps,  eps ~ N(0, exp(-3))   (variance exp(-3), std exp(-1.5)).
+// Random numbers: std::mt19937_64(seed) (fully specified by the C++ standard);
+// uniforms in [0, 1) from the top 53 bits of each draw; normals by Box-Muller
+// (z = sqrt(-2 log(1 - u1)) cos(2 pi u2), one normal per pair of uniforms), all
+// written here, so the data do not depend on the standard library's
+// distributions. Each point is drawn in turn: uniforms until one falls outside
+// the gap (x), then two uniforms for its noise; points are not sorted, and the
+// first n points of make_toy(seed, m) for m > n are make_toy(seed, n). The
+// inputs are exact everywhere; the targets depend on the platform only through
+// the last-ulp rounding of libm's sin/cos/log/sqrt.
+// The result has one stored split: train = all n rows, test = no rows.
+inline constexpr double kToyLo = -1.0, kToyHi = 2.0;
+inline constexpr double kToyGapLo = 0.25, kToyGapHi = 0.85;
+double toy_function(double x);  // f above
+double toy_noise_variance();    // exp(-3)
+RegressionData make_toy(uint64_t seed, int n = 128);
+
+// n points evenly spaced over [lo, hi] (both included), as [n, 1]; n == 1 gives [lo].
+torch::Tensor grid_1d(double lo, double hi, int n);
+
+}  // namespace whvi::data
