@@ -1,0 +1,438 @@
+#include "report/table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "common/errors.h"
+
+namespace whvi::report {
+
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string> kPaperDatasetOrder = {"boston", "concrete", "energy", "kin8nm",
+                                                     "naval",  "power",    "protein", "yacht"};
+const std::vector<std::string> kModelOrder = {"mcd", "mfg", "whvi"};
+const char* const kDash = "–";
+const char* const kDagger = "†";
+const char* const kDoubleDagger = "‡";
+
+// Position in `order`, or order.size() for names not in it (those then sort alphabetically).
+std::vector<std::string> ordered(std::vector<std::string> names, const std::vector<std::string>& order) {
+  auto rank = [&](const std::string& s) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), s) - order.begin());
+  };
+  std::sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+    const auto ra = rank(a), rb = rank(b);
+    return ra != rb ? ra < rb : a < b;
+  });
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::optional<double> number(const json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string string_field(const json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  if (it == j.end()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_null()) return {};
+  return it->dump();
+}
+
+const json& object_field(const json& j, const char* key) {
+  static const json empty = json::object();
+  if (!j.is_object()) return empty;
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : empty;
+}
+
+std::string fixed(double v, int decimals) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  std::string s = buf;
+  // "-0.00" reads as a sign that is not there.
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
+// Decimals that give 3 significant digits of the larger of |a| and |b|.
+int decimals_for(double a, double b) {
+  double m = 0;
+  if (std::isfinite(a)) m = std::max(m, std::fabs(a));
+  if (std::isfinite(b)) m = std::max(m, std::fabs(b));
+  if (m == 0) return 2;
+  const int e = static_cast<int>(std::floor(std::log10(m)));
+  return std::clamp(2 - e, 0, 12);
+}
+
+std::string escape_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += '\\';
+    if (c == '\n' || c == '\r') {
+      out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string code_span(const std::string& s) {
+  if (s.empty()) return kDash;
+  const std::string t = escape_cell(s);
+  if (t.find('`') == std::string::npos) return "`" + t + "`";
+  return "`` " + t + " ``";
+}
+
+struct Stat {
+  double mean = 0;
+  std::optional<double> std;
+  std::optional<long> n;
+};
+
+// summary.<metric> when it has a mean, else computed from splits[*].<metric> (population std).
+std::optional<Stat> stat_of(const json& r, const std::string& metric) {
+  const json& summary = object_field(r, "summary");
+  const json& s = object_field(summary, metric.c_str());
+  if (auto mean = number(s, "mean")) {
+    Stat st;
+    st.mean = *mean;
+    st.std = number(s, "std");
+    if (auto n = number(s, "n")) st.n = static_cast<long>(*n);
+    return st;
+  }
+  auto it = r.find("splits");
+  if (it == r.end() || !it->is_array()) return std::nullopt;
+  std::vector<double> v;
+  for (const auto& sp : *it)
+    if (auto x = number(sp, metric.c_str())) v.push_back(*x);
+  if (v.empty()) return std::nullopt;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double var = 0;
+  for (double x : v) var += (x - mean) * (x - mean);
+  var /= static_cast<double>(v.size());
+  return Stat{mean, std::sqrt(var), static_cast<long>(v.size())};
+}
+
+struct Entry {
+  const json* r = nullptr;
+  std::string dataset, model, label, source;
+  long splits_done = -1, splits_planned = -1;
+  bool incomplete = false, shortened = false;
+  std::string protocol_name, protocol_note;
+  std::size_t order = 0;  // position in the input
+};
+
+Entry make_entry(const json& r, std::size_t index) {
+  const std::string source = string_field(r, "_source_path");
+  const std::string where = source.empty() ? "result #" + std::to_string(index + 1) : "'" + source + "'";
+  WHVI_CHECK(r.is_object(), "result file ", where, " is not a JSON object");
+
+  Entry e;
+  e.r = &r;
+  e.order = index;
+  e.source = source;
+  e.dataset = string_field(r, "dataset");
+  e.model = string_field(r, "model");
+  e.label = string_field(r, "experiment");
+  std::string stem = e.label;
+  if (stem.empty() && !source.empty()) stem = std::filesystem::path(source).stem().string();
+  if (e.label.empty()) e.label = stem;
+  const auto dash = stem.rfind('-');
+  if (dash != std::string::npos && dash > 0 && dash + 1 < stem.size()) {
+    if (e.dataset.empty()) e.dataset = stem.substr(0, dash);
+    if (e.model.empty()) e.model = stem.substr(dash + 1);
+  }
+  WHVI_CHECK(!e.dataset.empty() && !e.model.empty(), "result ", where,
+             " names no dataset/model: expected \"dataset\" and \"model\" fields, or an "
+             "\"experiment\" (or file name) of the form <dataset>-<model>");
+  if (e.label.empty()) e.label = e.dataset + "-" + e.model;
+
+  const json& protocol = object_field(r, "protocol");
+  if (auto d = number(protocol, "splits_done")) {
+    e.splits_done = static_cast<long>(*d);
+  } else if (auto it = r.find("splits"); it != r.end() && it->is_array()) {
+    e.splits_done = static_cast<long>(it->size());
+  }
+  if (auto p = number(protocol, "splits_planned")) {
+    e.splits_planned = static_cast<long>(*p);
+  } else if (auto p2 = number(object_field(object_field(r, "config"), "data"), "splits")) {
+    e.splits_planned = static_cast<long>(*p2);
+  }
+  auto complete = r.find("complete");
+  const bool marked_incomplete = complete != r.end() && complete->is_boolean() && !complete->get<bool>();
+  e.incomplete = marked_incomplete ||
+                 (e.splits_done >= 0 && e.splits_planned >= 0 && e.splits_done < e.splits_planned);
+  auto sh = protocol.find("shortened");
+  e.shortened = sh != protocol.end() && sh->is_boolean() && sh->get<bool>();
+  e.protocol_name = string_field(protocol, "name");
+  e.protocol_note = string_field(protocol, "note");
+  return e;
+}
+
+std::string splits_text(const Entry& e) {
+  if (e.splits_done < 0 && e.splits_planned < 0) return "?";
+  const std::string done = e.splits_done >= 0 ? std::to_string(e.splits_done) : "?";
+  const std::string planned = e.splits_planned >= 0 ? std::to_string(e.splits_planned) : "?";
+  return done + "/" + planned;
+}
+
+std::string marks(const Entry& e) {
+  std::string m;
+  if (e.incomplete) m += std::string(" ") + kDagger;
+  if (e.shortened) m += std::string(" ") + kDoubleDagger;
+  return m;
+}
+
+std::string ours_cell(const Entry* e, const std::string& metric) {
+  if (!e) return kDash;
+  auto st = stat_of(*e->r, metric);
+  std::string s = kDash;
+  if (st) s = st->std ? format_mean_std(st->mean, *st->std) : fixed(st->mean, decimals_for(st->mean, 0));
+  return s + marks(*e);
+}
+
+std::string paper_cell(const json& paper, const std::string& dataset, const std::string& model,
+                       const std::string& metric) {
+  const json& cell = object_field(object_field(object_field(paper, "results"), dataset.c_str()), model.c_str());
+  auto it = cell.find(metric);
+  if (it == cell.end() || !it->is_array() || it->empty() || !(*it)[0].is_number()) return kDash;
+  int decimals = 2;
+  if (auto d = number(paper, "decimals")) decimals = static_cast<int>(*d);
+  std::string s = fixed((*it)[0].get<double>(), decimals);
+  if (it->size() > 1 && (*it)[1].is_number()) s += " (" + fixed((*it)[1].get<double>(), decimals) + ")";
+  return s;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+void row(std::ostringstream& os, const std::vector<std::string>& cells) {
+  os << '|';
+  for (const auto& c : cells) os << ' ' << c << " |";
+  os << '\n';
+}
+
+}  // namespace
+
+std::string format_mean_std(double mean, double std) {
+  const int d = decimals_for(mean, std);
+  return fixed(mean, d) + " ± " + fixed(std, d);
+}
+
+json load_json_file(const std::string& path) {
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) {
+    const int err = errno;
+    throw Error("cannot open JSON file '" + path + "': " + (err ? std::strerror(err) : "unreadable"));
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("JSON file '" + path + "' is a directory");
+  try {
+    return json::parse(in);
+  } catch (const json::exception& ex) {
+    throw Error("malformed JSON in '" + path + "': " + ex.what());
+  }
+}
+
+std::string render_markdown_table(const std::vector<json>& results, const json& paper,
+                                  const std::string& title) {
+  std::vector<Entry> entries;
+  for (std::size_t i = 0; i < results.size(); ++i) entries.push_back(make_entry(results[i], i));
+
+  // One result per (dataset, model): the one with most splits done, the later one on a tie.
+  std::map<std::pair<std::string, std::string>, std::size_t> chosen;
+  std::vector<std::string> duplicate_notes;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto key = std::make_pair(entries[i].dataset, entries[i].model);
+    auto it = chosen.find(key);
+    if (it == chosen.end()) {
+      chosen[key] = i;
+      continue;
+    }
+    const Entry& old = entries[it->second];
+    const bool take = entries[i].splits_done >= old.splits_done;
+    const Entry& used = take ? entries[i] : old;
+    const Entry& dropped = take ? old : entries[i];
+    duplicate_notes.push_back("two results for " + key.first + "/" + key.second + ": shown " +
+                              code_span(used.source.empty() ? used.label : used.source) + ", ignored " +
+                              code_span(dropped.source.empty() ? dropped.label : dropped.source));
+    if (take) it->second = i;
+  }
+
+  std::vector<std::string> datasets, models;
+  for (const auto& [key, idx] : chosen) {
+    datasets.push_back(key.first);
+    models.push_back(key.second);
+  }
+  datasets = ordered(datasets, kPaperDatasetOrder);
+  models = ordered(models, kModelOrder);
+  auto find = [&](const std::string& d, const std::string& m) -> const Entry* {
+    auto it = chosen.find({d, m});
+    return it == chosen.end() ? nullptr : &entries[it->second];
+  };
+
+  std::ostringstream os;
+  os << "# " << title << "\n\n";
+  if (entries.empty()) {
+    os << "No result files.\n";
+    return os.str();
+  }
+  os << "*ours*: mean ± std over the splits done (population std, ddof 0). "
+        "*paper*: mean (std) over 8 random 90/10 splits, as printed in the paper's Table 3 "
+        "(" << kDash << " where it has no value).\n\n";
+
+  // RMSE.
+  os << "## Test RMSE\n\n";
+  {
+    std::vector<std::string> head = {"dataset"}, rule = {"---"};
+    for (const auto& m : models) {
+      head.push_back(upper(m) + " ours");
+      head.push_back(upper(m) + " paper");
+      rule.insert(rule.end(), {"---:", "---:"});
+    }
+    row(os, head);
+    row(os, rule);
+    for (const auto& d : datasets) {
+      std::vector<std::string> cells = {escape_cell(d)};
+      for (const auto& m : models) {
+        cells.push_back(ours_cell(find(d, m), "rmse"));
+        cells.push_back(paper_cell(paper, d, m, "rmse"));
+      }
+      row(os, cells);
+    }
+  }
+
+  // MNLL.
+  os << "\n## Test MNLL (nats per test point)\n\n"
+     << "*ours* is `mnll_paper`, the authors' convention (mean over Monte Carlo samples of "
+        "-log p(y|f_s)), comparable with *paper*; *ours pred.* is our predictive MNLL "
+        "(-log of the mean over samples of p(y|f_s)), which is lower.\n\n";
+  {
+    std::vector<std::string> head = {"dataset"}, rule = {"---"};
+    for (const auto& m : models) {
+      head.push_back(upper(m) + " ours");
+      head.push_back(upper(m) + " paper");
+      head.push_back(upper(m) + " ours pred.");
+      rule.insert(rule.end(), {"---:", "---:", "---:"});
+    }
+    row(os, head);
+    row(os, rule);
+    for (const auto& d : datasets) {
+      std::vector<std::string> cells = {escape_cell(d)};
+      for (const auto& m : models) {
+        const Entry* e = find(d, m);
+        cells.push_back(ours_cell(e, "mnll_paper"));
+        cells.push_back(paper_cell(paper, d, m, "mnll"));
+        cells.push_back(ours_cell(e, "mnll"));
+      }
+      row(os, cells);
+    }
+  }
+
+  // Footnotes, in table order.
+  std::vector<std::string> footnotes;
+  for (const auto& d : datasets)
+    for (const auto& m : models)
+      if (const Entry* e = find(d, m)) {
+        if (e->incomplete)
+          footnotes.push_back(std::string(kDagger) + " " + code_span(e->label) + ": incomplete, " +
+                              splits_text(*e) + " splits done");
+      }
+  for (const auto& d : datasets)
+    for (const auto& m : models)
+      if (const Entry* e = find(d, m)) {
+        if (e->shortened) {
+          std::string note = e->protocol_note.empty() ? "no note recorded" : escape_cell(e->protocol_note);
+          std::string name = e->protocol_name.empty() ? "" : " '" + escape_cell(e->protocol_name) + "'";
+          footnotes.push_back(std::string(kDoubleDagger) + " " + code_span(e->label) +
+                              ": shortened protocol" + name + ": " + note);
+        }
+      }
+  if (!footnotes.empty() || !duplicate_notes.empty()) {
+    os << '\n';
+    for (const auto& f : footnotes) os << "- " << f << '\n';
+    for (const auto& f : duplicate_notes) os << "- " << f << '\n';
+  }
+
+  // The runs behind the numbers.
+  os << "\n## Runs\n\n";
+  row(os, {"experiment", "splits", "protocol", "steps/s", "whvi", "commit", "command"});
+  row(os, {"---", "---:", "---", "---:", "---", "---", "---"});
+  std::vector<const Entry*> runs;
+  for (const auto& e : entries) runs.push_back(&e);
+  std::stable_sort(runs.begin(), runs.end(), [](const Entry* a, const Entry* b) { return a->label < b->label; });
+  for (const Entry* e : runs) {
+    const json& r = *e->r;
+    std::string sps = kDash;
+    if (auto st = stat_of(r, "steps_per_second")) sps = fixed(st->mean, st->mean >= 100 ? 0 : 1);
+    std::string protocol = e->protocol_name.empty() ? kDash : escape_cell(e->protocol_name);
+    if (e->shortened) protocol += std::string(" ") + kDoubleDagger;
+    std::string splits = splits_text(*e) + (e->incomplete ? std::string(" ") + kDagger : "");
+    const std::string version = string_field(r, "whvi_version");
+    row(os, {code_span(e->label), splits, protocol, sps, version.empty() ? kDash : escape_cell(version),
+             code_span(string_field(r, "whvi_commit")), code_span(string_field(r, "command"))});
+  }
+
+  // Where the paper's numbers come from.
+  if (paper.is_object() && !paper.empty()) {
+    os << "\n## Paper\n\n";
+    const std::string citation = string_field(paper, "citation");
+    if (!citation.empty()) os << citation << "\n\n";
+    const std::string source = string_field(paper, "source");
+    if (!source.empty()) os << "Source: " << source << "\n\n";
+    auto notes = paper.find("notes");
+    if (notes != paper.end() && notes->is_array() && !notes->empty()) {
+      os << "Notes:\n\n";
+      for (const auto& n : *notes)
+        if (n.is_string()) os << "- " << n.get<std::string>() << '\n';
+    }
+  }
+  return os.str();
+}
+
+std::string render_from_files(const std::vector<std::string>& result_paths, const std::string& paper_path,
+                              const std::string& title) {
+  std::vector<json> results;
+  results.reserve(result_paths.size());
+  for (const auto& p : result_paths) {
+    json r = load_json_file(p);
+    if (r.is_object()) r["_source_path"] = p;
+    WHVI_CHECK(r.is_object(), "result file '", p, "' is not a JSON object");
+    results.push_back(std::move(r));
+  }
+  json paper = json::object();
+  if (!paper_path.empty()) {
+    paper = load_json_file(paper_path);
+    WHVI_CHECK(paper.is_object(), "paper file '", paper_path, "' is not a JSON object");
+  }
+  return render_markdown_table(results, paper, title);
+}
+
+}  // namespace whvi::report

@@ -1,0 +1,42 @@
+// Markdown comparison tables: our UCI result files (results/uci/<dataset>-<model>.json, written
+// by `whvi train`) next to the paper's Table 3 (results/paper/whvi-neurips2020-table3.json).
+// Torch-free: only nlohmann/json and the standard library.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace whvi::report {
+
+// Reads and parses one JSON file. Throws whvi::Error naming `path` when the file is missing,
+// unreadable or not valid JSON.
+nlohmann::json load_json_file(const std::string& path);
+
+// Renders a Markdown report: a "# title" heading, an RMSE table and an MNLL table (rows =
+// datasets in the paper's order boston, concrete, energy, kin8nm, naval, power, protein, yacht,
+// then others alphabetically; for each model present in `results`, in the order mcd, mfg, whvi,
+// then others alphabetically: our "mean ± std" over splits and the paper's "mean (std)"; the MNLL
+// table shows our per-sample `mnll_paper` next to the paper and our predictive `mnll` apart),
+// footnotes († incomplete runs, ‡ shortened protocols), a list of the runs (experiment, commit,
+// command) and the paper's citation and notes.
+//
+// Each result is one result file's JSON. "dataset" and "model" come from those fields, else from
+// "experiment" ("<dataset>-<model>"), else from the stem of "_source_path" (set by
+// render_from_files). Statistics come from "summary", else are computed from "splits".
+// `paper` may be null or empty: the paper columns then show "–". Throws whvi::Error when a result
+// is not a JSON object or names no dataset/model.
+std::string render_markdown_table(const std::vector<nlohmann::json>& results,
+                                  const nlohmann::json& paper, const std::string& title);
+
+// load_json_file on every path (each result gets "_source_path"), then render_markdown_table.
+// An empty `paper_path` renders without paper columns' values.
+std::string render_from_files(const std::vector<std::string>& result_paths,
+                              const std::string& paper_path, const std::string& title);
+
+// "mean ± std" with 3 significant digits of the larger of |mean| and std, both to the same
+// decimals (e.g. "3.14 ± 0.71", "0.00123 ± 0.00016", "-6.25 ± 0.01"). Exposed for tests.
+std::string format_mean_std(double mean, double std);
+
+}  // namespace whvi::report
