@@ -8,6 +8,9 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/bench_fwht.h"
+#include "config/config.h"
+#include "experiment/experiment.h"
+#include "report/table.h"
 #include "common/errors.h"
 #include "common/io.h"
 #include "common/runtime.h"
@@ -54,12 +57,34 @@ int main(int argc, char** argv) {
   app.add_flag("--version", show_version, "Print version, git commit, LibTorch, BLAS and CUDA facts");
   app.require_subcommand(0, 1);
 
-  auto* train = app.add_subcommand("train", "Train the models of a YAML experiment");
-  std::string config;
-  train->add_option("--config", config, "Experiment YAML file")->required();
-  auto* eval = app.add_subcommand("eval", "Re-evaluate a saved checkpoint");
-  std::string checkpoint;
-  eval->add_option("--checkpoint", checkpoint, "Checkpoint file")->required();
+  auto* train = app.add_subcommand("train", "Train the models of a YAML experiment (every split)");
+  whvi::experiment::TrainOptions to;
+  train->add_option("--config", to.config_path, "Experiment YAML file")->required();
+  train->add_option("--set", to.overrides, "Override a config key: section.key=value (repeatable)");
+  train->add_flag("--resume", to.resume, "Skip splits whose results already exist");
+  auto* eval = app.add_subcommand("eval", "Re-evaluate a saved checkpoint on its test split");
+  whvi::experiment::EvalOptions eo;
+  std::string eval_json;
+  eval->add_option("--checkpoint", eo.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
+  eval->add_option("--mc-samples", eo.mc_samples, "Test-time MC samples (default: the config's)")
+      ->check(CLI::NonNegativeNumber);
+  eval->add_option("--json", eval_json, "Also write the metrics to this file");
+
+  auto* table = app.add_subcommand("table", "Render result files as Markdown tables beside the paper's");
+  std::vector<std::string> table_files;
+  std::string paper_file = "results/paper/whvi-neurips2020-table3.json", table_out, table_title = "UCI regression";
+  table->add_option("files", table_files, "Experiment JSON files")->required();
+  table->add_option("--paper", paper_file, "The paper's numbers (JSON); '' for none")->capture_default_str();
+  table->add_option("--out", table_out, "Write the Markdown here (default: stdout)");
+  table->add_option("--title", table_title, "Title")->capture_default_str();
+
+  auto* cfgcmd = app.add_subcommand("config", "Show the configuration schema or a resolved config");
+  bool describe = false;
+  std::string dump_path;
+  std::vector<std::string> dump_overrides;
+  cfgcmd->add_flag("--describe", describe, "Every key with its type, default, bounds and meaning (Markdown)");
+  cfgcmd->add_option("--dump", dump_path, "Print the fully resolved config of this file");
+  cfgcmd->add_option("--set", dump_overrides, "Overrides for --dump");
 
   auto* bench = app.add_subcommand("bench", "Benchmarks");
   bench->require_subcommand(1);
@@ -99,15 +124,39 @@ int main(int argc, char** argv) {
       std::cout << whvi::version_string() << std::endl;
       return 0;
     }
-    if (app.got_subcommand(train) || app.got_subcommand(eval)) {
-      spdlog::error("`whvi {}` is not implemented yet (it arrives with the regression issue)",
-                    app.got_subcommand(train) ? "train" : "eval");
-      return 2;
+    const std::string command_line = whvi::join_command_line(argc, argv);
+    if (app.got_subcommand(train)) {
+      to.command_line = command_line;
+      whvi::experiment::run_train(to);
+      return 0;
+    }
+    if (app.got_subcommand(eval)) {
+      eo.command_line = command_line;
+      const auto r = whvi::experiment::run_eval(eo);
+      std::cout << r.dump(2) << std::endl;
+      if (!eval_json.empty()) whvi::write_file_atomic(eval_json, r.dump(2) + "\n");
+      return 0;
+    }
+    if (app.got_subcommand(table)) {
+      const auto md = whvi::report::render_from_files(table_files, paper_file, table_title) +
+                      "\nRendered by: `" + command_line + "`\n";
+      if (table_out.empty()) std::cout << md;
+      else whvi::write_file_atomic(table_out, md), spdlog::info("wrote {}", table_out);
+      return 0;
+    }
+    if (app.got_subcommand(cfgcmd)) {
+      if (!dump_path.empty())
+        std::cout << whvi::config::Config::load(dump_path, dump_overrides).dump_yaml();
+      else if (describe)
+        std::cout << whvi::config::Config::describe_markdown();
+      else
+        std::cout << cfgcmd->help();
+      return 0;
     }
     if (bench->got_subcommand(bfwht)) {
       bo.sizes = parse_sizes(sizes);
       bo.backward = !no_backward;
-      bo.command_line = whvi::join_command_line(argc, argv);
+      bo.command_line = command_line;
       spdlog::info("bench fwht: device {}, dtype {}, batch {}, threads {}, SIMD {}", bo.device,
                    bo.dtype, bo.batch, whvi::threads(),
                    whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));

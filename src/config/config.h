@@ -1,0 +1,81 @@
+// Experiment configuration: YAML files validated against one schema.
+//
+// Every parameter is declared once (schema.cpp) with its type, default,
+// bounds and help. Files are nested YAML maps whose leaves are schema keys
+// ("model.width" is `model: {width: ...}`); an unknown key, a wrong type or
+// an out-of-range value is a ConfigError naming the file, the line and the
+// key. A file may start with `base: other.yaml` (relative to the file) to
+// inherit from another file; keys in the file override the base's. Command
+// line overrides (`--set model.width=256`) are applied last.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/errors.h"
+
+namespace whvi::config {
+
+enum class Type { kInt, kFloat, kString, kBool };
+
+struct Param {
+  std::string key;    // dotted path, e.g. "model.width"
+  Type type;
+  std::string def;    // default, as YAML scalar text
+  double min;         // inclusive numeric bounds
+  double max;
+  std::vector<std::string> choices;  // allowed strings (empty: any)
+  std::string help;
+};
+
+// The schema: every key, in the order they are documented and dumped.
+const std::vector<Param>& schema();
+const Param* find_param(const std::string& key);
+
+struct ConfigError : Error {
+  ConfigError(const std::string& file, int line, const std::string& key, const std::string& msg);
+  std::string file, key;
+  int line;
+};
+
+using Value = std::variant<int64_t, double, std::string, bool>;
+
+class Config {
+ public:
+  // Loads `path` (following `base:` chains), then applies `overrides`
+  // ("section.key=value" each).
+  static Config load(const std::string& path, const std::vector<std::string>& overrides = {});
+  // Same from text; `source` names it in errors. `base:` is resolved
+  // relative to `base_dir`.
+  static Config parse(const std::string& yaml_text, const std::string& source,
+                      const std::vector<std::string>& overrides = {},
+                      const std::string& base_dir = ".");
+  // All defaults (no file).
+  static Config defaults();
+
+  int64_t get_int(const std::string& key) const;
+  double get_float(const std::string& key) const;
+  const std::string& get_string(const std::string& key) const;
+  bool get_bool(const std::string& key) const;
+  // Sets a value after validation (source names the origin in errors).
+  void set(const std::string& key, const std::string& yaml_scalar, const std::string& source,
+           int line = 0);
+
+  std::string dump_yaml() const;      // every key, nested, schema order
+  nlohmann::json to_json() const;     // nested, typed
+  const std::string& source() const { return source_; }
+
+  // The schema as a Markdown table (README, `whvi config --describe`).
+  static std::string describe_markdown();
+
+ private:
+  std::map<std::string, Value> values_;
+  std::string source_;
+};
+
+}  // namespace whvi::config

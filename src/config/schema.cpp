@@ -1,0 +1,82 @@
+// The one place where experiment parameters, their defaults and bounds live.
+// Defaults reproduce the WHVI paper's UCI protocol (supplement D.1).
+#include <limits>
+
+#include "config/config.h"
+
+namespace whvi::config {
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Param I(std::string key, std::string def, double lo, double hi, std::string help) {
+  return {std::move(key), Type::kInt, std::move(def), lo, hi, {}, std::move(help)};
+}
+Param F(std::string key, std::string def, double lo, double hi, std::string help) {
+  return {std::move(key), Type::kFloat, std::move(def), lo, hi, {}, std::move(help)};
+}
+Param S(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
+  return {std::move(key), Type::kString, std::move(def), 0, 0, std::move(choices), std::move(help)};
+}
+Param B(std::string key, std::string def, std::string help) {
+  return {std::move(key), Type::kBool, std::move(def), 0, 0, {}, std::move(help)};
+}
+}  // namespace
+
+const std::vector<Param>& schema() {
+  static const std::vector<Param> params = {
+      // ---- data
+      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), 'toy', or a path to a folder in the UCI layout"),
+      S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
+      S("data.protocol", "paper", {"paper", "standard"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits"),
+      I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),
+      I("data.split_seed", "0", 0, 9.0e15, "seed of the paper protocol's splits (and of the toy data)"),
+      F("data.train_fraction", "0.9", 0.01, 0.99, "training fraction of the paper protocol's splits"),
+      I("data.toy_points", "128", 8, 1000000, "number of toy inputs (paper: 128)"),
+      // ---- model
+      S("model.kind", "whvi", {"whvi", "mfg", "mcd"}, "kind of the hidden Bayesian layers"),
+      I("model.depth", "2", 0, 64, "number of hidden layers"),
+      I("model.width", "128", 1, 1 << 20, "units per hidden layer"),
+      S("model.activation", "relu", {"relu", "cos", "tanh"}, "hidden activation"),
+      S("model.output_layer", "auto", {"auto", "mfg", "same"}, "output layer kind: auto = mfg for whvi and mfg, a dropout-free linear layer for mcd; same = model.kind"),
+      F("model.whvi.prior_var", "1.0", 1e-12, kInf, "lambda: prior N(0, lambda I) on g (paper says 1e-5; see README)"),
+      F("model.whvi.init_g_mean_std", "0.7071067811865476", 0, kInf, "g mean initialised N(0, s^2): s = 1/sqrt(2) gives W a He-scale variance with kaiming-uniform S1, S2"),
+      F("model.whvi.init_g_logvar", "-9.2103403719761836", -50, 10, "initial log variance of g (default log(1e-4): starts near a deterministic net)"),
+      B("model.whvi.shared_g", "false", "one g shared by the stacked blocks (authors' linear layer) instead of one per block"),
+      S("model.whvi.bias", "deterministic", {"deterministic", "bayesian", "none"}, "bias of WHVI layers"),
+      F("model.whvi.bias_prior_var", "0.01", 1e-12, kInf, "prior variance of a Bayesian bias (authors: 0.01)"),
+      F("model.mfg.prior_var", "0", 0, kInf, "prior variance of the weights; 0 = 1/fan_in (vardl)"),
+      F("model.mfg.bias_prior_var", "1.0", 1e-12, kInf, "prior variance of the biases"),
+      F("model.mfg.init_logvar", "-9.2103403719761836", -50, 10, "initial log variance of weights and biases (default log(1e-4))"),
+      F("model.mfg.init_mean_scale", "1.0", 0, kInf, "weight means initialised U(-s/sqrt(fan_in), s/sqrt(fan_in))"),
+      F("model.mcd.dropout", "0.005", 0, 0.99, "dropout rate after each hidden linear layer (paper: 0.005), active at test time"),
+      F("model.mcd.length_scale", "0.01", 0, kInf, "prior length-scale l: KL term (1-p) l^2/2 |W|^2 + l^2/2 |b|^2 (Gal & Ghahramani)"),
+      // ---- likelihood
+      S("likelihood.kind", "gaussian", {"gaussian"}, "likelihood"),
+      F("likelihood.init_log_noise_var", "-1.5", -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5)"),
+      F("likelihood.lr_factor", "1.0", 0, kInf, "learning rate of the noise variance relative to training.lr"),
+      // ---- training
+      I("training.steps_fixed_noise", "500", 0, 1e9, "first phase: steps with the noise variance frozen"),
+      I("training.steps", "50000", 0, 1e9, "second phase: steps with the noise variance optimised"),
+      I("training.batch_size", "64", 1, 1e9, "mini-batch size"),
+      F("training.lr", "0.001", 0, 10, "Adam lr_0"),
+      F("training.lr_gamma", "0.0005", 0, kInf, "lr_t = lr_0 (1 + gamma t)^-p"),
+      F("training.lr_power", "0.3", 0, kInf, "p of the learning-rate decay"),
+      I("training.mc_samples", "1", 1, 4096, "Monte Carlo samples per data point in training"),
+      I("training.seed", "0", 0, 9.0e15, "seed of initialisation, batches and noise (split k uses seed + k)"),
+      I("training.log_every", "5000", 1, 1e9, "steps between log lines (when not on a terminal)"),
+      S("training.dtype", "float32", {"float32", "float64"}, "parameter and activation precision"),
+      // ---- evaluation
+      I("evaluation.mc_samples", "64", 1, 1000000, "Monte Carlo samples at test time"),
+      // ---- output
+      S("output.dir", "results/uci", {}, "folder for result files"),
+      S("output.name", "", {}, "experiment name (default: the config file's stem)"),
+      B("output.checkpoints", "true", "write a checkpoint per split (needed by `whvi eval`)"),
+      I("output.grid_points", "0", 0, 1000000, "if > 0 (1-D inputs): predictions on a grid written as CSV"),
+      F("output.grid_lo", "-2", -kInf, kInf, "grid start (original input units)"),
+      F("output.grid_hi", "3", -kInf, kInf, "grid end (original input units)"),
+      B("output.plot", "true", "with a grid: render a PNG with gnuplot (scripts/plot_toy.sh)"),
+  };
+  return params;
+}
+
+}  // namespace whvi::config

@@ -1,0 +1,75 @@
+// Bayesian layers behind one small interface, created by kind from the
+// registry (registry.cpp). A network is a stack of these (models/mlp.h).
+//
+// Shapes: forward takes x [N, in_features] and returns [N, out_features].
+// In Mode::kSample every row gets its own independent draw of the layer's
+// randomness (local reparameterisation for the Gaussian layers, a per-row
+// mask for dropout), so N = (MC samples) x (batch) rows give independent
+// samples. Mode::kMean uses the posterior mean weights (no randomness).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "config/config.h"
+
+namespace whvi::models {
+
+enum class Mode { kSample, kMean };
+
+class BayesianLayer : public torch::nn::Module {
+ public:
+  BayesianLayer(std::string kind, int64_t in_features, int64_t out_features);
+
+  // Checks the input's shape and dtype, then calls forward_impl.
+  torch::Tensor forward(const torch::Tensor& x, Mode mode);
+  // KL(q || p) of this layer's variational parameters (for MCD: the
+  // weight-decay term of its variational interpretation). A scalar.
+  torch::Tensor kl() { return kl_impl(); }
+  // Number of trainable scalars.
+  int64_t num_params() const;
+
+  const std::string& kind() const { return kind_; }
+  int64_t in_features() const { return in_; }
+  int64_t out_features() const { return out_; }
+
+ protected:
+  virtual torch::Tensor forward_impl(const torch::Tensor& x, Mode mode) = 0;
+  virtual torch::Tensor kl_impl() = 0;
+
+ private:
+  std::string kind_;
+  int64_t in_, out_;
+};
+
+using LayerPtr = std::shared_ptr<BayesianLayer>;
+
+// Where a layer sits in the network (some kinds behave differently at the
+// output, e.g. MCD applies no dropout there).
+struct LayerContext {
+  bool is_output = false;
+};
+
+using LayerFactory =
+    std::function<LayerPtr(int64_t in, int64_t out, const config::Config&, const LayerContext&)>;
+
+// Creates a layer of a registered kind; an unknown kind is an error listing
+// the registered ones.
+LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const config::Config& cfg,
+                    const LayerContext& ctx = {});
+std::vector<std::string> registered_layer_kinds();
+
+// KL( N(mu, exp(logvar)) || N(0, prior_var) ), summed over elements.
+torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& logvar,
+                               double prior_var);
+
+// The factories, one per kind (defined beside each layer).
+LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+LayerPtr make_mfg_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+LayerPtr make_mcd_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+
+}  // namespace whvi::models

@@ -1,0 +1,63 @@
+// Every layer kind, in one place. A new kind is <kind>.cpp, one line here and
+// its tests; the registry tests loop over registered_layer_kinds().
+#include <utility>
+
+#include "models/layer.h"
+
+namespace whvi::models {
+namespace {
+
+const std::vector<std::pair<std::string, LayerFactory>>& registry() {
+  static const std::vector<std::pair<std::string, LayerFactory>> r = {
+      {"whvi", make_whvi_layer},
+      {"mfg", make_mfg_layer},
+      {"mcd", make_mcd_layer},
+  };
+  return r;
+}
+
+}  // namespace
+
+BayesianLayer::BayesianLayer(std::string kind, int64_t in, int64_t out)
+    : kind_(std::move(kind)), in_(in), out_(out) {
+  WHVI_CHECK(in >= 1 && out >= 1, "layer '", kind_, "': sizes must be >= 1, got ", in, " -> ", out);
+}
+
+torch::Tensor BayesianLayer::forward(const torch::Tensor& x, Mode mode) {
+  WHVI_CHECK_AS(ShapeError, x.dim() == 2 && x.size(1) == in_, "layer '", kind_, "' (", in_, " -> ",
+                out_, "): expected input [N, ", in_, "], got ", x.sizes());
+  auto y = forward_impl(x, mode);
+  WHVI_ASSERT(y.dim() == 2 && y.size(0) == x.size(0) && y.size(1) == out_);
+  return y;
+}
+
+int64_t BayesianLayer::num_params() const {
+  int64_t n = 0;
+  for (const auto& p : parameters())
+    if (p.requires_grad()) n += p.numel();
+  return n;
+}
+
+LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const config::Config& cfg,
+                    const LayerContext& ctx) {
+  for (const auto& [name, factory] : registry())
+    if (name == kind) return factory(in, out, cfg, ctx);
+  std::string known;
+  for (const auto& k : registered_layer_kinds()) known += (known.empty() ? "" : ", ") + k;
+  throw Error("unknown layer kind '" + kind + "'; registered kinds: " + known);
+}
+
+std::vector<std::string> registered_layer_kinds() {
+  std::vector<std::string> out;
+  for (const auto& [name, f] : registry()) out.push_back(name);
+  return out;
+}
+
+torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& logvar,
+                               double prior_var) {
+  // 0.5 * sum( var/pv + mu^2/pv - 1 - log(var/pv) )
+  const double lpv = std::log(prior_var);
+  return 0.5 * ((logvar.exp() + mu.square()) / prior_var - logvar + (lpv - 1.0)).sum();
+}
+
+}  // namespace whvi::models

@@ -1,0 +1,214 @@
+#include "train/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include <spdlog/spdlog.h>
+
+#include "common/errors.h"
+
+namespace whvi::train {
+namespace {
+
+// Adam over all parameters at once: the parameters and their gradients are
+// re-homed as views into two flat buffers, so autograd accumulates straight
+// into one gradient array and the update is a single loop over raw memory
+// (LibTorch's optimiser launches ~10 small ops per parameter tensor, which
+// dominates the step time of these small networks). Each segment (one
+// parameter tensor) has its own learning-rate factor and step count, so a
+// frozen segment keeps no moments, as in PyTorch's Adam with requires_grad
+// off.
+template <class T>
+class FlatAdam {
+ public:
+  struct Segment {
+    int64_t offset, size;
+    double lr_factor;
+    bool frozen = false;
+    int64_t t = 0;
+  };
+
+  explicit FlatAdam(const std::vector<torch::Tensor>& params, torch::ScalarType dtype) {
+    int64_t total = 0;
+    for (const auto& p : params) total += p.numel();
+    flat_ = torch::empty({total}, torch::TensorOptions().dtype(dtype));
+    grad_ = torch::zeros({total}, flat_.options());
+    m_ = torch::zeros({total}, flat_.options());
+    v_ = torch::zeros({total}, flat_.options());
+    int64_t off = 0;
+    torch::NoGradGuard ng;
+    for (auto p : params) {
+      const int64_t n = p.numel();
+      auto view = flat_.narrow(0, off, n).view(p.sizes());
+      view.copy_(p);
+      p.set_data(view);
+      p.mutable_grad() = grad_.narrow(0, off, n).view(p.sizes());
+      segments_.push_back({off, n, 1.0});
+      off += n;
+    }
+  }
+
+  Segment& segment(size_t i) { return segments_[i]; }
+  void zero_grad() { grad_.zero_(); }
+
+  void step(double lr) {
+    constexpr double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    T* p = flat_.data_ptr<T>();
+    const T* g = grad_.data_ptr<T>();
+    T* m = m_.data_ptr<T>();
+    T* v = v_.data_ptr<T>();
+    for (auto& s : segments_) {
+      if (s.frozen) continue;
+      ++s.t;
+      const double c1 = 1.0 - std::pow(b1, static_cast<double>(s.t));
+      const double c2 = 1.0 - std::pow(b2, static_cast<double>(s.t));
+      const T step = static_cast<T>(lr * s.lr_factor / c1);
+      const T inv_sqrt_c2 = static_cast<T>(1.0 / std::sqrt(c2));
+      const T tb1 = b1, tb2 = b2, teps = eps;
+      for (int64_t i = s.offset; i < s.offset + s.size; ++i) {
+        m[i] = tb1 * m[i] + (T(1) - tb1) * g[i];
+        v[i] = tb2 * v[i] + (T(1) - tb2) * g[i] * g[i];
+        p[i] -= step * m[i] / (std::sqrt(v[i]) * inv_sqrt_c2 + teps);
+      }
+    }
+  }
+
+ private:
+  torch::Tensor flat_, grad_, m_, v_;
+  std::vector<Segment> segments_;
+};
+
+template <class T>
+TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
+                      const torch::Tensor& y_in, const config::Config& cfg, uint64_t seed,
+                      const std::string& label) {
+  const auto dtype = std::is_same_v<T, float> ? torch::kFloat32 : torch::kFloat64;
+  torch::manual_seed(seed);
+  const auto x = x_in.to(dtype).contiguous();
+  const auto y = y_in.to(dtype).contiguous();
+  const int64_t N = x.size(0);
+  WHVI_CHECK(N > 0, "training: the training set is empty");
+  const int64_t B = std::min<int64_t>(cfg.get_int("training.batch_size"), N);
+  const int64_t S = cfg.get_int("training.mc_samples");
+  const int64_t steps_fixed = cfg.get_int("training.steps_fixed_noise");
+  const int64_t total = steps_fixed + cfg.get_int("training.steps");
+  const double lr0 = cfg.get_float("training.lr"), gamma = cfg.get_float("training.lr_gamma"),
+               power = cfg.get_float("training.lr_power");
+  const int64_t log_every = cfg.get_int("training.log_every");
+  const bool tty = ::isatty(STDERR_FILENO);
+
+  // Parameter order: everything, the noise last (its segment is frozen first).
+  std::vector<torch::Tensor> params;
+  for (auto& p : model.parameters())
+    if (!p.is_same(model.log_noise_var())) params.push_back(p);
+  params.push_back(model.log_noise_var());
+  FlatAdam<T> adam(params, dtype);
+  auto& noise_seg = adam.segment(params.size() - 1);
+  noise_seg.lr_factor = cfg.get_float("likelihood.lr_factor");
+
+  const double scale = static_cast<double>(N) / static_cast<double>(B) / static_cast<double>(S);
+  constexpr double kLog2Pi = 1.8378770664093453;  // ln(2 pi)
+  torch::Tensor perm = torch::randperm(N, torch::kInt64);
+  int64_t pos = 0;
+  TrainStats st;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_print = t0;
+  double loss_value = std::nan("");
+  for (int64_t t = 0; t < total; ++t) {
+    noise_seg.frozen = t < steps_fixed;
+    if (pos + B > N) {
+      perm = torch::randperm(N, torch::kInt64);
+      pos = 0;
+    }
+    const auto idx = perm.narrow(0, pos, B);
+    pos += B;
+    auto xb = x.index_select(0, idx);
+    auto yb = y.index_select(0, idx);
+    if (S > 1) {
+      xb = xb.repeat({S, 1});
+      yb = yb.repeat({S});
+    }
+    const auto f = model.forward_std(xb, models::Mode::kSample);
+    const auto& lnv = model.log_noise_var();
+    // sum of -log p over the batch and samples, times N / (B S)
+    const auto nll = 0.5 * (static_cast<double>(B * S) * (kLog2Pi + lnv) +
+                            (yb - f).square().sum() * (-lnv).exp());
+    const auto loss = scale * nll + model.kl();
+    adam.zero_grad();
+    loss.backward();
+    adam.step(lr0 * std::pow(1.0 + gamma * static_cast<double>(t), -power));
+
+    const bool last = t + 1 == total;
+    const bool log_line = (t + 1) % log_every == 0 || last;
+    const auto now = std::chrono::steady_clock::now();
+    const bool progress = tty && std::chrono::duration<double>(now - last_print).count() > 0.25;
+    if (log_line || progress || (t + 1) % 1000 == 0) {
+      loss_value = loss.template item<double>();
+      WHVI_CHECK(std::isfinite(loss_value), label, ": training diverged at step ", t + 1, " (loss ",
+                 loss_value, "); try a lower training.lr or check the data for outliers");
+      const double secs = std::chrono::duration<double>(now - t0).count();
+      const double rate = (t + 1) / std::max(secs, 1e-9);
+      if (progress && !log_line) {
+        std::fprintf(stderr, "\r%s step %lld/%lld  -ELBO %.4g  lr %.3g  %.0f steps/s   ", label.c_str(),
+                     static_cast<long long>(t + 1), static_cast<long long>(total), loss_value,
+                     lr0 * std::pow(1.0 + gamma * t, -power), rate);
+        last_print = now;
+      } else if (log_line) {
+        if (tty) std::fprintf(stderr, "\r%*s\r", 100, "");
+        spdlog::info("{} step {}/{}  -ELBO {:.5g}  noise var {:.4g}  lr {:.3g}  {:.0f} steps/s", label,
+                     t + 1, total, loss_value, std::exp(lnv.template item<double>()),
+                     lr0 * std::pow(1.0 + gamma * t, -power), rate);
+      }
+    }
+  }
+  st.steps = total;
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.steps_per_second = total / std::max(st.seconds, 1e-9);
+  st.final_loss = loss_value;
+  // Leave the parameters as ordinary tensors (the flat buffers go away).
+  torch::NoGradGuard ng;
+  for (auto& p : params) {
+    p.set_data(p.detach().clone());
+    p.mutable_grad() = torch::Tensor();
+  }
+  return st;
+}
+
+}  // namespace
+
+TrainStats train_regression(models::RegressionModel& model, const torch::Tensor& x,
+                            const torch::Tensor& y, const config::Config& cfg, uint64_t seed,
+                            const std::string& label) {
+  if (cfg.get_string("training.dtype") == "float64") {
+    model.to(torch::kFloat64);
+    return train_impl<double>(model, x, y, cfg, seed, label);
+  }
+  model.to(torch::kFloat32);
+  return train_impl<float>(model, x, y, cfg, seed, label);
+}
+
+torch::Tensor predict_samples(models::RegressionModel& model, const torch::Tensor& x_in, int64_t S) {
+  torch::NoGradGuard ng;
+  const auto dtype = model.log_noise_var().scalar_type();
+  const auto x = x_in.to(dtype).contiguous();
+  const int64_t N = x.size(0);
+  auto out = torch::empty({S, N}, torch::kFloat64);
+  if (N == 0) return out;
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 17) / N);
+  for (int64_t s = 0; s < S; s += chunk) {
+    const int64_t c = std::min(chunk, S - s);
+    auto f = model.forward_std(c == 1 ? x : x.repeat({c, 1}), models::Mode::kSample);
+    out.narrow(0, s, c).copy_(f.view({c, N}).to(torch::kFloat64) * model.y_std() + model.y_mean());
+  }
+  return out;
+}
+
+double noise_var_original(models::RegressionModel& model) {
+  const double s = model.y_std();
+  return std::exp(model.log_noise_var().item<double>()) * s * s;
+}
+
+}  // namespace whvi::train

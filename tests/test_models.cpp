@@ -1,0 +1,256 @@
+// Bayesian layers (every registered kind), the WHVI weight distribution,
+// local reparameterisation, closed-form KLs and the test metrics.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "config/config.h"
+#include "models/layer.h"
+#include "models/regression_model.h"
+#include "ops/fwht_op.h"
+#include "train/metrics.h"
+
+using namespace whvi;
+using models::Mode;
+
+namespace {
+
+config::Config cfg_with(const std::vector<std::string>& sets) {
+  return config::Config::parse("", "test", sets);
+}
+
+torch::Tensor param(models::BayesianLayer& l, const std::string& name) {
+  for (const auto& p : l.named_parameters())
+    if (p.key() == name) return p.value();
+  ADD_FAILURE() << "no parameter " << name;
+  return {};
+}
+
+// ---- every registered kind -------------------------------------------------------
+
+class EveryKind : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryKind, ShapesKlGradientsAndSeeds) {
+  const auto cfg = cfg_with({});
+  for (auto [in, out] : {std::pair{5, 13}, {8, 8}, {1, 3}, {16, 4}}) {
+    torch::manual_seed(1);
+    auto layer = models::make_layer(GetParam(), in, out, cfg);
+    EXPECT_EQ(layer->kind(), GetParam());
+    EXPECT_GT(layer->num_params(), 0);
+    auto x = torch::randn({7, in});
+    for (Mode m : {Mode::kSample, Mode::kMean}) {
+      auto y = layer->forward(x, m);
+      EXPECT_EQ(y.sizes(), (std::vector<int64_t>{7, out}));
+      EXPECT_TRUE(torch::isfinite(y).all().item<bool>());
+    }
+    auto kl = layer->kl();
+    EXPECT_EQ(kl.numel(), 1);
+    EXPECT_GE(kl.item<double>(), 0.0);
+    (layer->forward(x, Mode::kSample).square().sum() + kl).backward();
+    for (const auto& p : layer->named_parameters())
+      EXPECT_TRUE(p.value().grad().defined()) << GetParam() << " " << p.key();
+    // the same seed gives the same layer and the same samples
+    torch::manual_seed(42);
+    auto a = models::make_layer(GetParam(), in, out, cfg);
+    auto ya = a->forward(x, Mode::kSample);
+    torch::manual_seed(42);
+    auto b = models::make_layer(GetParam(), in, out, cfg);
+    auto yb = b->forward(x, Mode::kSample);
+    EXPECT_TRUE(torch::equal(ya, yb));
+  }
+  EXPECT_THROW(models::make_layer(GetParam(), 4, 4, cfg)->forward(torch::randn({2, 5}), Mode::kMean),
+               ShapeError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, EveryKind, ::testing::ValuesIn(models::registered_layer_kinds()));
+
+TEST(Registry, UnknownKindListsTheKnownOnes) {
+  try {
+    models::make_layer("gp", 2, 2, cfg_with({}));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("registered kinds: whvi, mfg, mcd"), std::string::npos) << e.what();
+  }
+}
+
+// ---- KL --------------------------------------------------------------------------
+
+TEST(Kl, ClosedFormMatchesMonteCarlo) {
+  torch::manual_seed(3);
+  auto mu = torch::randn({6}, torch::kFloat64) * 0.5;
+  auto lv = torch::randn({6}, torch::kFloat64) * 0.3 - 1.0;
+  const double pv = 0.7;
+  const double kl = models::kl_diag_gaussian(mu, lv, pv).item<double>();
+  const int64_t S = 400000;
+  auto sd = (0.5 * lv).exp();
+  auto z = mu + sd * torch::randn({S, 6}, torch::kFloat64);
+  auto logq = (-0.5 * (std::log(2 * M_PI) + lv + (z - mu).square() / lv.exp())).sum(1);
+  auto logp = (-0.5 * (std::log(2 * M_PI * pv) + z.square() / pv)).sum(1);
+  const auto diff = logq - logp;
+  const double mc = diff.mean().item<double>();
+  const double se = diff.std().item<double>() / std::sqrt(double(S));
+  EXPECT_NEAR(kl, mc, 5 * se);
+  EXPECT_NEAR(models::kl_diag_gaussian(torch::zeros({3}), torch::full({3}, std::log(pv)), pv).item<double>(), 0.0, 1e-12);
+}
+
+// ---- WHVI ------------------------------------------------------------------------
+
+// Mean weight matrix through the layer (identity inputs, Mode::kMean) equals
+// S1 H diag(mu) H S2 built from the parameters, stacked and truncated
+// (Algorithm 1: 5 inputs padded to D = 8, 13 outputs from 2 blocks).
+TEST(Whvi, MeanMatrixIsS1HGHS2StackedAndTruncated) {
+  auto cfg = cfg_with({"model.whvi.bias=none"});
+  torch::manual_seed(5);
+  auto layer = models::make_layer("whvi", 5, 13, cfg);
+  layer->to(torch::kFloat64);
+  auto W = layer->forward(torch::eye(5, torch::kFloat64), Mode::kMean).t();  // [13, 5]
+  const auto s1 = param(*layer, "s1"), s2 = param(*layer, "s2"), mu = param(*layer, "g_mu");
+  ASSERT_EQ(s1.sizes(), (std::vector<int64_t>{2, 8}));
+  auto H = ops::hadamard_matrix(8);
+  std::vector<torch::Tensor> blocks;
+  for (int k = 0; k < 2; ++k)
+    blocks.push_back(torch::diag(s1[k]).mm(H).mm(torch::diag(mu[k])).mm(H).mm(torch::diag(s2[k])));
+  auto ref = torch::cat(blocks, 0).slice(0, 0, 13).slice(1, 0, 5);
+  EXPECT_LE((W - ref).abs().max().item<double>(), 1e-10);
+}
+
+// W = S1 H diag(g) H S2 with g ~ N(mu, diag(s^2)): the empirical mean and the
+// covariance of all D^2 entries match the closed form (paper eq. 5 in vec form:
+// Cov(W_ij, W_kl) = s1_i s2_j s1_k s2_l sum_m H_im H_mj H_km H_ml s_m^2).
+TEST(Whvi, WeightDistributionMatchesClosedForm) {
+  torch::manual_seed(6);
+  const int64_t D = 4, S = 100000;
+  auto s1 = torch::rand({1, D}, torch::kFloat64) + 0.5, s2 = torch::rand({1, D}, torch::kFloat64) + 0.5;
+  auto mu = torch::randn({1, D}, torch::kFloat64), sg = torch::rand({1, D}, torch::kFloat64) + 0.2;
+  // One g per sample, shared by the D basis inputs: rows (sample, j) -> column j of sample W.
+  auto eps = torch::randn({S, 1, 1, D}, torch::kFloat64).expand({S, D, 1, D}).reshape({S * D, 1, D});
+  auto x = torch::eye(D, torch::kFloat64).repeat({S, 1});
+  auto cols = ops::whvi_matvec(x, eps.contiguous(), s1, s2, mu, sg).view({S, D, D});  // [s, j, i] = W_ij
+  auto Wv = cols.transpose(1, 2).reshape({S, D * D});                                // vec by rows
+  auto H = ops::hadamard_matrix(D);
+  auto mean_ref = torch::diag(s1[0]).mm(H).mm(torch::diag(mu[0])).mm(H).mm(torch::diag(s2[0])).reshape({-1});
+  auto emp_mean = Wv.mean(0);
+  auto cen = Wv - emp_mean;
+  auto emp_cov = cen.t().mm(cen) / double(S - 1);
+  auto cov_ref = torch::zeros({D * D, D * D}, torch::kFloat64);
+  auto a = s1[0], b = s2[0], v = sg[0].square();
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j)
+      for (int64_t k = 0; k < D; ++k)
+        for (int64_t l = 0; l < D; ++l) {
+          double c = 0;
+          for (int64_t m = 0; m < D; ++m)
+            c += (H[i][m] * H[m][j] * H[k][m] * H[m][l] * v[m]).item<double>();
+          cov_ref[i * D + j][k * D + l] = a[i].item<double>() * b[j].item<double>() * a[k].item<double>() *
+                                          b[l].item<double>() * c;
+        }
+  const double scale = cov_ref.abs().max().item<double>();
+  EXPECT_LE((emp_mean - mean_ref).abs().max().item<double>(), 0.05 * std::sqrt(scale));
+  EXPECT_LE((emp_cov - cov_ref).abs().max().item<double>(), 0.05 * scale);
+  // and the paper's matrix-variate structure: rows and columns are correlated
+  EXPECT_GT(cov_ref.abs().sum().item<double>(), cov_ref.diagonal().abs().sum().item<double>() * 1.5);
+}
+
+// Local reparameterisation (one g per row) gives each output the same
+// distribution as sampling W explicitly and multiplying.
+TEST(Whvi, LocalReparameterisationMatchesExplicitSampling) {
+  auto cfg = cfg_with({"model.whvi.bias=none", "model.whvi.init_g_logvar=-1"});
+  torch::manual_seed(7);
+  auto layer = models::make_layer("whvi", 6, 10, cfg);
+  layer->to(torch::kFloat64);
+  torch::NoGradGuard ng;
+  const int64_t S = 60000;
+  auto x = torch::randn({1, 6}, torch::kFloat64);
+  auto y = layer->forward(x.expand({S, 6}).contiguous(), Mode::kSample);  // [S, 10]
+  // explicit: g ~ q, W = S1 H diag(g) H S2 per block, y = W x_padded
+  const auto s1 = param(*layer, "s1"), s2 = param(*layer, "s2"), mu = param(*layer, "g_mu"),
+             lv = param(*layer, "g_logvar");
+  auto H = ops::hadamard_matrix(8);
+  auto xp = torch::constant_pad_nd(x, {0, 2})[0];
+  auto g = mu.unsqueeze(0) + (0.5 * lv).exp().unsqueeze(0) * torch::randn({S, 2, 8}, torch::kFloat64);
+  auto u = H.mv(s2[0] * xp);  // block 0 input side
+  auto u1 = H.mv(s2[1] * xp);
+  auto y0 = (g.select(1, 0) * u).mm(H) * s1[0];
+  auto y1 = (g.select(1, 1) * u1).mm(H) * s1[1];
+  auto yr = torch::cat({y0, y1}, 1).slice(1, 0, 10);
+  const auto sd = yr.std(0);
+  EXPECT_LE(((y.mean(0) - yr.mean(0)).abs() / sd).max().item<double>(), 0.05);
+  EXPECT_LE(((y.std(0) - sd).abs() / sd).max().item<double>(), 0.03);
+}
+
+TEST(Mfg, LocalReparameterisationMomentsAreExact) {
+  auto cfg = cfg_with({"model.mfg.init_logvar=-2"});
+  torch::manual_seed(8);
+  auto layer = models::make_layer("mfg", 3, 2, cfg);
+  layer->to(torch::kFloat64);
+  torch::NoGradGuard ng;
+  auto x = torch::randn({1, 3}, torch::kFloat64);
+  auto y = layer->forward(x.expand({200000, 3}).contiguous(), Mode::kSample);
+  auto m = torch::addmm(param(*layer, "b_mu"), x, param(*layer, "w_mu"))[0];
+  auto v = torch::addmm(param(*layer, "b_logvar").exp(), x.square(), param(*layer, "w_logvar").exp())[0];
+  EXPECT_LE(((y.mean(0) - m).abs() / v.sqrt()).max().item<double>(), 0.02);
+  EXPECT_LE(((y.var(0) - v).abs() / v).max().item<double>(), 0.02);
+}
+
+TEST(Mcd, DropoutRateAndInvertedScaling) {
+  auto cfg = cfg_with({"model.mcd.dropout=0.3"});
+  torch::manual_seed(9);
+  auto layer = models::make_layer("mcd", 4, 50, cfg);
+  torch::NoGradGuard ng;
+  auto x = torch::randn({2000, 4});
+  auto det = layer->forward(x, Mode::kMean);
+  auto y = layer->forward(x, Mode::kSample);
+  const double zero_frac = (y == 0).to(torch::kFloat64).mean().item<double>();
+  EXPECT_NEAR(zero_frac, 0.3, 0.01);
+  auto kept = y != 0;
+  EXPECT_TRUE(torch::allclose(y.masked_select(kept), det.masked_select(kept) / 0.7, 1e-5, 1e-6));
+  // no dropout at the output layer
+  auto out = models::make_layer("mcd", 4, 1, cfg, {true});
+  EXPECT_TRUE(torch::equal(out->forward(x, Mode::kSample), out->forward(x, Mode::kMean)));
+}
+
+// ---- the model's parameter count (paper toy network, notes: 1537) ----------------
+
+TEST(RegressionModel, ToyWhviParameterCount) {
+  auto cfg = cfg_with({"model.activation=cos"});
+  models::RegressionModel m(1, cfg, 0.0, 1.0);
+  // 1->128: S1,S2,mu,logvar over 128 blocks of 1 (512) + bias 128;
+  // 128->128: 4*128 + 128; output MFG 128->1: 2*128 + 2; noise: 1.
+  EXPECT_EQ(m.num_params(), 512 + 128 + 512 + 128 + 258 + 1);
+}
+
+// ---- metrics -----------------------------------------------------------------------
+
+TEST(Metrics, HandComputedCase) {
+  // two samples, two points, noise variance 1
+  auto f = torch::tensor({0.0, 2.0, 2.0, 2.0}, torch::kFloat64).view({2, 2});
+  auto y = torch::tensor({1.0, 2.0}, torch::kFloat64);
+  const auto m = train::regression_metrics(f, y, 1.0);
+  // MC mean = (1, 2): RMSE 0
+  EXPECT_NEAR(m.rmse, 0.0, 1e-12);
+  const double c = 0.5 * std::log(2 * M_PI);
+  // point 1: both samples are 1 away: -log p = c + 0.5 for both
+  // point 2: sample 1 is exact (c), sample 2 exact (c)
+  EXPECT_NEAR(m.mnll_paper, 0.5 * ((c + 0.5) + c), 1e-12);
+  EXPECT_NEAR(m.mnll, 0.5 * ((c + 0.5) + c), 1e-12);
+  // a case where the two conventions differ: one sample exact, one 2 away
+  auto f2 = torch::tensor({0.0, 2.0}, torch::kFloat64).view({2, 1});
+  auto y2 = torch::tensor({0.0}, torch::kFloat64);
+  const auto m2 = train::regression_metrics(f2, y2, 1.0);
+  EXPECT_NEAR(m2.rmse, 1.0, 1e-12);
+  EXPECT_NEAR(m2.mnll_paper, c + 0.5 * (0 + 2.0), 1e-12);
+  EXPECT_NEAR(m2.mnll, -std::log(0.5 * (std::exp(-c) + std::exp(-c - 2.0))), 1e-12);
+  EXPECT_LT(m2.mnll, m2.mnll_paper);  // Jensen
+  EXPECT_THROW(train::regression_metrics(f2, y2, 0.0), Error);
+  EXPECT_THROW(train::regression_metrics(torch::full({2, 1}, NAN, torch::kFloat64), y2, 1.0), Error);
+}
+
+TEST(Metrics, SummaryUsesPopulationStd) {
+  const auto s = train::summarize({1.0, 2.0, 3.0, 4.0});
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_NEAR(s.std, std::sqrt(1.25), 1e-12);
+  EXPECT_NEAR(s.sem, std::sqrt(1.25) / 2.0, 1e-12);
+}
+
+}  // namespace
