@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Quick start: set up, build, then run the main job. Until training lands
-# (issue 3) the main job is the FWHT benchmark on a small grid; its table is
-# printed and its JSON written to out/bench-fwht-cpu.json.
+# Quick start: set up, build, then run the main job: the WHVI toy problem of
+# the paper (§3.1, Fig. 4). It trains configs/toy.yaml and writes
+#   out/toy-whvi/split-00-grid.csv  predictive mean, std and 75%/95% bands on a grid
+#   out/toy-whvi/split-00-data.csv  the training data
+#   out/toy-whvi/split-00.png       the plot (gnuplot)
+#   out/toy-whvi.json               the run's record
+# Extra arguments go to `whvi train` (e.g. --set model.kind=mfg).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 BUILD_DIR=${BUILD_DIR:-build}
 "$BUILD_DIR/whvi" --version
-"$BUILD_DIR/whvi" bench fwht --sizes 64,256,1024,4096 --batch 512 --max-seconds 1 \
-  --json out/bench-fwht-cpu.json "$@"
+"$BUILD_DIR/whvi" train --config configs/toy.yaml "$@"

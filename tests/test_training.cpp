@@ -56,7 +56,7 @@ Run run_yacht(const config::Config& cfg, uint64_t seed) {
 }
 
 TEST(Training, ShortYachtRunBeatsTheConstantPredictorByFar) {
-  set_threads(2);
+  set_threads(1);
   const auto r = run_yacht(short_cfg("whvi", 2500), 0);
   EXPECT_GT(r.constant_rmse, 10.0);  // yacht's residuary resistance spreads widely
   EXPECT_LT(r.m.rmse, 0.2 * r.constant_rmse) << "RMSE " << r.m.rmse;
@@ -78,7 +78,7 @@ TEST(Training, SameSeedSameNumbers) {
   EXPECT_EQ(a.m.rmse, b.m.rmse);
   const auto c = run_yacht(short_cfg("whvi", 200), 4);
   EXPECT_FALSE(torch::equal(a.first_param, c.first_param));
-  set_threads(2);
+  set_threads(1);
 }
 
 TEST(Experiment, ResumeSkipsFinishedSplitsAndCheckpointsReevaluate) {
