@@ -119,6 +119,7 @@ Value parse_value(const Param& p, const std::string& text, const std::string& fi
       if (s == "true" || s == "True" || s == "yes") return true;
       if (s == "false" || s == "False" || s == "no") return false;
       fail("expected true or false, got '" + s + "'");
+      return false;  // not reached: fail throws
     }
     case Type::kString: {
       if (!p.choices.empty()) {

@@ -63,6 +63,9 @@ LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const conf
                     const LayerContext& ctx = {});
 std::vector<std::string> registered_layer_kinds();
 
+// Number of trainable scalars of a module (parameters with requires_grad).
+int64_t count_trainable(const torch::nn::Module& m);
+
 // KL( N(mu, exp(logvar)) || N(0, prior_var) ), summed over elements.
 torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& logvar,
                                double prior_var);

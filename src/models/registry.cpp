@@ -31,12 +31,14 @@ torch::Tensor BayesianLayer::forward(const torch::Tensor& x, Mode mode) {
   return y;
 }
 
-int64_t BayesianLayer::num_params() const {
+int64_t count_trainable(const torch::nn::Module& m) {
   int64_t n = 0;
-  for (const auto& p : parameters())
+  for (const auto& p : m.parameters())
     if (p.requires_grad()) n += p.numel();
   return n;
 }
+
+int64_t BayesianLayer::num_params() const { return count_trainable(*this); }
 
 LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const config::Config& cfg,
                     const LayerContext& ctx) {

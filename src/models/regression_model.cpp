@@ -45,12 +45,7 @@ torch::Tensor RegressionModel::kl() {
   return total;
 }
 
-int64_t RegressionModel::num_params() const {
-  int64_t n = 0;
-  for (const auto& p : parameters())
-    if (p.requires_grad()) n += p.numel();
-  return n;
-}
+int64_t RegressionModel::num_params() const { return count_trainable(*this); }
 
 torch::Tensor gaussian_log_prob(const torch::Tensor& y, const torch::Tensor& f,
                                 const torch::Tensor& log_var) {
