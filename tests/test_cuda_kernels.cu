@@ -433,7 +433,9 @@ void check_whvi(const WhviProblem& p, bool forward, unsigned grads) {
   SCOPED_TRACE(describe(p, grads));
   const int64_t B = p.s.batch, K = p.s.blocks, d = p.s.d, G = p.s.groups();
   const WhviRef ref = whvi_reference(p);
-  const double rel = 1e-5 * (log2_of(d) + 1);
+  // fp32 through three transforms, and fp32 sums over up to ~5e4 items for
+  // the parameter gradients (the largest share of the budget at small d).
+  const double rel = 2e-5 * (log2_of(d) + 2);
   auto up = [](const std::vector<float>& h) {
     auto b = std::make_unique<DeviceBuffer<float>>(h.size());
     b->upload(h);
