@@ -198,6 +198,14 @@ json run_train(const TrainOptions& o) {
   const std::string fp = fingerprint(cfg);
   const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
   std::vector<json> done;
+  // The experiment record, rewritten atomically after each split.
+  auto write_doc = [&] {
+    doc["protocol"] = protocol_json(cfg, splits.size(), done.size());
+    doc["splits"] = done;
+    doc["summary"] = summary_json(done);
+    doc["complete"] = done.size() == splits.size();
+    write_file_atomic(exp_path, doc.dump(2) + "\n");
+  };
   for (size_t k = 0; k < splits.size(); ++k) {
     const std::string stem = split_stem(exp_dir, k);
     if (o.resume && fs::exists(stem + ".json")) {
@@ -247,17 +255,9 @@ json run_train(const TrainOptions& o) {
     spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  MNLL(paper) {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
                  m.rmse, m.mnll, m.mnll_paper, ts.seconds, ts.steps_per_second);
     done.push_back(r);
-    doc["protocol"] = protocol_json(cfg, splits.size(), done.size());
-    doc["splits"] = done;
-    doc["summary"] = summary_json(done);
-    doc["complete"] = done.size() == splits.size();
-    write_file_atomic(exp_path, doc.dump(2) + "\n");
+    if (done.size() < splits.size()) write_doc();
   }
-  doc["protocol"] = protocol_json(cfg, splits.size(), done.size());
-  doc["splits"] = done;
-  doc["summary"] = summary_json(done);
-  doc["complete"] = true;
-  write_file_atomic(exp_path, doc.dump(2) + "\n");
+  write_doc();  // also when every split was resumed
   const auto& s = doc["summary"];
   if (s["rmse"]["n"].get<int64_t>() == 0) {
     spdlog::info("{}: {} split(s) trained; no test rows, so no test metrics -> {}", name, done.size(), exp_path);

@@ -247,8 +247,12 @@ void fwht_out(const Tensor& x, Tensor& out, double scale) {
                     out.scalar_type() == x.scalar_type() && out.device() == x.device(),
                 "fwht_out: out must be contiguous with x's shape ", shape_str(x), ", dtype ",
                 x.scalar_type(), " and device ", x.device());
-  WHVI_CHECK_AS(ShapeError, out.data_ptr() == x.data_ptr() || !out.is_same(x),
-                "fwht_out: bad aliasing");
+  // Either the in-place transform (same memory) or no overlap at all.
+  const auto* xb = static_cast<const char*>(x.data_ptr());
+  const auto* ob = static_cast<const char*>(out.data_ptr());
+  const auto x_end = xb + x.storage().nbytes(), o_end = ob + out.numel() * out.element_size();
+  WHVI_CHECK_AS(ShapeError, ob == xb || o_end <= xb || x_end <= ob,
+                "fwht_out: out partially overlaps x; pass out = x (in place) or a separate tensor");
   fwht_into(x, out, scale);
 }
 
