@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "common/rng.h"
 #include "config/config.h"
 #include "models/layer.h"
 #include "models/regression_model.h"
@@ -20,6 +21,8 @@ config::Config cfg_with(const std::vector<std::string>& sets) {
   return config::Config::parse("", "test", sets);
 }
 
+models::LayerContext init(uint64_t seed, bool is_output = false) { return {is_output, make_generator(seed)}; }
+
 torch::Tensor param(models::BayesianLayer& l, const std::string& name) {
   for (const auto& p : l.named_parameters())
     if (p.key() == name) return p.value();
@@ -32,34 +35,38 @@ torch::Tensor param(models::BayesianLayer& l, const std::string& name) {
 class EveryKind : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryKind, ShapesKlGradientsAndSeeds) {
-  const auto cfg = cfg_with({});
+  const auto cfg = cfg_with({"model.mcd.dropout=0.3"});  // so that MCD samples differ in small layers
   for (auto [in, out] : {std::pair{5, 13}, {8, 8}, {1, 3}, {16, 4}}) {
     torch::manual_seed(1);
-    auto layer = models::make_layer(GetParam(), in, out, cfg);
+    auto layer = models::make_layer(GetParam(), in, out, cfg, init(1));
+    auto gen = make_generator(2);
     EXPECT_EQ(layer->kind(), GetParam());
     EXPECT_GT(layer->num_params(), 0);
     auto x = torch::randn({7, in});
     for (Mode m : {Mode::kSample, Mode::kMean}) {
-      auto y = layer->forward(x, m);
+      auto y = layer->forward(x, m, gen);
       EXPECT_EQ(y.sizes(), (std::vector<int64_t>{7, out}));
       EXPECT_TRUE(torch::isfinite(y).all().item<bool>());
     }
     auto kl = layer->kl();
     EXPECT_EQ(kl.numel(), 1);
     EXPECT_GE(kl.item<double>(), 0.0);
-    (layer->forward(x, Mode::kSample).square().sum() + kl).backward();
+    (layer->forward(x, Mode::kSample, gen).square().sum() + kl).backward();
     for (const auto& p : layer->named_parameters())
       EXPECT_TRUE(p.value().grad().defined()) << GetParam() << " " << p.key();
-    // the same seed gives the same layer and the same samples
-    torch::manual_seed(42);
-    auto a = models::make_layer(GetParam(), in, out, cfg);
-    auto ya = a->forward(x, Mode::kSample);
-    torch::manual_seed(42);
-    auto b = models::make_layer(GetParam(), in, out, cfg);
-    auto yb = b->forward(x, Mode::kSample);
+    // the same generators give the same layer and the same samples, whatever
+    // the global generator does in between; another seed gives others
+    auto a = models::make_layer(GetParam(), in, out, cfg, init(42));
+    auto ya = a->forward(x, Mode::kSample, make_generator(7));
+    torch::randn({100});
+    auto b = models::make_layer(GetParam(), in, out, cfg, init(42));
+    auto yb = b->forward(x, Mode::kSample, make_generator(7));
     EXPECT_TRUE(torch::equal(ya, yb));
+    auto c = models::make_layer(GetParam(), in, out, cfg, init(43));
+    EXPECT_FALSE(torch::equal(a->parameters()[0], c->parameters()[0]));
+    EXPECT_FALSE(torch::equal(ya, a->forward(x, Mode::kSample, make_generator(8))));
   }
-  EXPECT_THROW(models::make_layer(GetParam(), 4, 4, cfg)->forward(torch::randn({2, 5}), Mode::kMean),
+  EXPECT_THROW(models::make_layer(GetParam(), 4, 4, cfg, init(0))->forward(torch::randn({2, 5}), Mode::kMean),
                ShapeError);
 }
 
@@ -67,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(Registry, EveryKind, ::testing::ValuesIn(models::regist
 
 TEST(Registry, UnknownKindListsTheKnownOnes) {
   try {
-    models::make_layer("gp", 2, 2, cfg_with({}));
+    models::make_layer("gp", 2, 2, cfg_with({}), init(0));
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("registered kinds: whvi, mfg, mcd"), std::string::npos) << e.what();
@@ -102,7 +109,7 @@ TEST(Kl, ClosedFormMatchesMonteCarlo) {
 TEST(Whvi, MeanMatrixIsS1HGHS2StackedAndTruncated) {
   auto cfg = cfg_with({"model.whvi.bias=none"});
   torch::manual_seed(5);
-  auto layer = models::make_layer("whvi", 5, 13, cfg);
+  auto layer = models::make_layer("whvi", 5, 13, cfg, init(5));
   layer->to(torch::kFloat64);
   auto W = layer->forward(torch::eye(5, torch::kFloat64), Mode::kMean).t();  // [13, 5]
   const auto s1 = param(*layer, "s1"), s2 = param(*layer, "s2"), mu = param(*layer, "g_mu");
@@ -157,12 +164,12 @@ TEST(Whvi, WeightDistributionMatchesClosedForm) {
 TEST(Whvi, LocalReparameterisationMatchesExplicitSampling) {
   auto cfg = cfg_with({"model.whvi.bias=none", "model.whvi.init_g_logvar=-1"});
   torch::manual_seed(7);
-  auto layer = models::make_layer("whvi", 6, 10, cfg);
+  auto layer = models::make_layer("whvi", 6, 10, cfg, init(7));
   layer->to(torch::kFloat64);
   torch::NoGradGuard ng;
   const int64_t S = 60000;
   auto x = torch::randn({1, 6}, torch::kFloat64);
-  auto y = layer->forward(x.expand({S, 6}).contiguous(), Mode::kSample);  // [S, 10]
+  auto y = layer->forward(x.expand({S, 6}).contiguous(), Mode::kSample, make_generator(70));  // [S, 10]
   // explicit: g ~ q, W = S1 H diag(g) H S2 per block, y = W x_padded
   const auto s1 = param(*layer, "s1"), s2 = param(*layer, "s2"), mu = param(*layer, "g_mu"),
              lv = param(*layer, "g_logvar");
@@ -182,11 +189,11 @@ TEST(Whvi, LocalReparameterisationMatchesExplicitSampling) {
 TEST(Mfg, LocalReparameterisationMomentsAreExact) {
   auto cfg = cfg_with({"model.mfg.init_logvar=-2"});
   torch::manual_seed(8);
-  auto layer = models::make_layer("mfg", 3, 2, cfg);
+  auto layer = models::make_layer("mfg", 3, 2, cfg, init(8));
   layer->to(torch::kFloat64);
   torch::NoGradGuard ng;
   auto x = torch::randn({1, 3}, torch::kFloat64);
-  auto y = layer->forward(x.expand({200000, 3}).contiguous(), Mode::kSample);
+  auto y = layer->forward(x.expand({200000, 3}).contiguous(), Mode::kSample, make_generator(80));
   auto m = torch::addmm(param(*layer, "b_mu"), x, param(*layer, "w_mu"))[0];
   auto v = torch::addmm(param(*layer, "b_logvar").exp(), x.square(), param(*layer, "w_logvar").exp())[0];
   EXPECT_LE(((y.mean(0) - m).abs() / v.sqrt()).max().item<double>(), 0.02);
@@ -196,25 +203,25 @@ TEST(Mfg, LocalReparameterisationMomentsAreExact) {
 TEST(Mcd, DropoutRateAndInvertedScaling) {
   auto cfg = cfg_with({"model.mcd.dropout=0.3"});
   torch::manual_seed(9);
-  auto layer = models::make_layer("mcd", 4, 50, cfg);
+  auto layer = models::make_layer("mcd", 4, 50, cfg, init(9));
   torch::NoGradGuard ng;
   auto x = torch::randn({2000, 4});
   auto det = layer->forward(x, Mode::kMean);
-  auto y = layer->forward(x, Mode::kSample);
+  auto y = layer->forward(x, Mode::kSample, make_generator(90));
   const double zero_frac = (y == 0).to(torch::kFloat64).mean().item<double>();
   EXPECT_NEAR(zero_frac, 0.3, 0.01);
   auto kept = y != 0;
   EXPECT_TRUE(torch::allclose(y.masked_select(kept), det.masked_select(kept) / 0.7, 1e-5, 1e-6));
   // no dropout at the output layer
-  auto out = models::make_layer("mcd", 4, 1, cfg, {true});
-  EXPECT_TRUE(torch::equal(out->forward(x, Mode::kSample), out->forward(x, Mode::kMean)));
+  auto out = models::make_layer("mcd", 4, 1, cfg, init(9, true));
+  EXPECT_TRUE(torch::equal(out->forward(x, Mode::kSample, make_generator(91)), out->forward(x, Mode::kMean)));
 }
 
 // ---- the model's parameter count (paper toy network, notes: 1537) ----------------
 
 TEST(RegressionModel, ToyWhviParameterCount) {
   auto cfg = cfg_with({"model.activation=cos"});
-  models::RegressionModel m(1, cfg, 0.0, 1.0);
+  models::RegressionModel m(1, cfg, 0.0, 1.0, make_generator(0));
   // 1->128: S1,S2,mu,logvar over 128 blocks of 1 (512) + bias 128;
   // 128->128: 4*128 + 128; output MFG 128->1: 2*128 + 2; noise: 1.
   EXPECT_EQ(m.num_params(), 512 + 128 + 512 + 128 + 258 + 1);

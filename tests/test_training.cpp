@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
 #include "data/dataset.h"
@@ -42,11 +43,11 @@ Run run_yacht(const config::Config& cfg, uint64_t seed) {
   const auto d = data::load_uci("yacht", data_dir());
   const auto splits = data::make_splits(d, "standard", 1, 0);
   const auto prep = data::prepare_split(d, splits[0]);
-  torch::manual_seed(seed);
   models::RegressionModel model(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
-                                prep.stats.y_std.item<double>());
-  train::train_regression(model, prep.x_train, prep.y_train.squeeze(1), cfg, seed, "test");
-  const auto f = train::predict_samples(model, prep.x_test, 32);
+                                prep.stats.y_std.item<double>(), make_generator(seed, 0, Stream::kInit));
+  train::train_regression(model, prep.x_train, prep.y_train.squeeze(1), cfg,
+                          make_generator(seed, 0, Stream::kTrain), "test");
+  const auto f = train::predict_samples(model, prep.x_test, 32, make_generator(seed, 0, Stream::kEval));
   const auto y = prep.y_test.squeeze(1).to(torch::kFloat64);
   Run r;
   r.m = train::regression_metrics(f, y, train::noise_var_original(model));

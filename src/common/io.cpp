@@ -52,3 +52,70 @@ std::string join_command_line(int argc, const char* const* argv) {
 }
 
 }  // namespace whvi
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace whvi {
+
+FileLock::FileLock(const std::string& path, const std::string& what) : path_(path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    WHVI_CHECK(fd_ >= 0, "cannot create the lock file ", path, ": ", std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      std::ifstream in(path);
+      std::string holder;
+      std::getline(in, holder);
+      ::close(fd_);
+      fd_ = -1;
+      WHVI_CHECK(err == EWOULDBLOCK, "cannot lock ", path, ": ", std::strerror(err));
+      throw Error("another whvi process is already running " + what + " (lock " + path +
+                  (holder.empty() ? std::string() : ", held by " + printable(holder)) +
+                  "). Wait for it to finish, or give this run another output.name or output.dir");
+    }
+    // The file may have been removed (and replaced) by the previous holder
+    // between our open and our flock: then retry on the new file.
+    struct stat a {}, b {};
+    if (::fstat(fd_, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev)
+      break;
+    ::close(fd_);
+    fd_ = -1;
+  }
+  WHVI_CHECK(fd_ >= 0, "cannot lock ", path, ": it keeps being replaced by another process");
+  const std::string line = "pid " + std::to_string(::getpid()) + " (" + what + ")\n";
+  if (::ftruncate(fd_, 0) == 0) {
+    [[maybe_unused]] const auto n = ::write(fd_, line.data(), line.size());
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());  // before unlocking, so no one locks a removed file unnoticed
+  ::close(fd_);
+}
+
+std::string printable(const std::string& s, size_t max) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') break;
+    if (c >= 32 && c < 127) out += c;
+    else out += '?';
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace whvi

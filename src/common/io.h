@@ -14,3 +14,28 @@ void write_file_atomic(const std::string& path, const std::string& content);
 std::string join_command_line(int argc, const char* const* argv);
 
 }  // namespace whvi
+
+namespace whvi {
+
+// An exclusive lock on `path` (created if missing) held for the object's life:
+// flock(2), so a process killed with -9 releases it and a stale file is never
+// mistaken for a live lock. The holder's pid and `what` are written into the
+// file; a second taker gets a whvi::Error naming the holder. The file is
+// removed when the lock is released.
+class FileLock {
+ public:
+  FileLock(const std::string& path, const std::string& what);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Keeps printable ASCII of `s` (first line, at most `max` characters), for
+// error messages that quote foreign text (LibTorch errors, file contents).
+std::string printable(const std::string& s, size_t max = 200);
+
+}  // namespace whvi

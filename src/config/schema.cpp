@@ -25,13 +25,15 @@ Param B(std::string key, std::string def, std::string help) {
 const std::vector<Param>& schema() {
   static const std::vector<Param> params = {
       // ---- data
-      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), 'toy', or a path to a folder in the UCI layout"),
+      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear), or a path to a folder in the UCI layout"),
       S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
       S("data.protocol", "paper", {"paper", "standard"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits"),
       I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),
       I("data.split_seed", "0", 0, 9.0e15, "seed of the paper protocol's splits (and of the toy data)"),
       F("data.train_fraction", "0.9", 0.01, 0.99, "training fraction of the paper protocol's splits"),
       I("data.toy_points", "128", 8, 1000000, "number of toy inputs (paper: 128)"),
+      I("data.synthetic_rows", "0", 0, 10000000, "rows of a synthetic:<name> problem (0: the problem's default)"),
+      F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
       // ---- model
       S("model.kind", "whvi", {"whvi", "mfg", "mcd"}, "kind of the hidden Bayesian layers"),
       I("model.depth", "2", 0, 64, "number of hidden layers"),
@@ -62,7 +64,7 @@ const std::vector<Param>& schema() {
       F("training.lr_gamma", "0.0005", 0, kInf, "lr_t = lr_0 (1 + gamma t)^-p"),
       F("training.lr_power", "0.3", 0, kInf, "p of the learning-rate decay"),
       I("training.mc_samples", "1", 1, 4096, "Monte Carlo samples per data point in training"),
-      I("training.seed", "0", 0, 9.0e15, "seed of initialisation, batches and noise (split k uses seed + k)"),
+      I("training.seed", "0", 0, 9.0e15, "seed of initialisation, batches and noise; split k's streams are derived from (seed, k) only"),
       I("training.log_every", "5000", 1, 1e9, "steps between log lines (when not on a terminal)"),
       S("training.dtype", "float32", {"float32", "float64"}, "parameter and activation precision"),
       // ---- evaluation

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -14,7 +15,9 @@
 #include "common/io.h"
 #include "common/runtime.h"
 #include "config/config.h"
+#include "common/rng.h"
 #include "data/dataset.h"
+#include "data/synthetic.h"
 #include "fwht.h"
 #include "models/regression_model.h"
 #include "train/metrics.h"
@@ -42,42 +45,95 @@ std::string fingerprint(const config::Config& cfg) {
   return j.dump();
 }
 
+bool is_toy(const config::Config& cfg) { return cfg.get_string("data.dataset") == "toy"; }
+
 json read_json(const std::string& path) {
   std::ifstream in(path);
   WHVI_CHECK(in.good(), "cannot read ", path);
   try {
     return json::parse(in);
   } catch (const json::exception& e) {
-    throw Error("malformed JSON in " + path + ": " + e.what() +
+    throw Error("malformed JSON in " + path + ": " + printable(e.what()) +
                 " (delete the file to recompute that split)");
   }
 }
 
 data::RegressionData load_data(const config::Config& cfg) {
   const std::string& ds = cfg.get_string("data.dataset");
-  WHVI_CHECK(!ds.empty(), cfg.source(), ": data.dataset is not set (a UCI alias such as yacht, 'toy', or a folder)");
-  if (ds == "toy")
-    return data::make_toy(static_cast<uint64_t>(cfg.get_int("data.split_seed")),
-                          static_cast<int>(cfg.get_int("data.toy_points")));
+  WHVI_CHECK(!ds.empty(), cfg.source(),
+             ": data.dataset is not set (a UCI alias such as yacht, 'toy', synthetic:<name>, or a folder)");
+  const auto seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
+  if (ds == "toy") return data::make_toy(seed, static_cast<int>(cfg.get_int("data.toy_points")));
+  if (data::is_synthetic(ds)) return data::make_synthetic(ds, seed, cfg.get_int("data.synthetic_rows"));
   return data::load_uci(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
 }
 
+// Replaces split k's test rows by a validation set carved from its training
+// rows (a random data.validation_fraction of them, drawn from (split_seed, k));
+// the test rows are dropped, so nothing downstream can read them.
+void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k) {
+  std::mt19937_64 g(derive_seed(split_seed, k, Stream::kSelection));
+  auto& tr = s.train;
+  const auto n = static_cast<int64_t>(tr.size());
+  for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates with unbiased bounded draws
+    const uint64_t range = static_cast<uint64_t>(i) + 1, threshold = (uint64_t(0) - range) % range;
+    uint64_t r;
+    do r = g();
+    while (r < threshold);
+    std::swap(tr[static_cast<size_t>(i)], tr[static_cast<size_t>(r % range)]);
+  }
+  const int64_t n_val = std::llround(fraction * static_cast<double>(n));
+  WHVI_CHECK(n_val >= 1 && n - n_val >= 2, "data.validation_fraction = ", fraction, " of split ", k,
+             "'s ", n, " training rows leaves ", n_val, " validation and ", n - n_val,
+             " training rows; at least 1 and 2 are needed");
+  s.test.assign(tr.end() - n_val, tr.end());
+  tr.resize(static_cast<size_t>(n - n_val));
+}
+
 std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const data::RegressionData& d) {
-  if (cfg.get_string("data.dataset") == "toy") {
+  std::vector<data::SplitIndices> out;
+  if (is_toy(cfg)) {
+    WHVI_CHECK(cfg.get_int("data.splits") == 1, cfg.source(), ": data.splits = ", cfg.get_int("data.splits"),
+               ", but the toy problem has exactly one split (all its points train the model); "
+               "set data.splits: 1 (or --set data.splits=1)");
     data::SplitIndices s;
     for (int64_t i = 0; i < d.x.size(0); ++i) s.train.push_back(i);
-    return {s};
+    out.push_back(s);
+  } else {
+    out = data::make_splits(d, cfg.get_string("data.protocol"), static_cast<int>(cfg.get_int("data.splits")),
+                            static_cast<uint64_t>(cfg.get_int("data.split_seed")),
+                            cfg.get_float("data.train_fraction"));
   }
-  return data::make_splits(d, cfg.get_string("data.protocol"),
-                           static_cast<int>(cfg.get_int("data.splits")),
-                           static_cast<uint64_t>(cfg.get_int("data.split_seed")),
-                           cfg.get_float("data.train_fraction"));
+  const double vf = cfg.get_float("data.validation_fraction");
+  if (vf > 0)
+    for (size_t k = 0; k < out.size(); ++k)
+      carve_validation(out[k], vf, static_cast<uint64_t>(cfg.get_int("data.split_seed")), k);
+  return out;
+}
+
+// Everything that can be checked before the first split trains.
+void check_before_training(const config::Config& cfg, const data::RegressionData& d,
+                           const std::vector<data::SplitIndices>& splits) {
+  if (cfg.get_int("output.grid_points") > 0)
+    WHVI_CHECK(d.x.size(1) == 1, cfg.source(), ": output.grid_points needs 1-D inputs, but ", d.name, " has ",
+               d.x.size(1), " input columns; set output.grid_points: 0");
+  for (size_t k = 0; k < splits.size(); ++k) {
+    WHVI_CHECK(splits[k].train.size() >= 2, "data set '", d.name, "' (", d.source, "): split ", k, " has ",
+               splits[k].train.size(), " training row(s); at least 2 are needed to standardise and train");
+    if (!is_toy(cfg))
+      WHVI_CHECK(!splits[k].test.empty(), "data set '", d.name, "' (", d.source, "): split ", k,
+                 " has no test rows, so nothing could be measured. ",
+                 cfg.get_string("data.protocol") == "standard"
+                     ? "Its stored index_test file is empty: fix it or use data.protocol: paper"
+                     : "The data set is too small for data.train_fraction; lower it or add rows");
+  }
 }
 
 json protocol_json(const config::Config& cfg, size_t planned, size_t done) {
   const int64_t steps = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
-  const bool toy = cfg.get_string("data.dataset") == "toy";
+  const bool toy = is_toy(cfg);
   const bool paper = cfg.get_string("data.protocol") == "paper";
+  const bool validation = cfg.get_float("data.validation_fraction") > 0;
   std::string note;
   bool shortened = false;
   if (!toy && steps < kPaperSteps) {
@@ -88,22 +144,27 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done) {
     shortened = true;
     note += "shortened: " + std::to_string(planned) + " of the paper's 8 splits. ";
   }
+  if (validation)
+    note += "metrics are on validation rows carved from each training split; the test rows were not read. ";
   return {{"name", toy ? "toy" : cfg.get_string("data.protocol")},
           {"splits_planned", planned},
           {"splits_done", done},
           {"steps", steps},
+          {"evaluated_on", toy ? "none" : validation ? "validation" : "test"},
           {"shortened", shortened},
           {"note", note}};
 }
 
 json summary_json(const std::vector<json>& splits) {
   json s = json::object();
-  for (const char* key : {"rmse", "mnll", "mnll_paper", "steps_per_second", "train_seconds"}) {
+  std::vector<std::string> keys(train::regression_metric_names().begin(), train::regression_metric_names().end());
+  keys.insert(keys.end(), {"noise_var", "steps_per_second", "train_seconds"});
+  for (const auto& key : keys) {
     std::vector<double> v;
     for (const auto& r : splits)
       if (r.contains(key) && r[key].is_number()) v.push_back(r[key].get<double>());
     const auto m = train::summarize(v);
-    if (m.n == 0)  // e.g. the toy problem has no test rows
+    if (m.n == 0)  // the toy problem has no test rows
       s[key] = {{"mean", nullptr}, {"std", nullptr}, {"sem", nullptr}, {"n", 0}};
     else
       s[key] = {{"mean", m.mean}, {"std", m.std}, {"sem", m.sem}, {"n", m.n}};
@@ -121,28 +182,72 @@ json environment_json() {
           {"cpu_model", cpu_model()}};
 }
 
-void save_checkpoint(const std::string& path, models::RegressionModel& model,
-                     const config::Config& cfg, size_t split, int64_t d_in) {
+// ---- checkpoints ----------------------------------------------------------------
+
+void hash_tensor(Fnv1a64& h, const torch::Tensor& t_in) {
+  const auto t = t_in.detach().contiguous().cpu();
+  const std::string dt(c10::toString(t.scalar_type()));
+  h.add(dt.data(), dt.size());
+  for (auto s : t.sizes()) h.add_value(static_cast<int64_t>(s));
+  h.add(t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
+}
+
+std::string hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The split's data as the model saw it: a checkpoint is only valid for these bits.
+std::string data_fingerprint(const data::PreparedSplit& p) {
+  Fnv1a64 h;
+  for (const auto* t : {&p.x_train, &p.y_train, &p.x_test, &p.y_test}) hash_tensor(h, *t);
+  return hex(h.value());
+}
+
+struct CheckpointMeta {
+  std::string config_yaml, source, data_fp;
+  int64_t split = 0, d_in = 0;
+  double y_mean = 0, y_std = 1;
+};
+
+std::string checkpoint_checksum(models::RegressionModel& model, const CheckpointMeta& m) {
+  Fnv1a64 h;
+  for (const auto& p : model.named_parameters()) {
+    h.add(p.key().data(), p.key().size());
+    hash_tensor(h, p.value());
+  }
+  for (const auto* s : {&m.config_yaml, &m.data_fp}) h.add(s->data(), s->size());
+  h.add_value(m.split).add_value(m.d_in).add_value(m.y_mean).add_value(m.y_std);
+  return hex(h.value());
+}
+
+void save_checkpoint(const std::string& path, models::RegressionModel& model, const CheckpointMeta& m) {
   torch::serialize::OutputArchive ar;
   for (const auto& p : model.named_parameters()) ar.write("param/" + p.key(), p.value());
-  ar.write("meta/config_yaml", c10::IValue(cfg.dump_yaml()));
-  ar.write("meta/source", c10::IValue(cfg.source()));
-  ar.write("meta/split", c10::IValue(static_cast<int64_t>(split)));
-  ar.write("meta/d_in", c10::IValue(d_in));
-  ar.write("meta/y_mean", c10::IValue(model.y_mean()));
-  ar.write("meta/y_std", c10::IValue(model.y_std()));
+  ar.write("meta/config_yaml", c10::IValue(m.config_yaml));
+  ar.write("meta/source", c10::IValue(m.source));
+  ar.write("meta/split", c10::IValue(m.split));
+  ar.write("meta/d_in", c10::IValue(m.d_in));
+  ar.write("meta/y_mean", c10::IValue(m.y_mean));
+  ar.write("meta/y_std", c10::IValue(m.y_std));
+  ar.write("meta/data_fingerprint", c10::IValue(m.data_fp));
+  ar.write("meta/checksum", c10::IValue(checkpoint_checksum(model, m)));
   std::ostringstream os;
   ar.save_to(os);
   write_file_atomic(path, os.str());
 }
 
+// ---- results ----------------------------------------------------------------------
+
 // Predictions on a 1-D grid (CSV) and a PNG via scripts/plot_toy.sh.
 void write_grid(models::RegressionModel& model, const data::RegressionData& d,
-                const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem) {
+                const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem,
+                const at::Generator& gen) {
   const auto grid = data::grid_1d(cfg.get_float("output.grid_lo"), cfg.get_float("output.grid_hi"),
                                   static_cast<int>(cfg.get_int("output.grid_points")));
   const auto xs = (grid - prep.stats.x_mean) / prep.stats.x_std;
-  const auto f = train::predict_samples(model, xs, cfg.get_int("evaluation.mc_samples"));
+  const auto f = train::predict_samples(model, xs, cfg.get_int("evaluation.mc_samples"), gen);
   const auto mean = f.mean(0);
   const auto sd = (f.var(0, false) + train::noise_var_original(model)).sqrt();
   std::ostringstream pred, dat;
@@ -172,6 +277,103 @@ void write_grid(models::RegressionModel& model, const data::RegressionData& d,
     spdlog::warn("plotting failed ({}); the CSV files are written", cmd);
 }
 
+// A finished split's file, checked before --resume trusts it.
+json read_split_file(const std::string& path, const std::string& fp) {
+  const auto r = read_json(path);
+  const std::string fix = " Delete it to recompute that split.";
+  WHVI_CHECK(r.is_object(), path, " is not a split result (expected a JSON object)." + fix);
+  WHVI_CHECK(r.contains("config_fingerprint") && r["config_fingerprint"].is_string(), path,
+             " has no configuration fingerprint (it was written by an older whvi, or edited), so it "
+             "cannot be matched to this configuration.", fix);
+  WHVI_CHECK(r["config_fingerprint"].get<std::string>() == fp, path,
+             " was produced by a different configuration; delete ", fs::path(path).parent_path().string(),
+             " or choose another output.name to keep both");
+  for (const char* key : train::regression_metric_names()) {
+    if (!r.contains(key)) continue;
+    const auto& v = r[key];
+    WHVI_CHECK(v.is_null() || v.is_number(), path, ": '", key, "' is not a number.", fix);
+    if (v.is_null()) continue;
+    const double x = v.get<double>();
+    const bool nonneg = std::string(key) != "mnll" && std::string(key) != "mnll_paper";
+    WHVI_CHECK(std::isfinite(x) && (!nonneg || x >= 0), path, ": '", key, "' = ", x,
+               " is not a possible value.", fix);
+  }
+  return r;
+}
+
+json metrics_json(const train::RegressionMetrics& m) {
+  json j = json::object();
+  for (const char* key : train::regression_metric_names()) {
+    const double v = train::metric_value(m, key);
+    j[key] = std::isfinite(v) ? json(v) : json(nullptr);
+  }
+  return j;
+}
+
+// Trains and evaluates split k; returns its record (also written to stem.json).
+json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+               size_t k, const std::string& stem, const std::string& label, const std::string& fp) {
+  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  const auto prep = data::prepare_split(d, split);
+  models::RegressionModel model(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
+                                prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit));
+  spdlog::info("{}: {} train / {} {} rows, {} parameters", label, prep.x_train.size(0), prep.x_test.size(0),
+               cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", model.num_params());
+  const auto ts = train::train_regression(model, prep.x_train, prep.y_train.squeeze(1), cfg,
+                                          make_generator(seed, k, Stream::kTrain), label);
+  const auto t_eval = std::chrono::steady_clock::now();
+  const auto y_test = prep.y_test.squeeze(1).to(torch::kFloat64);
+  const auto f = train::predict_samples(model, prep.x_test, cfg.get_int("evaluation.mc_samples"),
+                                        make_generator(seed, k, Stream::kEval));
+  const double noise_var = train::noise_var_original(model);
+  const auto m = train::regression_metrics(f, y_test, noise_var);
+  const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
+  if (y_test.size(0) > 0)
+    for (const char* key : train::regression_metric_names())
+      WHVI_CHECK(std::isfinite(train::metric_value(m, key)), label, ": the test ", key, " is ",
+                 train::metric_value(m, key), " over ", y_test.size(0),
+                 " rows: the numbers overflow (largest |test target| ", y_test.abs().max().item<double>(),
+                 ", noise variance ", noise_var, "); rescale the target column");
+  json r = {{"split", k},
+            {"n_train", prep.x_train.size(0)},
+            {"n_test", prep.x_test.size(0)},
+            {"seed", seed},
+            {"steps", ts.steps},
+            {"train_seconds", ts.seconds},
+            {"steps_per_second", ts.steps_per_second},
+            {"eval_seconds", eval_s},
+            {"final_neg_elbo", ts.final_loss},
+            {"noise_var", noise_var},
+            {"params", {{"total", model.num_params()}}},
+            {"config_fingerprint", fp},
+            {"whvi_commit", git_commit()}};
+  r.update(metrics_json(m));
+  if (cfg.get_bool("output.checkpoints"))
+    save_checkpoint(stem + ".ckpt", model,
+                    {cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),
+                     prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>()});
+  if (cfg.get_int("output.grid_points") > 0)
+    write_grid(model, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
+  write_file_atomic(stem + ".json", r.dump(2) + "\n");
+  spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
+               m.rmse, m.mnll, m.coverage_95, m.crps, ts.seconds, ts.steps_per_second);
+  return r;
+}
+
+// Without --resume, files of an earlier run of this experiment would sit
+// beside the new record: remove them first.
+void remove_stale_split_files(const fs::path& exp_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(exp_dir, ec)) return;
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(exp_dir, ec))
+    if (e.path().filename().string().rfind("split-", 0) == 0 && e.is_regular_file(ec)) stale.push_back(e.path());
+  if (stale.empty()) return;
+  spdlog::warn("removing {} file(s) of an earlier run in {} (use --resume to keep finished splits)",
+               stale.size(), exp_dir.string());
+  for (const auto& p : stale) fs::remove(p, ec);
+}
+
 }  // namespace
 
 json run_train(const TrainOptions& o) {
@@ -184,8 +386,12 @@ json run_train(const TrainOptions& o) {
 
   const auto d = load_data(cfg);
   const auto splits = load_splits(cfg, d);
+  check_before_training(cfg, d, splits);
   spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", d.name, d.source, d.x.size(0),
                d.x.size(1), splits.size());
+  const FileLock lock((out_dir / (name + ".lock")).string(),
+                      "experiment '" + name + "' in " + out_dir.string());
+  if (!o.resume) remove_stale_split_files(exp_dir);
 
   json doc = environment_json();
   doc["experiment"] = name;
@@ -194,9 +400,12 @@ json run_train(const TrainOptions& o) {
   doc["command"] = o.command_line;
   doc["config"] = cfg.to_json();
   doc["config_file"] = o.config_path;
+  if (data::is_synthetic(cfg.get_string("data.dataset"))) {
+    const auto fl = data::synthetic_floor(cfg.get_string("data.dataset").substr(10));
+    doc["noise_floor"] = {{"rmse", fl.rmse}, {"mnll", fl.mnll}, {"mnll_homoscedastic", fl.mnll_homoscedastic}};
+  }
 
   const std::string fp = fingerprint(cfg);
-  const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
   std::vector<json> done;
   // The experiment record, rewritten atomically after each split.
   auto write_doc = [&] {
@@ -209,105 +418,112 @@ json run_train(const TrainOptions& o) {
   for (size_t k = 0; k < splits.size(); ++k) {
     const std::string stem = split_stem(exp_dir, k);
     if (o.resume && fs::exists(stem + ".json")) {
-      auto prev = read_json(stem + ".json");
-      WHVI_CHECK(prev.value("config_fingerprint", std::string()) == fp, stem,
-                 ".json was produced by a different configuration; delete ", exp_dir.string(),
-                 " or choose another output.name to keep both");
+      done.push_back(read_split_file(stem + ".json", fp));
       spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
-      done.push_back(prev);
       continue;
     }
-    const auto prep = data::prepare_split(d, splits[k]);
-    models::RegressionModel model(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
-                                  prep.stats.y_std.item<double>());
-    const std::string label = name + " split " + std::to_string(k);
-    spdlog::info("{}: {} train / {} test rows, {} parameters", label, prep.x_train.size(0),
-                 prep.x_test.size(0), model.num_params());
-    const auto ts = train::train_regression(model, prep.x_train, prep.y_train.squeeze(1), cfg, seed + k, label);
-    const auto t_eval = std::chrono::steady_clock::now();
-    const auto f = train::predict_samples(model, prep.x_test, cfg.get_int("evaluation.mc_samples"));
-    const auto m = train::regression_metrics(f, prep.y_test.squeeze(1).to(torch::kFloat64),
-                                             train::noise_var_original(model));
-    const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
-    json r = {{"split", k},
-              {"n_train", prep.x_train.size(0)},
-              {"n_test", prep.x_test.size(0)},
-              {"seed", seed + k},
-              {"steps", ts.steps},
-              {"train_seconds", ts.seconds},
-              {"steps_per_second", ts.steps_per_second},
-              {"eval_seconds", eval_s},
-              {"final_neg_elbo", ts.final_loss},
-              {"noise_var", train::noise_var_original(model)},
-              {"params", {{"total", model.num_params()}}},
-              {"config_fingerprint", fp},
-              {"whvi_commit", git_commit()}};
-    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    r["rmse"] = num(m.rmse);
-    r["mnll"] = num(m.mnll);
-    r["mnll_paper"] = num(m.mnll_paper);
-    if (cfg.get_bool("output.checkpoints")) save_checkpoint(stem + ".ckpt", model, cfg, k, d.x.size(1));
-    if (cfg.get_int("output.grid_points") > 0) {
-      WHVI_CHECK(d.x.size(1) == 1, "output.grid_points needs 1-D inputs; ", d.name, " has ", d.x.size(1));
-      write_grid(model, d, prep, cfg, stem);
+    try {
+      done.push_back(run_split(cfg, d, splits[k], k, stem, name + " split " + std::to_string(k), fp));
+    } catch (const std::exception& e) {
+      doc["failed_split"] = {{"split", k}, {"error", printable(e.what(), 2000)}};
+      write_doc();
+      throw;
     }
-    write_file_atomic(stem + ".json", r.dump(2) + "\n");
-    spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  MNLL(paper) {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
-                 m.rmse, m.mnll, m.mnll_paper, ts.seconds, ts.steps_per_second);
-    done.push_back(r);
+    doc.erase("failed_split");
     if (done.size() < splits.size()) write_doc();
   }
   write_doc();  // also when every split was resumed
   const auto& s = doc["summary"];
   if (s["rmse"]["n"].get<int64_t>() == 0) {
-    spdlog::info("{}: {} split(s) trained; no test rows, so no test metrics -> {}", name, done.size(), exp_path);
+    spdlog::info("{}: {} split(s) trained; the toy problem has no test rows -> {}", name, done.size(), exp_path);
     return doc;
   }
-  spdlog::info("{}: {} split(s): RMSE {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, MNLL(paper) {:.4g} ± {:.2g} -> {}",
+  spdlog::info("{}: {} split(s): RMSE {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, coverage95 {:.3g}, CRPS {:.4g} -> {}",
                name, done.size(), s["rmse"]["mean"].get<double>(), s["rmse"]["std"].get<double>(),
                s["mnll"]["mean"].get<double>(), s["mnll"]["std"].get<double>(),
-               s["mnll_paper"]["mean"].get<double>(), s["mnll_paper"]["std"].get<double>(), exp_path);
+               s["coverage_95"]["mean"].get<double>(), s["crps"]["mean"].get<double>(), exp_path);
   return doc;
 }
 
 json run_eval(const EvalOptions& o) {
+  std::error_code ec;
+  WHVI_CHECK(fs::exists(o.checkpoint, ec), "checkpoint '", o.checkpoint,
+             "' does not exist (checkpoints are written as output.dir/NAME/split-KK.ckpt)");
+  WHVI_CHECK(fs::is_regular_file(o.checkpoint, ec), "checkpoint '", o.checkpoint, "' is not a file");
   torch::serialize::InputArchive ar;
   try {
     ar.load_from(o.checkpoint);
   } catch (const c10::Error& e) {
-    throw Error("cannot read checkpoint " + o.checkpoint + ": " + e.what_without_backtrace());
+    throw Error("'" + o.checkpoint + "' is not a readable whvi checkpoint (damaged, truncated or another kind " +
+                "of file): " + printable(e.what_without_backtrace()) +
+                ". Re-create it by training that split again");
   }
   c10::IValue v;
   auto read_iv = [&](const std::string& key) {
-    WHVI_CHECK(ar.try_read(key, v), o.checkpoint, " is not a whvi checkpoint (missing ", key, ")");
+    bool ok = false;
+    try {
+      ok = ar.try_read(key, v);
+    } catch (const c10::Error& e) {
+      throw Error("'" + o.checkpoint + "' is damaged: cannot read " + key + ": " +
+                  printable(e.what_without_backtrace()));
+    }
+    WHVI_CHECK(ok, o.checkpoint, " is not a checkpoint of this whvi version (missing ", key,
+               "); re-create it by training that split again");
     return v;
   };
-  const std::string yaml = read_iv("meta/config_yaml").toStringRef();
-  const auto cfg = config::Config::parse(yaml, o.checkpoint + " (embedded config)");
-  const auto split = static_cast<size_t>(read_iv("meta/split").toInt());
-  const int64_t d_in = read_iv("meta/d_in").toInt();
-  const double y_mean = read_iv("meta/y_mean").toDouble(), y_std = read_iv("meta/y_std").toDouble();
+  CheckpointMeta meta;
+  try {
+    meta.config_yaml = read_iv("meta/config_yaml").toStringRef();
+    meta.split = read_iv("meta/split").toInt();
+    meta.d_in = read_iv("meta/d_in").toInt();
+    meta.y_mean = read_iv("meta/y_mean").toDouble();
+    meta.y_std = read_iv("meta/y_std").toDouble();
+    meta.data_fp = read_iv("meta/data_fingerprint").toStringRef();
+  } catch (const c10::Error& e) {
+    throw Error("'" + o.checkpoint + "' is damaged: " + printable(e.what_without_backtrace()));
+  }
+  const std::string stored_sum = read_iv("meta/checksum").toStringRef();
+  const auto cfg = config::Config::parse(meta.config_yaml, o.checkpoint + " (embedded config)");
+  WHVI_CHECK(meta.split >= 0 && meta.d_in >= 1, o.checkpoint, " is damaged (split ", meta.split, ", d_in ",
+             meta.d_in, ")");
+  const auto split = static_cast<size_t>(meta.split);
+  const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
 
-  const auto d = load_data(cfg);
-  const auto splits = load_splits(cfg, d);
-  WHVI_CHECK(split < splits.size() && d.x.size(1) == d_in, o.checkpoint,
-             ": its split or input size no longer matches the data (", d.source, ")");
-  const auto prep = data::prepare_split(d, splits[split]);
-  models::RegressionModel model(d_in, cfg, y_mean, y_std);
+  models::RegressionModel model(meta.d_in, cfg, meta.y_mean, meta.y_std, make_generator(seed, split, Stream::kInit));
   model.to(cfg.get_string("training.dtype") == "float64" ? torch::kFloat64 : torch::kFloat32);
   {
     torch::NoGradGuard ng;
     for (auto& p : model.named_parameters()) {
       torch::Tensor t;
-      WHVI_CHECK(ar.try_read("param/" + p.key(), t), o.checkpoint, ": missing parameter ", p.key());
-      WHVI_CHECK_AS(ShapeError, t.sizes() == p.value().sizes(), o.checkpoint, ": parameter ", p.key(),
-                    " has shape ", t.sizes(), ", the model expects ", p.value().sizes());
+      bool ok = false;
+      try {
+        ok = ar.try_read("param/" + p.key(), t);
+      } catch (const c10::Error& e) {
+        throw Error("'" + o.checkpoint + "' is damaged: cannot read parameter " + p.key() + ": " +
+                    printable(e.what_without_backtrace()));
+      }
+      WHVI_CHECK(ok, o.checkpoint, ": missing parameter ", p.key());
+      WHVI_CHECK_AS(ShapeError, t.sizes() == p.value().sizes() && t.scalar_type() == p.value().scalar_type(),
+                    o.checkpoint, ": parameter ", p.key(), " has shape ", t.sizes(), " (", t.scalar_type(),
+                    "), the model expects ", p.value().sizes(), " (", p.value().scalar_type(), ")");
       p.value().copy_(t);
     }
   }
+  WHVI_CHECK(checkpoint_checksum(model, meta) == stored_sum, "'", o.checkpoint,
+             "' is corrupted: its contents do not match the checksum stored when it was written. "
+             "Re-create it by training that split again (delete its split-KK.json and run whvi train --resume)");
+
+  const auto d = load_data(cfg);
+  const auto splits = load_splits(cfg, d);
+  WHVI_CHECK(split < splits.size() && d.x.size(1) == meta.d_in, o.checkpoint,
+             ": its split or input size no longer matches the data (", d.source, ")");
+  const auto prep = data::prepare_split(d, splits[split]);
+  WHVI_CHECK(data_fingerprint(prep) == meta.data_fp, "the data of split ", split, " (", d.source,
+             ") changed since ", o.checkpoint,
+             " was trained, so its metrics would not be comparable; retrain on the current data, or "
+             "restore the data the model was trained on");
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
-  torch::manual_seed(static_cast<uint64_t>(cfg.get_int("training.seed")) + split + 7919);
-  const auto f = train::predict_samples(model, prep.x_test, S);
+  const auto f = train::predict_samples(model, prep.x_test, S, make_generator(seed, split, Stream::kEval));
   const auto m = train::regression_metrics(f, prep.y_test.squeeze(1).to(torch::kFloat64),
                                            train::noise_var_original(model));
   json r = environment_json();
@@ -316,9 +532,8 @@ json run_eval(const EvalOptions& o) {
   r["split"] = split;
   r["mc_samples"] = S;
   r["n_test"] = prep.x_test.size(0);
-  r["rmse"] = m.rmse;
-  r["mnll"] = m.mnll;
-  r["mnll_paper"] = m.mnll_paper;
+  r["evaluated_on"] = cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test";
+  r.update(metrics_json(m));
   return r;
 }
 

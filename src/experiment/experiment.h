@@ -5,13 +5,26 @@
 //   O/E.json              the experiment: resolved config, versions, command,
 //                         per-split results and the summary; rewritten
 //                         atomically after every split ("complete": false
-//                         until the last one).
+//                         until the last one; a split that failed is named in
+//                         "failed_split").
 //   O/E/split-KK.json     one split's results, written atomically as soon as
 //                         the split finishes.
-//   O/E/split-KK.ckpt     its model (output.checkpoints), for `whvi eval`.
+//   O/E/split-KK.ckpt     its model (output.checkpoints), for `whvi eval`,
+//                         with a checksum of its contents and a fingerprint
+//                         of the split's data, both verified on loading.
+//   O/E.lock              held while the experiment runs: a second run into
+//                         the same experiment is refused.
 // With resume, splits whose split file exists (for the same configuration)
 // are loaded instead of re-run, so a killed sweep loses only the split that
-// was running.
+// was running. Without resume, split files of an earlier run are removed
+// first.
+//
+// Randomness: split k's initialisation, mini-batches and training noise come
+// from generators seeded from (training.seed, k) only, and its test-time
+// samples from another stream of the same pair, so a split gives the same
+// bits whether it runs alone, after other splits or after --resume, and
+// `whvi eval` of its checkpoint reproduces its metrics exactly (same thread
+// count).
 #pragma once
 
 #include <string>

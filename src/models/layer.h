@@ -1,11 +1,15 @@
 // Bayesian layers behind one small interface, created by kind from the
-// registry (registry.cpp). A network is a stack of these (models/mlp.h).
+// registry (registry.cpp). A network is a stack of these (models/regression_model.h).
 //
 // Shapes: forward takes x [N, in_features] and returns [N, out_features].
 // In Mode::kSample every row gets its own independent draw of the layer's
 // randomness (local reparameterisation for the Gaussian layers, a per-row
 // mask for dropout), so N = (MC samples) x (batch) rows give independent
 // samples. Mode::kMean uses the posterior mean weights (no randomness).
+//
+// Randomness: a layer draws its initial values from the generator in its
+// LayerContext and its samples from the generator passed to forward; it never
+// touches LibTorch's global generator (common/rng.h).
 #pragma once
 
 #include <functional>
@@ -15,6 +19,7 @@
 
 #include <torch/torch.h>
 
+#include "common/rng.h"
 #include "config/config.h"
 
 namespace whvi::models {
@@ -25,8 +30,9 @@ class BayesianLayer : public torch::nn::Module {
  public:
   BayesianLayer(std::string kind, int64_t in_features, int64_t out_features);
 
-  // Checks the input's shape and dtype, then calls forward_impl.
-  torch::Tensor forward(const torch::Tensor& x, Mode mode);
+  // Checks the input's shape, then calls forward_impl. kSample draws from
+  // `gen` (required); kMean needs none.
+  torch::Tensor forward(const torch::Tensor& x, Mode mode, const at::Generator& gen = {});
   // KL(q || p) of this layer's variational parameters (for MCD: the
   // weight-decay term of its variational interpretation). A scalar.
   torch::Tensor kl() { return kl_impl(); }
@@ -38,7 +44,7 @@ class BayesianLayer : public torch::nn::Module {
   int64_t out_features() const { return out_; }
 
  protected:
-  virtual torch::Tensor forward_impl(const torch::Tensor& x, Mode mode) = 0;
+  virtual torch::Tensor forward_impl(const torch::Tensor& x, Mode mode, const at::Generator& gen) = 0;
   virtual torch::Tensor kl_impl() = 0;
 
  private:
@@ -50,8 +56,10 @@ using LayerPtr = std::shared_ptr<BayesianLayer>;
 
 // Where a layer sits in the network (some kinds behave differently at the
 // output, e.g. MCD applies no dropout there).
+// `gen` draws the initial values (required).
 struct LayerContext {
   bool is_output = false;
+  at::Generator gen;
 };
 
 using LayerFactory =
@@ -60,7 +68,7 @@ using LayerFactory =
 // Creates a layer of a registered kind; an unknown kind is an error listing
 // the registered ones.
 LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const config::Config& cfg,
-                    const LayerContext& ctx = {});
+                    const LayerContext& ctx);
 std::vector<std::string> registered_layer_kinds();
 
 // Number of trainable scalars of a module (parameters with requires_grad).

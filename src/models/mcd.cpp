@@ -14,22 +14,22 @@ namespace {
 
 class McdLayer : public BayesianLayer {
  public:
-  McdLayer(int64_t in, int64_t out, const config::Config& cfg, bool is_output)
+  McdLayer(int64_t in, int64_t out, const config::Config& cfg, bool is_output, const at::Generator& gen)
       : BayesianLayer("mcd", in, out) {
     p_ = is_output ? 0.0 : cfg.get_float("model.mcd.dropout");
     const double l = cfg.get_float("model.mcd.length_scale");
     decay_ = (1.0 - p_) * l * l / 2.0;
     const double a = 1.0 / std::sqrt(static_cast<double>(in));
     torch::NoGradGuard ng;
-    w_ = register_parameter("w", torch::empty({in, out}).uniform_(-a, a));
-    b_ = register_parameter("b", torch::empty({out}).uniform_(-a, a));
+    w_ = register_parameter("w", torch::empty({in, out}).uniform_(-a, a, gen));
+    b_ = register_parameter("b", torch::empty({out}).uniform_(-a, a, gen));
   }
 
  protected:
-  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode) override {
+  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode, const at::Generator& gen) override {
     auto y = torch::addmm(b_, x, w_);
     if (mode == Mode::kMean || p_ == 0.0) return y;
-    auto keep = torch::empty_like(y).bernoulli_(1.0 - p_);
+    auto keep = torch::empty_like(y).bernoulli_(1.0 - p_, gen);
     return y * keep * (1.0 / (1.0 - p_));
   }
 
@@ -43,7 +43,7 @@ class McdLayer : public BayesianLayer {
 }  // namespace
 
 LayerPtr make_mcd_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<McdLayer>(in, out, cfg, ctx.is_output);
+  return std::make_shared<McdLayer>(in, out, cfg, ctx.is_output, ctx.gen);
 }
 
 }  // namespace whvi::models

@@ -14,25 +14,26 @@ namespace {
 
 class MfgLayer : public BayesianLayer {
  public:
-  MfgLayer(int64_t in, int64_t out, const config::Config& cfg) : BayesianLayer("mfg", in, out) {
+  MfgLayer(int64_t in, int64_t out, const config::Config& cfg, const at::Generator& gen)
+      : BayesianLayer("mfg", in, out) {
     const double pv = cfg.get_float("model.mfg.prior_var");
     prior_var_ = pv > 0 ? pv : 1.0 / static_cast<double>(in);
     bias_prior_var_ = cfg.get_float("model.mfg.bias_prior_var");
     const double lv = cfg.get_float("model.mfg.init_logvar");
     const double a = cfg.get_float("model.mfg.init_mean_scale") / std::sqrt(static_cast<double>(in));
     torch::NoGradGuard ng;
-    w_mu_ = register_parameter("w_mu", torch::empty({in, out}).uniform_(-a, a));
+    w_mu_ = register_parameter("w_mu", torch::empty({in, out}).uniform_(-a, a, gen));
     w_logvar_ = register_parameter("w_logvar", torch::full({in, out}, lv));
     b_mu_ = register_parameter("b_mu", torch::zeros({out}));
     b_logvar_ = register_parameter("b_logvar", torch::full({out}, lv));
   }
 
  protected:
-  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode) override {
+  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode, const at::Generator& gen) override {
     auto mean = torch::addmm(b_mu_, x, w_mu_);
     if (mode == Mode::kMean) return mean;
     auto var = torch::addmm(b_logvar_.exp(), x.square(), w_logvar_.exp());
-    return mean + var.sqrt() * torch::randn_like(mean);
+    return mean + var.sqrt() * torch::randn(mean.sizes(), gen, mean.options());
   }
 
   torch::Tensor kl_impl() override {
@@ -47,8 +48,8 @@ class MfgLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_mfg_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext&) {
-  return std::make_shared<MfgLayer>(in, out, cfg);
+LayerPtr make_mfg_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
+  return std::make_shared<MfgLayer>(in, out, cfg, ctx.gen);
 }
 
 }  // namespace whvi::models

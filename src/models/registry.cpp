@@ -23,10 +23,11 @@ BayesianLayer::BayesianLayer(std::string kind, int64_t in, int64_t out)
   WHVI_CHECK(in >= 1 && out >= 1, "layer '", kind_, "': sizes must be >= 1, got ", in, " -> ", out);
 }
 
-torch::Tensor BayesianLayer::forward(const torch::Tensor& x, Mode mode) {
+torch::Tensor BayesianLayer::forward(const torch::Tensor& x, Mode mode, const at::Generator& gen) {
   WHVI_CHECK_AS(ShapeError, x.dim() == 2 && x.size(1) == in_, "layer '", kind_, "' (", in_, " -> ",
                 out_, "): expected input [N, ", in_, "], got ", x.sizes());
-  auto y = forward_impl(x, mode);
+  WHVI_ASSERT(mode == Mode::kMean || gen.defined());
+  auto y = forward_impl(x, mode, gen);
   WHVI_ASSERT(y.dim() == 2 && y.size(0) == x.size(0) && y.size(1) == out_);
   return y;
 }
@@ -42,6 +43,7 @@ int64_t BayesianLayer::num_params() const { return count_trainable(*this); }
 
 LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const config::Config& cfg,
                     const LayerContext& ctx) {
+  WHVI_ASSERT(ctx.gen.defined());
   for (const auto& [name, factory] : registry())
     if (name == kind) return factory(in, out, cfg, ctx);
   std::string known;

@@ -1,14 +1,35 @@
 #include "models/regression_model.h"
 
+#include <unistd.h>
+
 #include <cmath>
 
 namespace whvi::models {
 
+double estimated_param_count(int64_t d_in, const config::Config& cfg) {
+  const double depth = static_cast<double>(cfg.get_int("model.depth"));
+  const double w = static_cast<double>(cfg.get_int("model.width"));
+  const double in = static_cast<double>(d_in);
+  if (depth == 0) return 2.0 * (in + 1.0);
+  // mean-field layers hold two numbers per weight; WHVI far fewer
+  return 2.0 * ((in + 1.0) * w + (depth - 1.0) * (w + 1.0) * w + (w + 1.0));
+}
+
 RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean,
-                                 double y_std)
+                                 double y_std, const at::Generator& init)
     : y_mean_(y_mean), y_std_(y_std) {
   WHVI_CHECK(y_std > 0 && std::isfinite(y_std) && std::isfinite(y_mean),
              "regression model: bad target statistics mean=", y_mean, " std=", y_std);
+  {
+    // parameters, gradients and Adam's two moments, in float64 at most
+    const double bytes = estimated_param_count(d_in, cfg) * 4.0 * 8.0;
+    const double mem = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                       static_cast<double>(::sysconf(_SC_PAGESIZE));
+    WHVI_CHECK(!(mem > 0) || bytes < 0.5 * mem, "model.depth = ", cfg.get_int("model.depth"),
+               " and model.width = ", cfg.get_int("model.width"), " make a network that needs about ",
+               bytes / 1e9, " GB for its parameters and optimiser state, more than half of this "
+               "machine's ", mem / 1e9, " GB: lower model.width (or model.depth)");
+  }
   const std::string kind = cfg.get_string("model.kind");
   const int64_t depth = cfg.get_int("model.depth"), width = cfg.get_int("model.width");
   activation_ = cfg.get_string("model.activation");
@@ -17,20 +38,21 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
   if (out_kind == "same") out_kind = kind;
   int64_t in = d_in;
   for (int64_t l = 0; l < depth; ++l) {
-    layers_.push_back(make_layer(kind, in, width, cfg, {false}));
+    layers_.push_back(make_layer(kind, in, width, cfg, {false, init}));
     register_module("layer" + std::to_string(l), layers_.back());
     in = width;
   }
-  layers_.push_back(make_layer(out_kind, in, 1, cfg, {true}));
+  layers_.push_back(make_layer(out_kind, in, 1, cfg, {true, init}));
   register_module("layer" + std::to_string(depth), layers_.back());
   log_noise_var_ = register_parameter(
       "log_noise_var", torch::full({1}, cfg.get_float("likelihood.init_log_noise_var")));
 }
 
-torch::Tensor RegressionModel::forward_std(const torch::Tensor& x, Mode mode) {
+torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, Mode mode,
+                                                   const at::Generator& gen) {
   torch::Tensor h = x;
   for (size_t l = 0; l < layers_.size(); ++l) {
-    h = layers_[l]->forward(h, mode);
+    h = layers_[l]->forward(h, mode, gen);
     if (l + 1 == layers_.size()) break;
     if (activation_ == "relu") h = torch::relu(h);
     else if (activation_ == "cos") h = torch::cos(h);
@@ -46,11 +68,5 @@ torch::Tensor RegressionModel::kl() {
 }
 
 int64_t RegressionModel::num_params() const { return count_trainable(*this); }
-
-torch::Tensor gaussian_log_prob(const torch::Tensor& y, const torch::Tensor& f,
-                                const torch::Tensor& log_var) {
-  static const double kLog2Pi = std::log(2.0 * M_PI);  // ln(2 pi), not log2(pi) as the authors' code
-  return -0.5 * (kLog2Pi + log_var + (y - f).square() * (-log_var).exp());
-}
 
 }  // namespace whvi::models

@@ -17,10 +17,14 @@ class RegressionModel : public torch::nn::Module {
  public:
   // Hidden layers of cfg model.kind (model.depth x model.width), output
   // layer per model.output_layer. y_mean/y_std: training target statistics.
-  RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean, double y_std);
+  // `init` draws the initial parameter values. A network whose parameters
+  // would not fit in this machine's memory is refused before allocation.
+  RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
+                  const at::Generator& init);
 
-  // f on the standardised target scale: x [N, d_in] -> [N].
-  torch::Tensor forward_std(const torch::Tensor& x, Mode mode);
+  // f on the standardised target scale: x [N, d_in] -> [N]. kSample draws
+  // from `gen`.
+  torch::Tensor forward_standardized(const torch::Tensor& x, Mode mode, const at::Generator& gen = {});
   // Sum of the layers' KL terms.
   torch::Tensor kl();
   // Learned log noise variance on the standardised scale (a 1-element parameter).
@@ -38,8 +42,8 @@ class RegressionModel : public torch::nn::Module {
   double y_mean_, y_std_;
 };
 
-// Gaussian log density log N(y | f, exp(log_var)), elementwise.
-torch::Tensor gaussian_log_prob(const torch::Tensor& y, const torch::Tensor& f,
-                                const torch::Tensor& log_var);
+// Rough count of the scalars a network of this config would hold (an upper
+// bound, for the memory check).
+double estimated_param_count(int64_t d_in, const config::Config& cfg);
 
 }  // namespace whvi::models

@@ -32,7 +32,7 @@ namespace {
 
 class WhviLayer : public BayesianLayer {
  public:
-  WhviLayer(int64_t in, int64_t out, const config::Config& cfg)
+  WhviLayer(int64_t in, int64_t out, const config::Config& cfg, const at::Generator& gen)
       : BayesianLayer("whvi", in, out) {
     d_ = int64_t{1} << kernels::log2_exact(in);
     blocks_ = (out + d_ - 1) / d_;
@@ -43,10 +43,10 @@ class WhviLayer : public BayesianLayer {
     bias_prior_var_ = cfg.get_float("model.whvi.bias_prior_var");
     torch::NoGradGuard ng;
     const double a = std::sqrt(6.0 / static_cast<double>(d_));
-    s1_ = register_parameter("s1", torch::empty({blocks_, d_}).uniform_(-a, a));
-    s2_ = register_parameter("s2", torch::empty({blocks_, d_}).uniform_(-a, a));
-    g_mu_ = register_parameter("g_mu",
-                               torch::randn({groups, d_}) * cfg.get_float("model.whvi.init_g_mean_std"));
+    s1_ = register_parameter("s1", torch::empty({blocks_, d_}).uniform_(-a, a, gen));
+    s2_ = register_parameter("s2", torch::empty({blocks_, d_}).uniform_(-a, a, gen));
+    g_mu_ = register_parameter(
+        "g_mu", torch::randn({groups, d_}, gen) * cfg.get_float("model.whvi.init_g_mean_std"));
     g_logvar_ = register_parameter("g_logvar",
                                    torch::full({groups, d_}, cfg.get_float("model.whvi.init_g_logvar")));
     if (bias_kind_ != "none") b_mu_ = register_parameter("b_mu", torch::zeros({out}));
@@ -55,18 +55,18 @@ class WhviLayer : public BayesianLayer {
   }
 
  protected:
-  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode) override {
+  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode, const at::Generator& gen) override {
     const int64_t n = x.size(0);
     auto xp = d_ == in_features() ? x : torch::constant_pad_nd(x, {0, d_ - in_features()});
     torch::Tensor eps;
-    if (mode == Mode::kSample) eps = torch::randn({n, shared_ ? 1 : blocks_, d_}, x.options());
+    if (mode == Mode::kSample) eps = torch::randn({n, shared_ ? 1 : blocks_, d_}, gen, x.options());
     auto y = ops::whvi_matvec(xp, eps, s1_, s2_, g_mu_, (0.5 * g_logvar_).exp(), shared_);
     y = y.view({n, blocks_ * d_});
     if (blocks_ * d_ != out_features()) y = y.narrow(1, 0, out_features());
     if (bias_kind_ == "deterministic") return y + b_mu_;
     if (bias_kind_ == "bayesian") {
       if (mode == Mode::kMean) return y + b_mu_;
-      return y + b_mu_ + (0.5 * b_logvar_).exp() * torch::randn({n, out_features()}, x.options());
+      return y + b_mu_ + (0.5 * b_logvar_).exp() * torch::randn({n, out_features()}, gen, x.options());
     }
     return y;
   }
@@ -87,8 +87,8 @@ class WhviLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext&) {
-  return std::make_shared<WhviLayer>(in, out, cfg);
+LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
+  return std::make_shared<WhviLayer>(in, out, cfg, ctx.gen);
 }
 
 }  // namespace whvi::models

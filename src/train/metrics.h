@@ -1,5 +1,12 @@
 // Test metrics for regression from Monte Carlo predictive samples.
+//
+// The predictive distribution is the Monte Carlo mixture
+//   p(y | x) = (1/S) sum_s N(y | f_s(x), noise_var),
+// and every metric is a property of that mixture (not of a single Gaussian
+// fitted to it), in original units.
 #pragma once
+
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -9,13 +16,35 @@ struct RegressionMetrics {
   double rmse = 0;        // RMSE of the MC-mean prediction
   double mnll = 0;        // -mean_n log mean_s p(y_n | f_s): the predictive density
   double mnll_paper = 0;  // mean_n mean_s -log p(y_n | f_s): the WHVI authors' convention
+  // Fraction of test targets inside the central 50/90/95% interval of the
+  // mixture. y lies inside the central level-a interval exactly when its PIT
+  // value F(y) (the mixture CDF at y) is within a/2 of 1/2, so no quantile is
+  // searched for.
+  double coverage_50 = 0, coverage_90 = 0, coverage_95 = 0;
+  // mean over a = 0.05, 0.10, ..., 0.95 of |a - coverage(a)|
+  double calibration_error = 0;
+  // Continuous ranked probability score of the mixture (closed form for a
+  // mixture of Gaussians, Grimit et al. 2006), mean over test points; lower is
+  // better, in the units of y.
+  double crps = 0;
 };
+
+// The metric names in the order they are written and tabulated.
+const std::vector<const char*>& regression_metric_names();
+double metric_value(const RegressionMetrics& m, const std::string& name);
 
 // f: [S, N] predictive means of S samples, y: [N], both in original units;
 // noise_var: the likelihood's noise variance in original units. Computed in
-// float64; the mean over samples of p uses a stable log-sum-exp.
+// float64; the mean over samples of p uses a stable log-sum-exp. N = 0 gives
+// NaN everywhere.
 RegressionMetrics regression_metrics(const torch::Tensor& f, const torch::Tensor& y,
                                      double noise_var);
+
+// The mixture's CDF at y (the PIT value), [N].
+torch::Tensor mixture_cdf(const torch::Tensor& f, const torch::Tensor& y, double noise_var);
+// The mixture's CRPS at each y, [N]. Exact for S <= 512; above, the mean over
+// pairs of distinct samples is estimated from 255 cyclic pairings (unbiased).
+torch::Tensor mixture_crps(const torch::Tensor& f, const torch::Tensor& y, double noise_var);
 
 // mean, population std (ddof 0), standard error std/sqrt(n) of values.
 struct Summary {

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -52,6 +54,17 @@ class FlatAdam {
   }
 
   Segment& segment(size_t i) { return segments_[i]; }
+  // Largest |parameter| (NaN if any is NaN).
+  double max_abs_param() const {
+    const T* p = flat_.data_ptr<T>();
+    double m = 0;
+    for (int64_t i = 0, n = flat_.numel(); i < n; ++i) {
+      const double a = std::fabs(static_cast<double>(p[i]));
+      if (!(a <= m)) m = a;  // propagates NaN
+      if (std::isnan(m)) return m;
+    }
+    return m;
+  }
   void zero_grad() { grad_.zero_(); }
 
   void step(double lr) {
@@ -81,12 +94,22 @@ class FlatAdam {
   std::vector<Segment> segments_;
 };
 
+constexpr double kLnTwoPi = 1.8378770664093453;  // ln(2 pi)
+
+// Throws the divergence error for `label` at step t.
+[[noreturn]] void diverged(const std::string& label, int64_t t, const std::string& what,
+                           const config::Config& cfg) {
+  throw Error(detail::concat(label, ": training diverged at step ", t, ": ", what,
+                             ". Most likely cause: ", divergence_suspects(cfg),
+                             ". Lower the learning rate (or restore those settings) and run again; "
+                             "nothing was written for this split"));
+}
+
 template <class T>
 TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
-                      const torch::Tensor& y_in, const config::Config& cfg, uint64_t seed,
+                      const torch::Tensor& y_in, const config::Config& cfg, const at::Generator& gen,
                       const std::string& label) {
   const auto dtype = std::is_same_v<T, float> ? torch::kFloat32 : torch::kFloat64;
-  torch::manual_seed(seed);
   const auto x = x_in.to(dtype).contiguous();
   const auto y = y_in.to(dtype).contiguous();
   const int64_t N = x.size(0);
@@ -109,9 +132,9 @@ TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
   auto& noise_seg = adam.segment(params.size() - 1);
   noise_seg.lr_factor = cfg.get_float("likelihood.lr_factor");
 
-  const double scale = static_cast<double>(N) / static_cast<double>(B) / static_cast<double>(S);
-  constexpr double kLog2Pi = 1.8378770664093453;  // ln(2 pi)
-  torch::Tensor perm = torch::randperm(N, torch::kInt64);
+  constexpr double kMaxAbsParam = 1e6;
+  constexpr int64_t kCheckEvery = 100;
+  torch::Tensor perm = torch::randperm(N, gen, torch::kInt64);
   int64_t pos = 0;
   TrainStats st;
   const auto t0 = std::chrono::steady_clock::now();
@@ -120,47 +143,40 @@ TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
   for (int64_t t = 0; t < total; ++t) {
     noise_seg.frozen = t < steps_fixed;
     if (pos + B > N) {
-      perm = torch::randperm(N, torch::kInt64);
+      perm = torch::randperm(N, gen, torch::kInt64);
       pos = 0;
     }
     const auto idx = perm.narrow(0, pos, B);
     pos += B;
-    auto xb = x.index_select(0, idx);
-    auto yb = y.index_select(0, idx);
-    if (S > 1) {
-      xb = xb.repeat({S, 1});
-      yb = yb.repeat({S});
-    }
-    const auto f = model.forward_std(xb, models::Mode::kSample);
+    const auto loss = negative_elbo(model, x.index_select(0, idx), y.index_select(0, idx), N, S, gen);
     const auto& lnv = model.log_noise_var();
-    // sum of -log p over the batch and samples, times N / (B S)
-    const auto nll = 0.5 * (static_cast<double>(B * S) * (kLog2Pi + lnv) +
-                            (yb - f).square().sum() * (-lnv).exp());
-    const auto loss = scale * nll + model.kl();
     adam.zero_grad();
     loss.backward();
-    adam.step(lr0 * std::pow(1.0 + gamma * static_cast<double>(t), -power));
+    const double lr = learning_rate(lr0, gamma, power, t);
+    adam.step(lr);
+    st.final_lr = lr;
 
     const bool last = t + 1 == total;
     const bool log_line = (t + 1) % log_every == 0 || last;
     const auto now = std::chrono::steady_clock::now();
     const bool progress = tty && std::chrono::duration<double>(now - last_print).count() > 0.25;
-    if (log_line || progress || (t + 1) % 1000 == 0) {
+    if (log_line || progress || (t + 1) % kCheckEvery == 0) {
       loss_value = loss.template item<double>();
-      WHVI_CHECK(std::isfinite(loss_value), label, ": training diverged at step ", t + 1, " (loss ",
-                 loss_value, "); try a lower training.lr or check the data for outliers");
+      if (!std::isfinite(loss_value))
+        diverged(label, t + 1, detail::concat("the loss is ", loss_value), cfg);
+      const double max_abs = adam.max_abs_param();
+      if (!(max_abs <= kMaxAbsParam))
+        diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), cfg);
       const double secs = std::chrono::duration<double>(now - t0).count();
       const double rate = (t + 1) / std::max(secs, 1e-9);
       if (progress && !log_line) {
         std::fprintf(stderr, "\r%s step %lld/%lld  -ELBO %.4g  lr %.3g  %.0f steps/s   ", label.c_str(),
-                     static_cast<long long>(t + 1), static_cast<long long>(total), loss_value,
-                     lr0 * std::pow(1.0 + gamma * t, -power), rate);
+                     static_cast<long long>(t + 1), static_cast<long long>(total), loss_value, lr, rate);
         last_print = now;
       } else if (log_line) {
         if (tty) std::fprintf(stderr, "\r%*s\r", 100, "");
         spdlog::info("{} step {}/{}  -ELBO {:.5g}  noise var {:.4g}  lr {:.3g}  {:.0f} steps/s", label,
-                     t + 1, total, loss_value, std::exp(lnv.template item<double>()),
-                     lr0 * std::pow(1.0 + gamma * t, -power), rate);
+                     t + 1, total, loss_value, std::exp(lnv.template item<double>()), lr, rate);
       }
     }
   }
@@ -174,23 +190,76 @@ TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
     p.set_data(p.detach().clone());
     p.mutable_grad() = torch::Tensor();
   }
+  // Final health checks: an exploded noise variance or a fit far worse than
+  // the constant predictor is divergence, not a result.
+  const double init_lnv = cfg.get_float("likelihood.init_log_noise_var");
+  const double lnv_end = model.log_noise_var().template item<double>();
+  if (!(lnv_end <= std::max(std::log(100.0), init_lnv + std::log(10.0))))
+    diverged(label, total,
+             detail::concat("the noise variance grew to ", std::exp(lnv_end),
+                            " times the variance of the training targets"),
+             cfg);
+  const int64_t n_fit = std::min<int64_t>(N, 2048);
+  const auto fit = model.forward_standardized(x.narrow(0, 0, n_fit), models::Mode::kMean);
+  const double fit_rmse = (fit - y.narrow(0, 0, n_fit)).square().mean().sqrt().template item<double>();
+  if (!(fit_rmse <= 10.0))
+    diverged(label, total,
+             detail::concat("the mean network's training RMSE is ", fit_rmse,
+                            " standard deviations of the targets (a constant predictor has 1)"),
+             cfg);
   return st;
 }
 
 }  // namespace
 
-TrainStats train_regression(models::RegressionModel& model, const torch::Tensor& x,
-                            const torch::Tensor& y, const config::Config& cfg, uint64_t seed,
-                            const std::string& label) {
-  if (cfg.get_string("training.dtype") == "float64") {
-    model.to(torch::kFloat64);
-    return train_impl<double>(model, x, y, cfg, seed, label);
-  }
-  model.to(torch::kFloat32);
-  return train_impl<float>(model, x, y, cfg, seed, label);
+double learning_rate(double lr0, double gamma, double power, int64_t t) {
+  return lr0 * std::pow(1.0 + gamma * static_cast<double>(t), -power);
 }
 
-torch::Tensor predict_samples(models::RegressionModel& model, const torch::Tensor& x_in, int64_t S) {
+torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor& xb_in, const torch::Tensor& yb_in,
+                            int64_t n_train, int64_t S, const at::Generator& gen) {
+  const int64_t B = xb_in.size(0);
+  const auto xb = S > 1 ? xb_in.repeat({S, 1}) : xb_in;
+  const auto yb = S > 1 ? yb_in.repeat({S}) : yb_in;
+  const auto f = model.forward_standardized(xb, models::Mode::kSample, gen);
+  const auto& lnv = model.log_noise_var();
+  // sum of -log p over the batch and samples, times N / (B S)
+  const auto nll = 0.5 * (static_cast<double>(B * S) * (kLnTwoPi + lnv) + (yb - f).square().sum() * (-lnv).exp());
+  const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
+  return scale * nll + model.kl();
+}
+
+std::string divergence_suspects(const config::Config& cfg) {
+  std::ostringstream os;
+  os << "training.lr = " << cfg.get_float("training.lr") << " (default "
+     << config::find_param("training.lr")->def << ")";
+  for (const auto& p : config::schema()) {
+    if (p.type != config::Type::kFloat || p.key == "training.lr") continue;
+    if (p.key.rfind("model.", 0) != 0 && p.key.rfind("likelihood.", 0) != 0 &&
+        p.key.rfind("training.", 0) != 0)
+      continue;
+    const double d = std::strtod(p.def.c_str(), nullptr), v = cfg.get_float(p.key);
+    if (d == 0 || v == d) continue;
+    const double r = std::fabs(v / d);
+    if (r > 10 || r < 0.1)
+      os << ", " << p.key << " = " << v << " (default " << p.def << ")";
+  }
+  return os.str();
+}
+
+TrainStats train_regression(models::RegressionModel& model, const torch::Tensor& x,
+                            const torch::Tensor& y, const config::Config& cfg,
+                            const at::Generator& gen, const std::string& label) {
+  if (cfg.get_string("training.dtype") == "float64") {
+    model.to(torch::kFloat64);
+    return train_impl<double>(model, x, y, cfg, gen, label);
+  }
+  model.to(torch::kFloat32);
+  return train_impl<float>(model, x, y, cfg, gen, label);
+}
+
+torch::Tensor predict_samples(models::RegressionModel& model, const torch::Tensor& x_in, int64_t S,
+                              const at::Generator& gen) {
   torch::NoGradGuard ng;
   const auto dtype = model.log_noise_var().scalar_type();
   const auto x = x_in.to(dtype).contiguous();
@@ -200,7 +269,7 @@ torch::Tensor predict_samples(models::RegressionModel& model, const torch::Tenso
   const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 17) / N);
   for (int64_t s = 0; s < S; s += chunk) {
     const int64_t c = std::min(chunk, S - s);
-    auto f = model.forward_std(c == 1 ? x : x.repeat({c, 1}), models::Mode::kSample);
+    auto f = model.forward_standardized(c == 1 ? x : x.repeat({c, 1}), models::Mode::kSample, gen);
     out.narrow(0, s, c).copy_(f.view({c, N}).to(torch::kFloat64) * model.y_std() + model.y_mean());
   }
   return out;

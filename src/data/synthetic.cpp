@@ -1,0 +1,169 @@
+#include "data/synthetic.h"
+
+#include <cmath>
+#include <random>
+
+#include "common/errors.h"
+
+namespace whvi::data {
+namespace {
+
+struct Rng {
+  explicit Rng(uint64_t seed) : g(seed) {}
+  double uniform() { return static_cast<double>(g() >> 11) * 0x1.0p-53; }  // [0, 1)
+  double normal() {
+    const double u1 = uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(6.283185307179586476925286766559 * u2);
+  }
+  uint64_t below(uint64_t range) {  // unbiased, [0, range)
+    const uint64_t threshold = (uint64_t(0) - range) % range;
+    for (;;) {
+      const uint64_t r = g();
+      if (r >= threshold) return r % range;
+    }
+  }
+  std::mt19937_64 g;
+};
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr int kStoredSplits = 10;
+
+struct Problem {
+  const char* name;
+  int64_t rows;
+  int64_t dims;
+  const char* description;
+};
+constexpr Problem kProblems[] = {
+    {"friedman", 1000, 10, "Friedman #1: 10 inputs U[0,1], 5 irrelevant, noise variance 1"},
+    {"hetero", 1000, 1, "1-D x sin(x) with input-dependent noise sd 0.1 + 0.1|x| on U[-4, 4]"},
+    {"gap", 500, 1, "1-D sin(2x) + x/2 on U[-3, 3] with no inputs in (-0.5, 1), noise variance 0.01"},
+    {"highdim", 2000, 32, "32 Gaussian inputs, a fixed random 8-unit tanh network, noise variance 0.1"},
+    {"linear", 500, 8, "linear in 8 Gaussian inputs, noise variance 0.25"},
+};
+
+const Problem& find_problem(const std::string& name) {
+  for (const auto& p : kProblems)
+    if (name == p.name) return p;
+  std::string known;
+  for (const auto& p : kProblems) known += (known.empty() ? "" : ", ") + std::string(kSyntheticPrefix) + p.name;
+  throw Error("unknown synthetic problem '" + name + "'; known: " + known);
+}
+
+double hetero_sd(double x) { return 0.1 + 0.1 * std::fabs(x); }
+
+// The fixed network of `highdim`: a_j, w_j from a constant seed.
+struct HighDim {
+  std::vector<double> a, w;  // w: 8 x 32
+  HighDim() {
+    Rng r(0x5eed0f42ULL);
+    for (int j = 0; j < 8; ++j) a.push_back(1.5 * r.normal());
+    for (int j = 0; j < 8 * 32; ++j) w.push_back(r.normal());
+  }
+  double f(const double* x) const {
+    double s = 0;
+    for (int j = 0; j < 8; ++j) {
+      double d = 0;
+      for (int i = 0; i < 32; ++i) d += w[j * 32 + i] * x[i];
+      s += a[j] * std::tanh(d / std::sqrt(32.0));
+    }
+    return s;
+  }
+};
+
+const double kLinearW[8] = {1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0};
+
+double half_log_2pi_e(double var) { return 0.5 * std::log(2.0 * kPi * std::exp(1.0) * var); }
+
+}  // namespace
+
+std::vector<std::string> synthetic_names() {
+  std::vector<std::string> v;
+  for (const auto& p : kProblems) v.emplace_back(p.name);
+  return v;
+}
+
+bool is_synthetic(const std::string& dataset) { return dataset.rfind(kSyntheticPrefix, 0) == 0; }
+
+std::string synthetic_description(const std::string& name) { return find_problem(name).description; }
+
+NoiseFloor synthetic_floor(const std::string& name) {
+  find_problem(name);
+  NoiseFloor fl;
+  if (name == "hetero") {
+    // x ~ U[-4, 4]: E[s^2] and E[log s^2] by the midpoint rule on 10^6 cells
+    const int n = 1000000;
+    double es2 = 0, elog = 0;
+    for (int i = 0; i < n; ++i) {
+      const double x = -4.0 + 8.0 * (i + 0.5) / n;
+      const double s2 = hetero_sd(x) * hetero_sd(x);
+      es2 += s2 / n;
+      elog += std::log(s2) / n;
+    }
+    fl.rmse = std::sqrt(es2);
+    fl.mnll = 0.5 * (std::log(2.0 * kPi) + 1.0 + elog);
+    fl.mnll_homoscedastic = half_log_2pi_e(es2);
+    return fl;
+  }
+  const double var = name == "friedman" ? 1.0 : name == "gap" ? 0.01 : name == "highdim" ? 0.1 : 0.25;
+  fl.rmse = std::sqrt(var);
+  fl.mnll = fl.mnll_homoscedastic = half_log_2pi_e(var);
+  return fl;
+}
+
+RegressionData make_synthetic(const std::string& dataset, uint64_t seed, int64_t rows) {
+  WHVI_CHECK(is_synthetic(dataset), "'", dataset, "' is not a synthetic problem (synthetic:<name>)");
+  const std::string name = dataset.substr(std::string(kSyntheticPrefix).size());
+  const Problem& p = find_problem(name);
+  const int64_t n = rows > 0 ? rows : p.rows;
+  WHVI_CHECK(n >= 10, "data.synthetic_rows = ", n, " is too small: a synthetic problem needs at least 10 rows");
+  RegressionData d;
+  d.name = dataset;
+  d.source = "generated";
+  d.x = torch::empty({n, p.dims}, torch::kFloat64);
+  d.y = torch::empty({n, 1}, torch::kFloat64);
+  double* px = d.x.data_ptr<double>();
+  double* py = d.y.data_ptr<double>();
+  Rng r(seed);
+  static const HighDim highdim;
+  for (int64_t i = 0; i < n; ++i) {
+    double* x = px + i * p.dims;
+    double f = 0, sd = 0;
+    if (name == "friedman") {
+      for (int j = 0; j < 10; ++j) x[j] = r.uniform();
+      f = 10.0 * std::sin(kPi * x[0] * x[1]) + 20.0 * (x[2] - 0.5) * (x[2] - 0.5) + 10.0 * x[3] + 5.0 * x[4];
+      sd = 1.0;
+    } else if (name == "hetero") {
+      x[0] = -4.0 + 8.0 * r.uniform();
+      f = x[0] * std::sin(x[0]);
+      sd = hetero_sd(x[0]);
+    } else if (name == "gap") {
+      do x[0] = -3.0 + 6.0 * r.uniform();
+      while (x[0] > -0.5 && x[0] < 1.0);
+      f = std::sin(2.0 * x[0]) + 0.5 * x[0];
+      sd = 0.1;
+    } else if (name == "highdim") {
+      for (int j = 0; j < 32; ++j) x[j] = r.normal();
+      f = highdim.f(x);
+      sd = std::sqrt(0.1);
+    } else {  // linear
+      f = 1.0;
+      for (int j = 0; j < 8; ++j) x[j] = r.normal(), f += kLinearW[j] * x[j];
+      sd = 0.5;
+    }
+    py[i] = f + sd * r.normal();
+  }
+  // Stored splits: random 90/10 permutations from the next draws of the same stream.
+  const int64_t n_train = std::llround(0.9 * static_cast<double>(n));
+  for (int k = 0; k < kStoredSplits; ++k) {
+    std::vector<int64_t> perm(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) perm[i] = i;
+    for (int64_t i = n - 1; i > 0; --i)
+      std::swap(perm[i], perm[static_cast<int64_t>(r.below(static_cast<uint64_t>(i) + 1))]);
+    d.std_train.emplace_back(perm.begin(), perm.begin() + n_train);
+    d.std_test.emplace_back(perm.begin() + n_train, perm.end());
+  }
+  return d;
+}
+
+}  // namespace whvi::data

@@ -1,0 +1,284 @@
+// The experiment runner's guarantees (README "Guarantees"): bit-identical
+// reruns and resumes, eval reproducing the training-time metrics, checkpoint
+// and data integrity, divergence as a failure, one run per experiment, and
+// resume files that are checked before they are trusted.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/errors.h"
+#include "common/io.h"
+#include "common/runtime.h"
+#include "experiment/experiment.h"
+
+using namespace whvi;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string data_dir() {
+  const char* env = std::getenv("WHVI_DATA_DIR");
+  return env && *env ? env : WHVI_TEST_DATA_DIR;
+}
+
+// A fresh folder per test, with a config file of `yaml` (data.dir and
+// output.dir filled in).
+struct Sandbox {
+  fs::path dir;
+  explicit Sandbox(const std::string& name) : dir(fs::temp_directory_path() / ("whvi_exp_" + name)) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Sandbox() { fs::remove_all(dir); }
+  std::string config(const std::string& yaml, const std::string& file = "exp.yaml") const {
+    std::ofstream(dir / file) << yaml << "\noutput: {dir: '" << dir.string() << "'}\n";
+    return (dir / file).string();
+  }
+};
+
+const std::string kTiny =
+    "training: {steps: 60, steps_fixed_noise: 10, log_every: 100000}\nevaluation: {mc_samples: 8}\n";
+
+std::string yacht_yaml(int splits, const std::string& kind = "whvi") {
+  return "data: {dataset: yacht, dir: '" + data_dir() + "', splits: " + std::to_string(splits) +
+         "}\nmodel: {kind: " + kind + "}\n" + kTiny;
+}
+
+experiment::TrainOptions opts(const std::string& cfg, std::vector<std::string> sets = {}, bool resume = false) {
+  experiment::TrainOptions o;
+  o.config_path = cfg;
+  o.overrides = std::move(sets);
+  o.resume = resume;
+  return o;
+}
+
+json read(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+// The numbers of a split file (timings excluded).
+json numbers(const json& split) {
+  json j;
+  for (const char* k : {"rmse", "mnll", "mnll_paper", "coverage_50", "coverage_90", "coverage_95",
+                        "calibration_error", "crps", "noise_var", "final_neg_elbo"})
+    j[k] = split.at(k);
+  return j;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Determinism, SameConfigTwiceGivesIdenticalNumbers) {
+  set_threads(1);
+  Sandbox sb("twice");
+  for (const char* kind : {"whvi", "mfg", "mcd"}) {
+    const auto cfg = sb.config(yacht_yaml(2, kind));
+    const auto a = experiment::run_train(opts(cfg, {"output.name=a"}));
+    torch::randn({1000});  // the global generator must not matter
+    const auto b = experiment::run_train(opts(cfg, {"output.name=b"}));
+    for (int k = 0; k < 2; ++k) EXPECT_EQ(numbers(a["splits"][k]), numbers(b["splits"][k])) << kind;
+    EXPECT_NE(numbers(a["splits"][0]), numbers(a["splits"][1])) << kind;
+  }
+}
+
+TEST(Determinism, ASplitRunAloneOrResumedEqualsTheUninterruptedRun) {
+  set_threads(1);
+  Sandbox sb("resume");
+  const auto cfg = sb.config(yacht_yaml(3));
+  const auto full = experiment::run_train(opts(cfg));
+  const auto split2 = read(sb.dir / "exp" / "split-02.json");
+  // as after a kill during split 1: splits 1 and 2 missing
+  fs::remove(sb.dir / "exp" / "split-01.json");
+  fs::remove(sb.dir / "exp" / "split-02.json");
+  const auto resumed = experiment::run_train(opts(cfg, {}, true));
+  EXPECT_EQ(numbers(resumed["splits"][1]), numbers(full["splits"][1]));
+  EXPECT_EQ(numbers(read(sb.dir / "exp" / "split-02.json")), numbers(split2));
+  // split 2 alone (split 0 and 1 present, only 2 redone) after unrelated work
+  torch::rand({77});
+  fs::remove(sb.dir / "exp" / "split-02.json");
+  experiment::run_train(opts(cfg, {}, true));
+  EXPECT_EQ(numbers(read(sb.dir / "exp" / "split-02.json")), numbers(split2));
+  // another seed gives other numbers
+  const auto other = experiment::run_train(opts(cfg, {"training.seed=1", "output.name=other"}));
+  EXPECT_NE(numbers(other["splits"][2]), numbers(split2));
+}
+
+TEST(Checkpoint, EvalReproducesTheTrainingMetricsExactly) {
+  set_threads(1);
+  Sandbox sb("eval");
+  const auto doc = experiment::run_train(opts(sb.config(yacht_yaml(2, "mcd") + "model: {mcd: {dropout: 0.1}}\n")));
+  experiment::EvalOptions eo;
+  eo.checkpoint = (sb.dir / "exp" / "split-01.ckpt").string();
+  const auto e = experiment::run_eval(eo);
+  for (const char* k : {"rmse", "mnll", "mnll_paper", "coverage_95", "calibration_error", "crps"})
+    EXPECT_EQ(e[k], doc["splits"][1][k]) << k;
+}
+
+TEST(Checkpoint, AFlippedBitInAWeightIsRefused) {
+  set_threads(1);
+  Sandbox sb("corrupt");
+  experiment::run_train(opts(sb.config(yacht_yaml(1))));
+  const fs::path ck = sb.dir / "exp" / "split-00.ckpt";
+  std::string bytes;
+  {
+    std::ifstream in(ck, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  // find the raw bytes of a weight tensor in the archive and flip one bit of it
+  torch::serialize::InputArchive ar;
+  ar.load_from(ck.string());
+  torch::Tensor w;
+  ASSERT_TRUE(ar.try_read("param/layer1.s1", w));
+  const std::string raw(static_cast<const char*>(w.data_ptr()), 64);
+  const auto pos = bytes.find(raw);
+  ASSERT_NE(pos, std::string::npos);
+  bytes[pos + 21] ^= 0x10;
+  std::ofstream(ck, std::ios::binary | std::ios::trunc) << bytes;
+  experiment::EvalOptions eo;
+  eo.checkpoint = ck.string();
+  EXPECT_NE(error_of([&] { experiment::run_eval(eo); }).find("is corrupted"), std::string::npos);
+  // a file that is not a checkpoint at all, and a missing one
+  std::ofstream(sb.dir / "junk.ckpt") << "PK\x03\x04 not really\x01\x02";
+  eo.checkpoint = (sb.dir / "junk.ckpt").string();
+  const auto junk = error_of([&] { experiment::run_eval(eo); });
+  EXPECT_NE(junk.find("not a readable whvi checkpoint"), std::string::npos) << junk;
+  for (char c : junk) EXPECT_TRUE(c >= 32 && c < 127) << "unprintable byte in: " << junk;
+  eo.checkpoint = (sb.dir / "missing.ckpt").string();
+  EXPECT_NE(error_of([&] { experiment::run_eval(eo); }).find("does not exist"), std::string::npos);
+}
+
+TEST(Checkpoint, DataChangedSinceTrainingIsRefused) {
+  set_threads(1);
+  Sandbox sb("datachange");
+  const fs::path ds = sb.dir / "mydata";
+  fs::copy(fs::path(data_dir()) / "uci" / "yacht", ds);
+  experiment::run_train(opts(sb.config("data: {dataset: '" + ds.string() + "', splits: 1}\n" + kTiny)));
+  // change one value of data.txt
+  std::string text;
+  {
+    std::ifstream in(ds / "data.txt");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  const auto sp = text.find(' ');
+  text.insert(sp, "1");
+  std::ofstream(ds / "data.txt", std::ios::trunc) << text;
+  experiment::EvalOptions eo;
+  eo.checkpoint = (sb.dir / "exp" / "split-00.ckpt").string();
+  EXPECT_NE(error_of([&] { experiment::run_eval(eo); }).find("changed since"), std::string::npos);
+}
+
+TEST(Divergence, AnExplodingRunFailsAndIsNotRecordedAsASuccess) {
+  set_threads(1);
+  Sandbox sb("diverge");
+  for (const char* kind : {"whvi", "mcd", "mfg"}) {
+    const auto cfg = sb.config(yacht_yaml(2, kind) + "training: {steps: 400, steps_fixed_noise: 10, lr: 10}\n");
+    const auto msg = error_of([&] { experiment::run_train(opts(cfg, {std::string("output.name=") + kind})); });
+    EXPECT_NE(msg.find("training diverged"), std::string::npos) << kind << ": " << msg;
+    EXPECT_NE(msg.find("training.lr = 10"), std::string::npos) << msg;
+    const auto doc = read(sb.dir / (std::string(kind) + ".json"));
+    EXPECT_FALSE(doc["complete"].get<bool>());
+    EXPECT_EQ(doc["failed_split"]["split"], 0);
+    EXPECT_FALSE(fs::exists(sb.dir / kind / "split-00.json"));
+  }
+  // the likely cause named is the one that was changed
+  const auto cfg = sb.config(yacht_yaml(1, "whvi") + "likelihood: {lr_factor: 1.0e+12}\n");
+  const auto msg = error_of([&] { experiment::run_train(opts(cfg, {"output.name=noise"})); });
+  EXPECT_NE(msg.find("likelihood.lr_factor = 1e+12"), std::string::npos) << msg;
+}
+
+TEST(Lock, ASecondRunIntoTheSameExperimentIsRefused) {
+  Sandbox sb("lock");
+  const auto cfg = sb.config(yacht_yaml(1));
+  {
+    FileLock held((sb.dir / "exp.lock").string(), "a test");
+    const auto msg = error_of([&] { experiment::run_train(opts(cfg)); });
+    EXPECT_NE(msg.find("another whvi process is already running"), std::string::npos) << msg;
+  }
+  EXPECT_FALSE(fs::exists(sb.dir / "exp.lock"));
+  experiment::run_train(opts(cfg));  // released: runs
+  EXPECT_FALSE(fs::exists(sb.dir / "exp.lock"));
+}
+
+TEST(Resume, SplitFilesAreCheckedBeforeTheyAreTrusted) {
+  Sandbox sb("badresume");
+  const auto cfg = sb.config(yacht_yaml(1));
+  experiment::run_train(opts(cfg));
+  const fs::path f = sb.dir / "exp" / "split-00.json";
+  const auto good = read(f);
+  auto with = [&](const std::string& text) {
+    std::ofstream(f, std::ios::trunc) << text;
+    return error_of([&] { experiment::run_train(opts(cfg, {}, true)); });
+  };
+  EXPECT_NE(with("[]").find("not a split result"), std::string::npos);
+  json j = good;
+  j["rmse"] = "3.5";
+  EXPECT_NE(with(j.dump()).find("'rmse' is not a number"), std::string::npos);
+  j["rmse"] = -1.0;
+  EXPECT_NE(with(j.dump()).find("not a possible value"), std::string::npos);
+  j = good;
+  j.erase("config_fingerprint");
+  EXPECT_NE(with(j.dump()).find("no configuration fingerprint"), std::string::npos);
+  EXPECT_NE(with("{\"rmse\": ").find("malformed JSON"), std::string::npos);
+  for (const char* m : {"not a split result", "is not a number"}) (void)m;
+  // without --resume, the earlier run's files are replaced, stale ones removed
+  std::ofstream(sb.dir / "exp" / "split-07.json") << "{}";
+  experiment::run_train(opts(cfg));
+  EXPECT_FALSE(fs::exists(sb.dir / "exp" / "split-07.json"));
+}
+
+TEST(Checks, ProblemsAreFoundBeforeTraining) {
+  Sandbox sb("before");
+  // toy with more than one split
+  auto msg = error_of([&] { experiment::run_train(opts(sb.config("data: {dataset: toy, splits: 3}\n" + kTiny))); });
+  EXPECT_NE(msg.find("exactly one split"), std::string::npos) << msg;
+  // a grid on multi-dimensional inputs: refused before any checkpoint is written
+  msg = error_of([&] { experiment::run_train(opts(sb.config(yacht_yaml(1)), {"output.grid_points=10"})); });
+  EXPECT_NE(msg.find("output.grid_points needs 1-D inputs"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(sb.dir / "exp" / "split-00.ckpt"));
+  // an empty stored test split
+  const fs::path ds = sb.dir / "mydata";
+  fs::copy(fs::path(data_dir()) / "uci" / "yacht", ds);
+  std::ofstream(ds / "index_test_0.txt", std::ios::trunc) << "";
+  msg = error_of([&] {
+    experiment::run_train(opts(sb.config("data: {dataset: '" + ds.string() + "', protocol: standard, splits: 1}\n" + kTiny)));
+  });
+  EXPECT_NE(msg.find("has no test rows"), std::string::npos) << msg;
+  // an impossible validation carve-out
+  msg = error_of([&] {
+    experiment::run_train(opts(sb.config("data: {dataset: synthetic:linear, synthetic_rows: 10, "
+                                         "validation_fraction: 0.5, train_fraction: 0.3, splits: 1}\n" + kTiny)));
+  });
+  EXPECT_NE(msg.find("validation"), std::string::npos) << msg;
+}
+
+TEST(Validation, SelectionRunsNeverSeeTheTestRows) {
+  set_threads(1);
+  Sandbox sb("validation");
+  const auto cfg = sb.config("data: {dataset: synthetic:linear, splits: 2}\n" + kTiny);
+  const auto test = experiment::run_train(opts(cfg, {"output.name=t"}));
+  const auto val = experiment::run_train(opts(cfg, {"output.name=v", "data.validation_fraction=0.2"}));
+  EXPECT_EQ(val["protocol"]["evaluated_on"], "validation");
+  EXPECT_EQ(test["protocol"]["evaluated_on"], "test");
+  const int64_t n_train = test["splits"][0]["n_train"];
+  EXPECT_EQ(val["splits"][0]["n_test"].get<int64_t>() + val["splits"][0]["n_train"].get<int64_t>(), n_train);
+  EXPECT_EQ(val["splits"][0]["n_test"].get<int64_t>(), std::llround(0.2 * n_train));
+  EXPECT_TRUE(val.contains("noise_floor"));
+}
+
+}  // namespace

@@ -1,0 +1,260 @@
+// Predictive metrics against hand-computed cases, the synthetic problems'
+// noise floors, and the checks that catch the mistakes a reviewer found
+// untested (issue 8 §5): each test below fails if the named mistake is made.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "common/rng.h"
+#include "common/runtime.h"
+#include "config/config.h"
+#include "data/dataset.h"
+#include "data/synthetic.h"
+#include "models/regression_model.h"
+#include "train/metrics.h"
+#include "train/trainer.h"
+
+using namespace whvi;
+
+namespace {
+
+double Phi(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+double phi(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI); }
+
+torch::Tensor t1(std::vector<double> v) { return torch::tensor(v, torch::kFloat64); }
+
+// ---- calibration metrics --------------------------------------------------------
+
+TEST(Calibration, SingleGaussianCrpsIsTheClosedForm) {
+  // CRPS(N(mu, s^2), y) = s [ z (2 Phi(z) - 1) + 2 phi(z) - 1/sqrt(pi) ],  z = (y - mu)/s
+  const double mu = 1.5, s = 2.0;
+  for (double y : {-3.0, 0.0, 1.5, 2.7, 9.0}) {
+    const double z = (y - mu) / s;
+    const double ref = s * (z * (2 * Phi(z) - 1) + 2 * phi(z) - 1 / std::sqrt(M_PI));
+    EXPECT_NEAR(train::mixture_crps(t1({mu}).view({1, 1}), t1({y}), s * s).item<double>(), ref, 1e-12) << y;
+  }
+}
+
+TEST(Calibration, MixtureCrpsMatchesNumericalIntegration) {
+  // two components N(-1, 0.25) and N(2, 0.25): CRPS = int (F(t) - 1{t >= y})^2 dt
+  const auto f = t1({-1.0, 2.0}).view({2, 1});
+  const double v = 0.25;
+  for (double y : {-2.0, 0.3, 2.0}) {
+    double integral = 0;
+    const int n = 200000;  // midpoint rule on [-12, y] and [y, 12]: the integrand jumps at y
+    for (auto [lo, hi] : {std::pair{-12.0, y}, std::pair{y, 12.0}}) {
+      const double h = (hi - lo) / n;
+      for (int i = 0; i < n; ++i) {
+        const double t = lo + (i + 0.5) * h;
+        const double F = 0.5 * (Phi((t + 1) / 0.5) + Phi((t - 2) / 0.5));
+        const double d = F - (t >= y ? 1.0 : 0.0);
+        integral += d * d * h;
+      }
+    }
+    EXPECT_NEAR(train::mixture_crps(f, t1({y}), v).item<double>(), integral, 1e-6) << y;
+  }
+  // the sampled estimate for many samples is close to the exact double sum
+  auto g = make_generator(3);
+  const auto big = torch::randn({1000, 5}, g, torch::kFloat64);
+  const auto exact_small = train::mixture_crps(big.narrow(0, 0, 500), t1({0, 1, 2, 3, 4}), 0.3);
+  const auto y5 = t1({0, 1, 2, 3, 4});
+  const auto est = train::mixture_crps(big, y5, 0.3), exact = [&] {
+    // exact O(S^2) for S = 1000 by hand
+    auto first = torch::zeros({5}, torch::kFloat64), second = torch::zeros({5}, torch::kFloat64);
+    const double sd = std::sqrt(0.3), sd2 = std::sqrt(0.6);
+    auto A = [](const torch::Tensor& m, double s) {
+      return m * (2 * (0.5 * torch::erfc(-m / s / std::sqrt(2.0))) - 1) + 2 * s * (-0.5 * (m / s).square()).exp() / std::sqrt(2 * M_PI);
+    };
+    first = A(y5.unsqueeze(0) - big, sd).mean(0);
+    for (int64_t i = 0; i < 1000; ++i) second += A(big[i].unsqueeze(0) - big, sd2).mean(0);
+    return first - 0.5 * second / 1000.0;
+  }();
+  EXPECT_LE((est - exact).abs().max().item<double>(), 2e-3);
+  EXPECT_GT(exact_small.numel(), 0);
+}
+
+TEST(Calibration, CoverageOfKnownQuantiles) {
+  // one Gaussian N(0, 1): targets at z = 0.5 (inside the 50% interval, |z| < 0.674),
+  // z = 1.0 (inside 90%), z = 1.8 (inside 95%, outside 90%), z = 2.5 (outside all)
+  const auto f = torch::zeros({1, 4}, torch::kFloat64);
+  const auto m = train::regression_metrics(f, t1({0.5, -1.0, 1.8, -2.5}), 1.0);
+  EXPECT_DOUBLE_EQ(m.coverage_50, 0.25);
+  EXPECT_DOUBLE_EQ(m.coverage_90, 0.5);
+  EXPECT_DOUBLE_EQ(m.coverage_95, 0.75);
+  // calibration error by hand: |F(y) - 1/2| = 0.1915, 0.3413, 0.4641, 0.4938
+  double ce = 0;
+  for (int i = 1; i <= 19; ++i) {
+    const double a = 0.05 * i;
+    double cov = 0;
+    for (double z : {0.5, 1.0, 1.8, 2.5}) cov += (std::fabs(Phi(z) - 0.5) <= a / 2) / 4.0;
+    ce += std::fabs(a - cov) / 19;
+  }
+  EXPECT_NEAR(m.calibration_error, ce, 1e-12);
+}
+
+TEST(Calibration, MixtureIntervalsAreTheMixturesNotAFittedGaussians) {
+  // mixture 0.5 N(-3, 0.01) + 0.5 N(3, 0.01): y = 0 lies inside the central 50%
+  // interval of the mixture (F(0) = 1/2) although both components put no mass there;
+  // a Gaussian fitted to the mixture would say the same; y = 2.5 lies outside the
+  // mixture's 50% interval (F = 0.5 + 0.5 * Phi(-5) ~ 0.5) ... inside its 95%.
+  const auto f = t1({-3.0, 3.0}).view({2, 1});
+  auto cov = [&](double y) { return train::mixture_cdf(f, t1({y}), 0.01).item<double>(); };
+  EXPECT_NEAR(cov(0.0), 0.5, 1e-12);
+  EXPECT_NEAR(cov(3.0), 0.75, 1e-12);
+  EXPECT_NEAR(cov(-3.0), 0.25, 1e-12);
+  // with a fitted Gaussian N(0, 9.01), y = 3 would be at Phi(3/3.0017) = 0.841
+  const auto m = train::regression_metrics(f, t1({3.0}), 0.01);
+  EXPECT_DOUBLE_EQ(m.coverage_50, 1.0);  // F = 0.75: the boundary of the central 50%
+}
+
+TEST(Calibration, AWellSpecifiedModelIsCalibrated) {
+  // y ~ N(f, 1) exactly as predicted: coverage near nominal, CRPS near its expectation
+  auto g = make_generator(11);
+  const int64_t N = 200000;
+  const auto f = torch::zeros({1, N}, torch::kFloat64);
+  const auto y = torch::randn({N}, g, torch::kFloat64);
+  const auto m = train::regression_metrics(f, y, 1.0);
+  EXPECT_NEAR(m.coverage_50, 0.50, 0.005);
+  EXPECT_NEAR(m.coverage_95, 0.95, 0.003);
+  EXPECT_LT(m.calibration_error, 0.005);
+  // E CRPS = E|X - Y| - E|X - X'| / 2 = 2/sqrt(pi) - 1/sqrt(pi) for X, X', Y ~ N(0, 1)
+  EXPECT_NEAR(m.crps, 1 / std::sqrt(M_PI), 0.005);
+  // over-confident: predicted variance 0.25 of a variance-1 truth
+  const auto over = train::regression_metrics(f, y, 0.25);
+  EXPECT_LT(over.coverage_95, 0.7);
+  EXPECT_GT(over.calibration_error, 0.15);
+}
+
+// ---- synthetic problems ----------------------------------------------------------
+
+TEST(Synthetic, DeterministicFromTheSeedAndFloorsAsDocumented) {
+  for (const auto& name : data::synthetic_names()) {
+    const auto a = data::make_synthetic("synthetic:" + name, 5), b = data::make_synthetic("synthetic:" + name, 5);
+    const auto c = data::make_synthetic("synthetic:" + name, 6);
+    EXPECT_TRUE(torch::equal(a.x, b.x) && torch::equal(a.y, b.y)) << name;
+    EXPECT_FALSE(torch::equal(a.y, c.y)) << name;
+    EXPECT_EQ(a.std_train.size(), 10u);
+    EXPECT_EQ(a.std_train[0].size() + a.std_test[0].size(), static_cast<size_t>(a.x.size(0)));
+  }
+  EXPECT_NEAR(data::synthetic_floor("friedman").rmse, 1.0, 1e-15);
+  EXPECT_NEAR(data::synthetic_floor("friedman").mnll, 0.5 * std::log(2 * M_PI * M_E), 1e-12);
+  EXPECT_NEAR(data::synthetic_floor("gap").mnll, 0.5 * std::log(2 * M_PI * M_E * 0.01), 1e-12);
+  // hetero: s(x) = 0.1 + 0.1|x| on U[-4, 4]: E s^2 = 0.01 (1 + 4 + 16/3) by hand
+  const auto h = data::synthetic_floor("hetero");
+  EXPECT_NEAR(h.rmse, std::sqrt(0.01 * (1 + 4 + 16.0 / 3)), 1e-9);
+  EXPECT_LT(h.mnll, h.mnll_homoscedastic);  // Jensen
+  EXPECT_THROW(data::make_synthetic("synthetic:nope", 0), Error);
+}
+
+TEST(Synthetic, TheTrueFunctionAttainsTheFloor) {
+  // the residuals y - f(x) of `linear` are the noise: their RMSE estimates the floor
+  const auto d = data::make_synthetic("synthetic:linear", 1, 200000);
+  const double w[8] = {1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0};
+  auto f = torch::full({d.x.size(0)}, 1.0, torch::kFloat64);
+  for (int j = 0; j < 8; ++j) f += w[j] * d.x.select(1, j);
+  const double rmse = (d.y.squeeze(1) - f).square().mean().sqrt().item<double>();
+  EXPECT_NEAR(rmse, data::synthetic_floor("linear").rmse, 0.005);
+  const auto m = train::regression_metrics(f.view({1, -1}), d.y.squeeze(1), 0.25);
+  EXPECT_NEAR(m.mnll, data::synthetic_floor("linear").mnll, 0.01);
+}
+
+// ---- mutation catchers (issue 8 §5) ------------------------------------------------
+
+config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
+
+// Flipping the sign of the decay exponent, or computing the schedule anywhere
+// but learning_rate(), fails here.
+TEST(Mutation, LearningRateDecaysAsThePaperSays) {
+  EXPECT_DOUBLE_EQ(train::learning_rate(1e-3, 5e-4, 0.3, 0), 1e-3);
+  EXPECT_NEAR(train::learning_rate(1e-3, 5e-4, 0.3, 2000), 1e-3 * std::pow(2.0, -0.3), 1e-15);
+  EXPECT_LT(train::learning_rate(1e-3, 5e-4, 0.3, 50499), 1e-3 * 0.5);
+  // the trainer uses it: the last step's rate is the schedule's
+  auto cfg = cfg_with({"training.steps=90", "training.steps_fixed_noise=10", "training.log_every=1000000"});
+  auto x = torch::randn({50, 3}, make_generator(1), torch::kFloat64);
+  auto y = x.sum(1);
+  models::RegressionModel m(3, cfg, 0.0, 1.0, make_generator(2));
+  const auto st = train::train_regression(m, x, y, cfg, make_generator(3), "t");
+  EXPECT_DOUBLE_EQ(st.final_lr, train::learning_rate(1e-3, 5e-4, 0.3, 99));
+}
+
+// Dropping the N/m scaling of the likelihood (or the ln 2 pi, or the KL) fails here.
+TEST(Mutation, TheObjectiveScalesTheBatchToTheTrainingSet) {
+  // MCD with dropout 0 is deterministic, so the ELBO is computable by hand
+  auto cfg = cfg_with({"model.kind=mcd", "model.mcd.dropout=0", "model.mcd.length_scale=0.5",
+                       "likelihood.init_log_noise_var=-0.7"});
+  models::RegressionModel m(2, cfg, 0.0, 1.0, make_generator(4));
+  m.to(torch::kFloat64);
+  auto xb = torch::randn({5, 2}, make_generator(5), torch::kFloat64);
+  auto yb = torch::randn({5}, make_generator(6), torch::kFloat64);
+  const int64_t N = 400;
+  const double got = train::negative_elbo(m, xb, yb, N, 3, make_generator(7)).item<double>();
+  torch::NoGradGuard ng;
+  const auto f = m.forward_standardized(xb, models::Mode::kMean);
+  const double lnv = m.log_noise_var().item<double>();
+  const double nll = (0.5 * (std::log(2 * M_PI) + lnv + (yb - f).square() / std::exp(lnv))).sum().item<double>();
+  double kl = 0;
+  for (const auto& l : m.layers()) kl += l->kl().item<double>();
+  EXPECT_GT(kl, 0);
+  EXPECT_NEAR(got, N / 5.0 * nll + kl, 1e-9 * std::fabs(got));
+}
+
+struct Fit {
+  train::RegressionMetrics m;
+  double noise_var;
+};
+
+// Trains on (x, a*y + b) for a few steps in float64 and returns the test metrics.
+Fit fit_scaled(const data::RegressionData& d0, double a, double b, const std::string& kind) {
+  data::RegressionData d = d0;
+  d.y = d0.y * a + b;
+  const auto splits = data::make_splits(d, "paper", 1, 3);
+  const auto prep = data::prepare_split(d, splits[0]);
+  auto cfg = cfg_with({"model.kind=" + kind, "training.steps=300", "training.steps_fixed_noise=20",
+                       "training.dtype=float64", "training.log_every=1000000", "model.mcd.dropout=0.1"});
+  models::RegressionModel m(d.x.size(1), cfg, prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(),
+                            make_generator(1));
+  train::train_regression(m, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(2), "t");
+  const auto f = train::predict_samples(m, prep.x_test, 16, make_generator(3));
+  return {train::regression_metrics(f, prep.y_test.squeeze(1), train::noise_var_original(m)),
+          train::noise_var_original(m)};
+}
+
+// Metrics in original units: rescaling the targets by a rescales RMSE and CRPS by a,
+// the noise variance by a^2, shifts MNLL by log a and leaves coverage alone. Fails if
+// the noise variance is not converted back to original units, if the metrics get the
+// standardised noise variance, or if predictions are not de-standardised.
+TEST(Mutation, MetricsAreInOriginalUnits) {
+  set_threads(1);
+  const auto d = data::make_synthetic("synthetic:friedman", 2, 300);
+  for (const char* kind : {"whvi", "mcd"}) {
+    const auto u = fit_scaled(d, 1.0, 0.0, kind), s = fit_scaled(d, 1000.0, 7.0, kind);
+    EXPECT_NEAR(s.m.rmse / u.m.rmse, 1000.0, 1e-4) << kind;
+    EXPECT_NEAR(s.m.crps / u.m.crps, 1000.0, 1e-4) << kind;
+    EXPECT_NEAR(s.noise_var / u.noise_var, 1e6, 1e-1) << kind;
+    EXPECT_NEAR(s.m.mnll - u.m.mnll, std::log(1000.0), 1e-6) << kind;
+    EXPECT_EQ(s.m.coverage_90, u.m.coverage_90) << kind;
+  }
+}
+
+// Prediction averages Monte Carlo draws of the network (not the mean network):
+// the samples differ, and the predictive density (log-mean-exp) is strictly better
+// than the mean log density (Jensen) only when they do.
+TEST(Mutation, PredictionAveragesMonteCarloSamples) {
+  for (const char* kind : {"whvi", "mfg", "mcd"}) {
+    auto cfg = cfg_with({"model.kind=" + std::string(kind), "model.mcd.dropout=0.2",
+                         "model.whvi.init_g_logvar=-2", "model.mfg.init_logvar=-2"});
+    models::RegressionModel m(3, cfg, 10.0, 2.0, make_generator(1));
+    const auto x = torch::randn({20, 3}, make_generator(2));
+    const auto f = train::predict_samples(m, x, 32, make_generator(3));
+    ASSERT_EQ(f.sizes(), (std::vector<int64_t>{32, 20}));
+    EXPECT_GT(f.var(0).min().item<double>(), 0.0) << kind;
+    const auto met = train::regression_metrics(f, f.mean(0) + 0.3, 0.01);
+    EXPECT_LT(met.mnll, met.mnll_paper - 1e-6) << kind;
+    // the same generator state gives the same draws; another gives others
+    EXPECT_TRUE(torch::equal(f, train::predict_samples(m, x, 32, make_generator(3))));
+    EXPECT_FALSE(torch::equal(f, train::predict_samples(m, x, 32, make_generator(4))));
+  }
+}
+
+}  // namespace
