@@ -110,6 +110,10 @@ TEST(Determinism, ASplitRunAloneOrResumedEqualsTheUninterruptedRun) {
   fs::remove(sb.dir / "exp" / "split-02.json");
   experiment::run_train(opts(cfg, {}, true));
   EXPECT_EQ(numbers(read(sb.dir / "exp" / "split-02.json")), numbers(split2));
+  // more splits later: the finished ones are kept, only the new one trains
+  const auto more = experiment::run_train(opts(cfg, {"data.splits=4"}, true));
+  EXPECT_EQ(more["splits"][3]["split"], 3);
+  EXPECT_EQ(more["splits"][2]["train_seconds"], read(sb.dir / "exp" / "split-02.json")["train_seconds"]);
   // another seed gives other numbers
   const auto other = experiment::run_train(opts(cfg, {"training.seed=1", "output.name=other"}));
   EXPECT_NE(numbers(other["splits"][2]), numbers(split2));

@@ -38,10 +38,13 @@ std::string split_stem(const fs::path& dir, size_t k) {
   return (dir / buf).string();
 }
 
-// The configuration that determines the numbers (everything but output.*).
+// The configuration that determines a split's numbers: everything but
+// output.* and data.splits (split k does not depend on how many splits run, so
+// a 4-split run can be extended to 8 with --resume).
 std::string fingerprint(const config::Config& cfg) {
   auto j = cfg.to_json();
   j.erase("output");
+  j["data"].erase("splits");
   return j.dump();
 }
 
