@@ -1,0 +1,196 @@
+#include "report/selection.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/errors.h"
+
+namespace whvi::report {
+namespace {
+using nlohmann::json;
+
+json read(const std::string& path) {
+  std::ifstream in(path);
+  WHVI_CHECK(in.good(), "cannot read ", path);
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error("malformed JSON in " + path + ": " + e.what());
+  }
+}
+
+// "a.b.c" -> value in the nested config
+const json* config_value(const json& cfg, const std::string& dotted) {
+  const json* j = &cfg;
+  std::stringstream ss(dotted);
+  for (std::string part; std::getline(ss, part, '.');) {
+    if (!j->is_object() || !j->contains(part)) return nullptr;
+    j = &(*j)[part];
+  }
+  return j;
+}
+
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object()) flatten(*it, key, out);
+    else out[key] = *it;
+  }
+}
+
+std::string fmt(double v, int prec = 4) {
+  std::ostringstream os;
+  os.precision(prec);
+  os << v;
+  return os.str();
+}
+
+struct Run {
+  std::string file, dataset, model, candidate;
+  double mnll = NAN, rmse = NAN, cov95 = NAN, crps = NAN;
+  bool complete = false;
+  std::map<std::string, json> config;
+};
+
+}  // namespace
+
+SelectionResult select_defaults(const std::vector<std::string>& files) {
+  WHVI_CHECK(!files.empty(), "whvi select: no result files given");
+  std::map<std::string, std::map<std::string, std::map<std::string, Run>>> runs;  // model -> cand -> ds
+  for (const auto& f : files) {
+    const auto j = read(f);
+    WHVI_CHECK(j.is_object() && j.contains("protocol") && j.contains("experiment"), f,
+               " is not a whvi experiment record");
+    WHVI_CHECK(j["protocol"].value("evaluated_on", std::string()) == "validation", f,
+               " was evaluated on ", j["protocol"].value("evaluated_on", std::string("test")),
+               " rows, not on validation rows; selection may only use runs with data.validation_fraction > 0");
+    Run r;
+    r.file = f;
+    r.dataset = j.value("dataset", std::string());
+    r.model = j.value("model", std::string());
+    const std::string name = j.value("experiment", std::string());
+    const std::string prefix = r.dataset + "-" + r.model + "-";
+    WHVI_CHECK(name.rfind(prefix, 0) == 0 && name.size() > prefix.size(), f, ": experiment name '", name,
+               "' is not <dataset>-<model>-<candidate> (", prefix, "...)");
+    r.candidate = name.substr(prefix.size());
+    r.complete = j.value("complete", false);
+    const auto& s = j["summary"];
+    auto mean = [&](const char* k) {
+      return s.contains(k) && s[k]["mean"].is_number() ? s[k]["mean"].get<double>() : NAN;
+    };
+    r.mnll = mean("mnll"), r.rmse = mean("rmse"), r.cov95 = mean("coverage_95"), r.crps = mean("crps");
+    flatten(j["config"], "", r.config);
+    auto& slot = runs[r.model][r.candidate][r.dataset];
+    WHVI_CHECK(slot.file.empty(), "two runs for ", r.model, " candidate ", r.candidate, " on ", r.dataset, ": ",
+               slot.file, " and ", f);
+    slot = r;
+  }
+
+  SelectionResult out;
+  std::ostringstream md;
+  md << "# Default selection on validation data\n\n"
+     << "Every number below is a mean over splits of a metric measured on validation rows carved out of the "
+        "training split (the test rows were never read). Candidates are ranked per data set by validation "
+        "MNLL (1 = best); the chosen candidate has the lowest mean rank.\n";
+  for (auto& [model, cands] : runs) {
+    // data sets where every candidate has a complete run with a finite MNLL
+    std::set<std::string> all_ds;
+    for (auto& [c, by_ds] : cands)
+      for (auto& [ds, r] : by_ds) all_ds.insert(ds);
+    std::vector<std::string> used, skipped;
+    for (const auto& ds : all_ds) {
+      bool ok = true;
+      for (auto& [c, by_ds] : cands)
+        ok &= by_ds.count(ds) && by_ds[ds].complete && std::isfinite(by_ds[ds].mnll);
+      (ok ? used : skipped).push_back(ds);
+    }
+    // settings that differ between candidates
+    std::set<std::string> varying;
+    for (auto& [c, by_ds] : cands)
+      for (auto& [c2, by_ds2] : cands)
+        for (auto& [k, v] : by_ds.begin()->second.config)
+          if (k.rfind("output.", 0) != 0 && k != "data.dataset" && k != "data.dir" &&
+              by_ds2.begin()->second.config[k] != v)
+            varying.insert(k);
+    std::map<std::string, double> mean_rank, mean_excess;
+    std::map<std::string, std::map<std::string, int>> rank;
+    for (const auto& ds : used) {
+      std::vector<std::pair<double, std::string>> v;
+      for (auto& [c, by_ds] : cands) v.push_back({by_ds[ds].mnll, c});
+      std::sort(v.begin(), v.end());
+      for (size_t i = 0; i < v.size(); ++i) {
+        rank[v[i].second][ds] = static_cast<int>(i) + 1;
+        mean_rank[v[i].second] += (i + 1.0) / used.size();
+        mean_excess[v[i].second] += (v[i].first - v[0].first) / used.size();
+      }
+    }
+    std::string chosen;
+    for (auto& [c, by_ds] : cands)
+      if (!used.empty() && (chosen.empty() || mean_rank[c] < mean_rank[chosen] ||
+                            (mean_rank[c] == mean_rank[chosen] && mean_excess[c] < mean_excess[chosen])))
+        chosen = c;
+    json jm;
+    jm["chosen"] = chosen.empty() ? json(nullptr) : json(chosen);
+    jm["data_sets_ranked"] = used;
+    jm["data_sets_incomplete"] = skipped;
+    jm["varying_settings"] = std::vector<std::string>(varying.begin(), varying.end());
+    md << "\n## " << model << "\n\nChosen: **" << (chosen.empty() ? "none (no complete data set)" : chosen)
+       << "**";
+    if (!chosen.empty()) {
+      md << " (";
+      bool first = true;
+      for (const auto& k : varying) {
+        md << (first ? "" : ", ") << "`" << k << "` = " << cands[chosen].begin()->second.config[k].dump();
+        jm["settings"][k] = cands[chosen].begin()->second.config[k];
+        first = false;
+      }
+      md << ")";
+    }
+    md << ". Ranked on " << used.size() << " data set(s)";
+    if (!skipped.empty()) {
+      md << "; not ranked (a candidate's run missing or incomplete):";
+      for (const auto& s : skipped) md << " " << s;
+    }
+    md << ".\n\n| candidate |";
+    for (const auto& k : varying) md << " `" << k << "` |";
+    md << " mean rank | mean excess MNLL |";
+    for (const auto& ds : used) md << " " << ds << " MNLL (rank) |";
+    md << " mean coverage 95 |\n|---|";
+    for (size_t i = 0; i < varying.size() + 3 + used.size(); ++i) md << "---|";
+    md << "\n";
+    std::vector<std::pair<double, std::string>> order;
+    for (auto& [c, by_ds] : cands) order.push_back({mean_rank[c], c});
+    std::sort(order.begin(), order.end());
+    for (const auto& [r_, c] : order) {
+      auto& by_ds = cands[c];
+      md << "| " << (c == chosen ? "**" + c + "**" : c) << " |";
+      json jc;
+      for (const auto& k : varying) {
+        md << " " << by_ds.begin()->second.config[k].dump() << " |";
+        jc["settings"][k] = by_ds.begin()->second.config[k];
+      }
+      md << " " << fmt(mean_rank[c], 3) << " | " << fmt(mean_excess[c], 3) << " |";
+      double cov = 0;
+      for (const auto& ds : used) {
+        const auto& r = by_ds[ds];
+        md << " " << fmt(r.mnll) << " (" << rank[c][ds] << ") |";
+        cov += r.cov95 / used.size();
+        jc["per_data_set"][ds] = {{"mnll", r.mnll}, {"rmse", r.rmse}, {"coverage_95", r.cov95}, {"crps", r.crps},
+                                  {"rank", rank[c][ds]}, {"file", r.file}};
+      }
+      md << " " << fmt(cov, 3) << " |\n";
+      jc["mean_rank"] = mean_rank[c];
+      jc["mean_excess_mnll"] = mean_excess[c];
+      jm["candidates"][c] = jc;
+    }
+    out.summary[model] = jm;
+  }
+  out.markdown = md.str();
+  return out;
+}
+
+}  // namespace whvi::report
