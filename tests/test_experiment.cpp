@@ -14,6 +14,8 @@
 #include "common/io.h"
 #include "common/runtime.h"
 #include "experiment/experiment.h"
+#include "report/selection.h"
+#include "report/table.h"
 
 using namespace whvi;
 namespace fs = std::filesystem;
@@ -283,6 +285,55 @@ TEST(Validation, SelectionRunsNeverSeeTheTestRows) {
   EXPECT_EQ(val["splits"][0]["n_test"].get<int64_t>() + val["splits"][0]["n_train"].get<int64_t>(), n_train);
   EXPECT_EQ(val["splits"][0]["n_test"].get<int64_t>(), std::llround(0.2 * n_train));
   EXPECT_TRUE(val.contains("noise_floor"));
+}
+
+// The table shows calibration, the noise floor of synthetic problems, and which
+// model has the lowest mean per data set.
+TEST(Table, CalibrationFloorsAndBestModelAreRendered) {
+  auto result = [](const std::string& model, double rmse, double mnll) {
+    json r = {{"dataset", "synthetic:gap"}, {"model", model}, {"experiment", "gap-" + model},
+              {"noise_floor", {{"rmse", 0.1}, {"mnll", -0.8836}, {"mnll_homoscedastic", -0.8836}}},
+              {"summary", {{"rmse", {{"mean", rmse}, {"std", 0.01}}}, {"mnll", {{"mean", mnll}, {"std", 0.1}}},
+                           {"coverage_95", {{"mean", 0.93}, {"std", 0.02}}}, {"crps", {{"mean", model == "whvi" ? 0.06 : 0.07}, {"std", 0.01}}}}}};
+    return r;
+  };
+  const auto md = report::render_markdown_table({result("whvi", 0.12, -0.5), result("mcd", 0.11, -0.1)},
+                                                json::object(), "t");
+  EXPECT_NE(md.find("| dataset | noise floor | MCD ours"), std::string::npos) << md;
+  EXPECT_NE(md.find("| synthetic:gap | 0.100 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Calibration (test rows)"), std::string::npos);
+  EXPECT_NE(md.find("0.930 ± 0.020"), std::string::npos) << md;
+  EXPECT_NE(md.find("| synthetic:gap | MCD | WHVI | WHVI |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Lowest mean RMSE on: MCD 1, WHVI 0,"), std::string::npos) << md;
+}
+
+// `whvi select` ranks by validation MNLL per data set and refuses test-evaluated runs.
+TEST(Selection, RanksCandidatesByValidationMnllAndRefusesTestRuns) {
+  Sandbox sb("select");
+  auto record = [&](const std::string& ds, const std::string& cand, double mnll, double pv,
+                    const std::string& on = "validation") {
+    json j = {{"experiment", ds + "-whvi-" + cand}, {"dataset", ds}, {"model", "whvi"}, {"complete", true},
+              {"protocol", {{"evaluated_on", on}}},
+              {"config", {{"model", {{"whvi", {{"prior_var", pv}}}}}, {"data", {{"dataset", ds}}}}},
+              {"summary", {{"mnll", {{"mean", mnll}}}, {"rmse", {{"mean", 1.0}}}}}};
+    const auto f = (sb.dir / (ds + "-" + cand + "-" + on + ".json")).string();
+    std::ofstream(f) << j.dump();
+    return f;
+  };
+  // a: best on two sets, worst on one; b: second everywhere; c: worst on two
+  const std::vector<std::string> files = {
+      record("d1", "a", 1.0, 1), record("d1", "b", 1.1, 2), record("d1", "c", 1.2, 3),
+      record("d2", "a", 2.0, 1), record("d2", "b", 2.1, 2), record("d2", "c", 2.2, 3),
+      record("d3", "a", 3.9, 1), record("d3", "b", 3.1, 2), record("d3", "c", 3.0, 3)};
+  const auto r = report::select_defaults(files);
+  EXPECT_EQ(r.summary["whvi"]["chosen"], "a");  // mean ranks: a 5/3, b 2, c 7/3
+  EXPECT_NEAR(r.summary["whvi"]["candidates"]["b"]["mean_rank"].get<double>(), 2.0, 1e-12);
+  EXPECT_EQ(r.summary["whvi"]["settings"]["model.whvi.prior_var"], 1);
+  EXPECT_NE(r.markdown.find("Chosen: **a**"), std::string::npos) << r.markdown;
+  auto with_test = files;
+  with_test.push_back(record("d4", "a", 0.1, 1, "test"));
+  const auto msg = error_of([&] { report::select_defaults(with_test); });
+  EXPECT_NE(msg.find("not on validation rows"), std::string::npos) << msg;
 }
 
 }  // namespace

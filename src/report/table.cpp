@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -238,6 +239,68 @@ void row(std::ostringstream& os, const std::vector<std::string>& cells) {
   os << '\n';
 }
 
+
+// The noise floor of a synthetic problem (result field "noise_floor"), if any.
+std::optional<double> floor_of(const Entry* e, const char* metric) {
+  if (!e) return std::nullopt;
+  return number(object_field(*e->r, "noise_floor"), metric);
+}
+
+// Calibration of the predictive distribution: coverage of the central 95%
+// interval, mean calibration error over 19 levels, CRPS.
+void calibration_table(std::ostringstream& os, const std::vector<std::string>& datasets,
+                       const std::vector<std::string>& models,
+                       const std::function<const Entry*(const std::string&, const std::string&)>& find) {
+  os << "\n## Calibration (test rows)\n\n"
+     << "*cov95*: fraction of test targets inside the central 95% interval of the predictive mixture "
+        "(nominal 0.95); *cal.err*: mean |nominal - empirical| coverage over the levels 0.05, ..., 0.95 "
+        "(0 is perfect); *CRPS*: continuous ranked probability score in the target's units (lower is better).\n\n";
+  std::vector<std::string> head = {"dataset"}, rule = {"---"};
+  for (const auto& m : models) {
+    for (const char* c : {" cov95", " cal.err", " CRPS"}) head.push_back(upper(m) + c);
+    rule.insert(rule.end(), {"---:", "---:", "---:"});
+  }
+  row(os, head);
+  row(os, rule);
+  for (const auto& d : datasets) {
+    std::vector<std::string> cells = {escape_cell(d)};
+    for (const auto& m : models)
+      for (const char* metric : {"coverage_95", "calibration_error", "crps"}) cells.push_back(ours_cell(find(d, m), metric));
+    row(os, cells);
+  }
+}
+
+// Which model has the lowest mean, per data set and metric: where the baselines beat WHVI.
+void best_per_dataset(std::ostringstream& os, const std::vector<std::string>& datasets,
+                      const std::vector<std::string>& models,
+                      const std::function<const Entry*(const std::string&, const std::string&)>& find) {
+  if (models.size() < 2) return;
+  os << "\n## Lowest mean per data set (ours)\n\n";
+  row(os, {"dataset", "RMSE", "MNLL (predictive)", "CRPS"});
+  row(os, {"---", "---", "---", "---"});
+  std::map<std::string, int> wins_rmse, wins_mnll;
+  for (const auto& d : datasets) {
+    std::vector<std::string> cells = {escape_cell(d)};
+    for (const char* metric : {"rmse", "mnll", "crps"}) {
+      std::string best;
+      double best_v = 0;
+      for (const auto& m : models)
+        if (const Entry* e = find(d, m))
+          if (auto st = stat_of(*e->r, metric); st && std::isfinite(st->mean) && (best.empty() || st->mean < best_v))
+            best = m, best_v = st->mean;
+      cells.push_back(best.empty() ? kDash : upper(best));
+      if (!best.empty() && std::string(metric) == "rmse") ++wins_rmse[best];
+      if (!best.empty() && std::string(metric) == "mnll") ++wins_mnll[best];
+    }
+    row(os, cells);
+  }
+  os << "\nLowest mean RMSE on:";
+  for (const auto& m : models) os << " " << upper(m) << " " << wins_rmse[m] << ",";
+  os << " of " << datasets.size() << " data sets; lowest predictive MNLL on:";
+  for (const auto& m : models) os << " " << upper(m) << " " << wins_mnll[m] << ",";
+  os << " of " << datasets.size() << ". Differences within a split-to-split std are not significant.\n";
+}
+
 }  // namespace
 
 std::string format_mean_std(double mean, double std) {
@@ -297,6 +360,14 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
     auto it = chosen.find({d, m});
     return it == chosen.end() ? nullptr : &entries[it->second];
   };
+  // Synthetic problems carry their noise floor: shown in an extra column.
+  auto floor_cell = [&](const std::string& d, const char* metric) -> std::string {
+    for (const auto& m : models)
+      if (auto f = floor_of(find(d, m), metric)) return fixed(*f, decimals_for(*f, 0));
+    return kDash;
+  };
+  bool any_floor = false;
+  for (const auto& d : datasets) any_floor |= floor_cell(d, "rmse") != kDash;
 
   std::ostringstream os;
   os << "# " << title << "\n\n";
@@ -312,6 +383,7 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
   os << "## Test RMSE\n\n";
   {
     std::vector<std::string> head = {"dataset"}, rule = {"---"};
+    if (any_floor) head.push_back("noise floor"), rule.push_back("---:");
     for (const auto& m : models) {
       head.push_back(upper(m) + " ours");
       head.push_back(upper(m) + " paper");
@@ -321,6 +393,7 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
     row(os, rule);
     for (const auto& d : datasets) {
       std::vector<std::string> cells = {escape_cell(d)};
+      if (any_floor) cells.push_back(floor_cell(d, "rmse"));
       for (const auto& m : models) {
         cells.push_back(ours_cell(find(d, m), "rmse"));
         cells.push_back(paper_cell(paper, d, m, "rmse"));
@@ -333,9 +406,18 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
   os << "\n## Test MNLL (nats per test point)\n\n"
      << "*ours* is `mnll_paper`, the authors' convention (mean over Monte Carlo samples of "
         "-log p(y|f_s)), comparable with *paper*; *ours pred.* is our predictive MNLL "
-        "(-log of the mean over samples of p(y|f_s)), which is lower.\n\n";
+        "(-log of the mean over samples of p(y|f_s)), which is lower."
+     << (any_floor ? " *noise floor*: the best predictive MNLL any model can reach on fresh data of a "
+                     "synthetic problem (for input-dependent noise, *homosc. floor* is the best a model "
+                     "with one noise variance can reach)."
+                   : "")
+     << "\n\n";
   {
     std::vector<std::string> head = {"dataset"}, rule = {"---"};
+    if (any_floor) {
+      head.insert(head.end(), {"noise floor", "homosc. floor"});
+      rule.insert(rule.end(), {"---:", "---:"});
+    }
     for (const auto& m : models) {
       head.push_back(upper(m) + " ours");
       head.push_back(upper(m) + " paper");
@@ -346,6 +428,10 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
     row(os, rule);
     for (const auto& d : datasets) {
       std::vector<std::string> cells = {escape_cell(d)};
+      if (any_floor) {
+        cells.push_back(floor_cell(d, "mnll"));
+        cells.push_back(floor_cell(d, "mnll_homoscedastic"));
+      }
       for (const auto& m : models) {
         const Entry* e = find(d, m);
         cells.push_back(ours_cell(e, "mnll_paper"));
@@ -355,6 +441,9 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
       row(os, cells);
     }
   }
+
+  calibration_table(os, datasets, models, find);
+  best_per_dataset(os, datasets, models, find);
 
   // Footnotes, in table order.
   std::vector<std::string> footnotes;
