@@ -10,6 +10,7 @@
 #include "bench/bench_fwht.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
+#include "report/selection.h"
 #include "report/table.h"
 #include "common/errors.h"
 #include "common/io.h"
@@ -78,6 +79,12 @@ int main(int argc, char** argv) {
   table->add_option("--out", table_out, "Write the Markdown here (default: stdout)");
   table->add_option("--title", table_title, "Title")->capture_default_str();
 
+  auto* select = app.add_subcommand("select", "Rank hyper-parameter candidates by validation MNLL (selection runs only)");
+  std::vector<std::string> select_files;
+  std::string select_out;
+  select->add_option("files", select_files, "Experiment JSON files of runs with data.validation_fraction > 0")->required();
+  select->add_option("--out", select_out, "Write SUMMARY.md and summary.json into this folder (default: Markdown to stdout)");
+
   auto* cfgcmd = app.add_subcommand("config", "Show the configuration schema or a resolved config");
   bool describe = false;
   std::string dump_path;
@@ -142,6 +149,18 @@ int main(int argc, char** argv) {
                       "\nRendered by: `" + command_line + "`\n";
       if (table_out.empty()) std::cout << md;
       else whvi::write_file_atomic(table_out, md), spdlog::info("wrote {}", table_out);
+      return 0;
+    }
+    if (app.got_subcommand(select)) {
+      const auto r = whvi::report::select_defaults(select_files);
+      const std::string md = r.markdown + "\nRendered by: `" + command_line + "`\n";
+      if (select_out.empty()) {
+        std::cout << md;
+      } else {
+        whvi::write_file_atomic(select_out + "/SUMMARY.md", md);
+        whvi::write_file_atomic(select_out + "/summary.json", r.summary.dump(2) + "\n");
+        spdlog::info("wrote {}/SUMMARY.md and summary.json", select_out);
+      }
       return 0;
     }
     if (app.got_subcommand(cfgcmd)) {
