@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Runs many experiment configs in parallel with GNU parallel, one `whvi train` per config:
 #
-#   scripts/sweep.sh [-j JOBS] [--threads-per-job N] [--whvi PATH] CONFIG...
+#   scripts/sweep.sh [-j JOBS] [--threads-per-job N] [--whvi PATH] [--set KEY=VALUE]... CONFIG...
 #
 #   -j JOBS                jobs at once (default: number of cores / threads per job, at least 1)
 #   --threads-per-job N    --threads given to each whvi (default 1)
 #   --whvi PATH            the whvi binary (default: $WHVI, else $BUILD_DIR/whvi, else build/whvi)
+#   --set KEY=VALUE        passed to every `whvi train` (e.g. --set data.splits=4 for a first,
+#                          shortened pass; a later run without it extends each experiment to the
+#                          config's splits, keeping the finished ones)
 #
 # Each job runs `$WHVI --threads N train --config CFG --resume` and logs to
 # out/logs/<config-stem>.log. The job log is out/logs/sweep.joblog; with --resume-failed a
@@ -32,6 +35,7 @@ JOBS=""
 THREADS=1
 WHVI=${WHVI:-${BUILD_DIR:-build}/whvi}
 CONFIGS=()
+SETS=()
 while (($#)); do
   case "$1" in
     -j | --jobs)
@@ -51,6 +55,11 @@ while (($#)); do
     --whvi)
       [[ $# -ge 2 ]] || die "$1 needs a value"
       WHVI=$2
+      shift 2
+      ;;
+    --set)
+      [[ $# -ge 2 && $2 == *=* ]] || die "--set needs KEY=VALUE"
+      SETS+=(--set "$2")
       shift 2
       ;;
     -h | --help)
@@ -99,7 +108,7 @@ LOG_DIR=out/logs
 JOBLOG=$LOG_DIR/sweep.joblog
 ARGS_FILE=$LOG_DIR/sweep.args
 mkdir -p "$LOG_DIR"
-args_now=$(printf '%s\n' "whvi=$WHVI" "threads=$THREADS" "${CONFIGS[@]}")
+args_now=$(printf '%s\n' "whvi=$WHVI" "threads=$THREADS" "sets=${SETS[*]:-}" "${CONFIGS[@]}")
 if [[ -f $JOBLOG ]] && [[ "$(cat "$ARGS_FILE" 2>/dev/null)" != "$args_now" ]]; then
   old_log=$JOBLOG.$(date -u +%Y%m%dT%H%M%SZ)
   mv "$JOBLOG" "$old_log"
@@ -116,10 +125,12 @@ echo "sweep: logs in $LOG_DIR/<config>.log, job log $JOBLOG (a re-run resumes)"
 # run keeps the history. {/.} is the config's file name without folder and extension.
 # OMP/OpenBLAS threads are pinned as well: torch.set_num_threads does not bind OpenBLAS.
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
+sets_q=""
+((${#SETS[@]})) && sets_q=$(printf '%q ' "${SETS[@]}")
 rc=0
 parallel --jobs "$JOBS" --joblog "$JOBLOG" --resume-failed --line-buffer --tagstring '{/.}' \
   "echo \"=== \$(date -u +%FT%TZ) {}\" >> $LOG_DIR/{/.}.log;" \
-  "$(printf '%q' "$WHVI") --threads $THREADS train --config {} --resume >> $LOG_DIR/{/.}.log 2>&1" \
+  "$(printf '%q' "$WHVI") --threads $THREADS train --config {} --resume $sets_q>> $LOG_DIR/{/.}.log 2>&1" \
   "&& echo done || { s=\$?; echo \"FAILED (exit \$s), see $LOG_DIR/{/.}.log\"; exit \$s; }" \
   ::: "${CONFIGS[@]}" || rc=$?
 
