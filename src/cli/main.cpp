@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -48,8 +49,18 @@ int main(int argc, char** argv) {
   int n_threads = 0;
   std::string log_level = "info";
   std::string simd;
-  app.add_option("--threads", n_threads, "Threads for LibTorch, OpenBLAS and the whvi kernels (0: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  // Bounded before any thread exists: an absurd count would spawn thousands of threads.
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const int max_threads = static_cast<int>(std::min(1024u, 4 * hw));
+  app.add_option("--threads", n_threads,
+                 "Threads for LibTorch, OpenBLAS and the whvi kernels (0: all cores; at most 4x the cores, " +
+                     std::to_string(max_threads) + " here)")
+      ->each([max_threads](const std::string& v) {
+        if (v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9 || std::stoi(v) > max_threads)
+          throw CLI::ValidationError("'" + v + "' is not a thread count from 0 to " +
+                                                      std::to_string(max_threads) + " (4x this machine's " +
+                                                      std::to_string(max_threads / 4) + " cores)");
+      });
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--simd", simd, "Force the CPU kernels' SIMD level (scalar|avx2|avx512); default: best available")

@@ -185,7 +185,11 @@ void load_file_entries(const std::string& text, const std::string& source,
   if (const auto b = root["base"]) {
     const int line = b.Mark().line + 1;
     if (!b.IsScalar()) throw ConfigError(source, line, "base", "expected a file path");
+    if (b.Scalar().empty()) throw ConfigError(source, line, "base", "is empty: give the path of a YAML file, or remove the key");
     const fs::path bp = fs::path(base_dir) / b.Scalar();
+    std::error_code dir_ec;
+    if (fs::is_directory(bp, dir_ec))
+      throw ConfigError(source, line, "base", bp.string() + " is a directory, not a YAML file");
     const std::string canon = fs::weakly_canonical(bp).string();
     for (const auto& c : chain)
       if (c == canon) throw ConfigError(source, line, "base", "cycle: " + canon + " includes itself");
@@ -241,6 +245,9 @@ Config Config::parse(const std::string& text, const std::string& source,
 }
 
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw ConfigError(path, 0, "", "is a directory, not a YAML file (e.g. --config configs/uci/yacht-whvi.yaml)");
   std::ifstream in(path);
   if (!in) throw ConfigError(path, 0, "", "cannot read the config file (does it exist?)");
   std::stringstream ss;
