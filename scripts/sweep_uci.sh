@@ -18,11 +18,11 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 done
 
 DATASETS=(boston concrete energy kin8nm naval power protein yacht)
-MODELS=(mcd mfg whvi)
+MODELS=(mfg whvi mcd)  # slowest kind first, so both jobs stay busy to the end
 CONFIGS=()
 missing=()
-for d in "${DATASETS[@]}"; do
-  for m in "${MODELS[@]}"; do
+for m in "${MODELS[@]}"; do
+  for d in "${DATASETS[@]}"; do
     cfg=configs/uci/$d-$m.yaml
     if [[ -f $cfg ]]; then CONFIGS+=("$cfg"); else missing+=("$cfg"); fi
   done
