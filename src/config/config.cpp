@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -76,6 +77,12 @@ const char* type_name(Type t) {
   return "?";
 }
 
+std::string describe_range(const Param& p) {
+  std::ostringstream os;
+  os << "[" << p.min << ", " << p.max << "]";
+  return os.str();
+}
+
 // Parses and validates one scalar for `p`.
 Value parse_value(const Param& p, const std::string& text, const std::string& file, int line) {
   auto fail = [&](const std::string& msg) { throw ConfigError(file, line, p.key, msg); };
@@ -100,18 +107,26 @@ Value parse_value(const Param& p, const std::string& text, const std::string& fi
       char* end = nullptr;
       errno = 0;
       const long long v = std::strtoll(s.c_str(), &end, 10);
-      if (s.empty() || *end != '\0' || errno == ERANGE) fail("expected an integer, got '" + s + "'");
+      if (s.empty() || *end != '\0') fail("expected an integer, got '" + s + "'");
+      if (errno == ERANGE) fail("'" + s + "' is out of range of a 64-bit integer (allowed: " + describe_range(p) + ")");
       range(static_cast<double>(v));
       return static_cast<int64_t>(v);
     }
     case Type::kFloat: {
       if (s == ".nan" || s == ".NaN" || s == ".NAN") fail("NaN is not allowed");
-      if (s == ".inf" || s == ".Inf" || s == "+.inf") range(INFINITY);
-      if (s == "-.inf" || s == "-.Inf") range(-INFINITY);
+      for (const char* inf : {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"})
+        if (s == inf) return range(INFINITY), INFINITY;
+      for (const char* inf : {"-.inf", "-.Inf", "-.INF"})
+        if (s == inf) return range(-INFINITY), -INFINITY;
       char* end = nullptr;
+      errno = 0;
       const double v = std::strtod(s.c_str(), &end);
       if (s.empty() || *end != '\0') fail("expected a number, got '" + s + "'");
       if (std::isnan(v)) fail("NaN is not allowed");
+      if (errno == ERANGE && std::isinf(v))
+        fail("'" + s + "' overflows a double (largest about 1.8e308); write .inf if infinity is meant");
+      if (errno == ERANGE) fail("'" + s + "' underflows a double (smallest normal about 2.2e-308); write 0 if zero is meant");
+      if (std::isinf(v)) fail("'" + s + "' is infinite; write .inf where infinity is allowed");
       range(v);
       return v;
     }
@@ -122,6 +137,8 @@ Value parse_value(const Param& p, const std::string& text, const std::string& fi
       return false;  // not reached: fail throws
     }
     case Type::kString: {
+      if (s.size() > 4096)
+        fail("a value of " + std::to_string(s.size()) + " characters is too long (at most 4096)");
       if (!p.choices.empty()) {
         bool ok = false;
         std::string all;
@@ -142,9 +159,20 @@ struct Entry {
 // Flattens a YAML map into dotted keys, validating every key against the schema.
 void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file,
              std::map<std::string, Entry>& out) {
+  std::map<std::string, int> seen;  // names of this mapping -> line
   for (const auto& kv : node) {
     const int line = kv.first.Mark().line + 1;
-    const std::string name = kv.first.as<std::string>();
+    if (!kv.first.IsScalar())
+      throw ConfigError(file, line, prefix, std::string("a key must be a plain name, not a ") +
+                                                (kv.first.IsMap() ? "mapping" : kv.first.IsSequence() ? "list" : "null"));
+    const std::string name = kv.first.Scalar();
+    if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
+      throw ConfigError(file, line, prefix, "'" + name + "' is not a key name (empty or with spaces)");
+    if (const auto it = seen.find(name); it != seen.end())
+      throw ConfigError(file, line, prefix.empty() ? name : prefix + "." + name,
+                        "appears twice (also on line " + std::to_string(it->second) +
+                            "); YAML keeps only one, so merge the two");
+    seen[name] = line;
     const std::string key = prefix.empty() ? name : prefix + "." + name;
     if (prefix.empty() && name == "base") continue;  // handled by the loader
     const YAML::Node& v = kv.second;
@@ -174,11 +202,30 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
 void load_file_entries(const std::string& text, const std::string& source,
                        const std::string& base_dir, std::map<std::string, Entry>& out,
                        std::vector<std::string>& chain) {
+  {
+    int line = 1;
+    for (size_t i = 0, bol = 0; i <= text.size(); ++i) {
+      if (i == text.size() || text[i] == '\n') {
+        const std::string l = text.substr(bol, i - bol);
+        const size_t first = l.find_first_not_of(" \t");
+        if (l.find('\t') < first && first != std::string::npos && l[first] != '#')
+          throw ConfigError(source, line, "", "a tab in the indentation: YAML allows only spaces there; replace the tab by spaces");
+        bol = i + 1;
+        ++line;
+      }
+    }
+  }
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    const auto docs = YAML::LoadAll(text);
+    if (docs.size() > 1)
+      throw ConfigError(source, docs[1].Mark().line + 1, "",
+                        "holds " + std::to_string(docs.size()) + " YAML documents (separated by ---); a config is one document");
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::ParserException& e) {
     throw ConfigError(source, e.mark.line + 1, "", "malformed YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(source, e.mark.line + 1, "", "unreadable YAML: " + e.msg);
   }
   if (root.IsNull()) return;
   if (!root.IsMap()) throw ConfigError(source, 1, "", "expected a mapping of sections at top level");
@@ -201,7 +248,22 @@ void load_file_entries(const std::string& text, const std::string& source,
     load_file_entries(ss.str(), bp.string(), bp.parent_path().string(), out, chain);
     chain.pop_back();
   }
-  flatten(root, "", source, out);
+  try {
+    flatten(root, "", source, out);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(source, e.mark.line + 1, "", "unreadable YAML: " + e.msg);
+  }
+}
+
+// output.name becomes a file name inside output.dir: one plain component.
+void check_output_name(const std::string& name, const std::string& source) {
+  if (name.empty()) return;
+  bool ok = name.size() <= 200 && name[0] != '.' && name[0] != '-';
+  for (unsigned char c : name) ok &= std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '+';
+  if (!ok)
+    throw ConfigError(source, 0, "output.name",
+                      "'" + name + "' is not a plain file name: use letters, digits and - _ . + (not starting with "
+                      "'.' or '-', no '/'); the results go to output.dir/<name>.json and output.dir/<name>/");
 }
 
 }  // namespace
@@ -216,6 +278,9 @@ Config Config::defaults() {
 void Config::set(const std::string& key, const std::string& text, const std::string& source,
                  int line) {
   const Param* p = find_param(key);
+  if (!p && is_section(key))
+    throw ConfigError(source, line, key, "is a section, not a key: set one of its keys (" + keys_under(key) + "), e.g. " +
+                                             key + "." + keys_under(key).substr(0, keys_under(key).find(',')) + "=...");
   if (!p) {
     const auto dot = key.rfind('.');
     const std::string prefix = dot == std::string::npos ? "" : key.substr(0, dot);
@@ -241,6 +306,7 @@ Config Config::parse(const std::string& text, const std::string& source,
       throw ConfigError("--set", 0, "", "'" + o + "' is not of the form section.key=value");
     c.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
   }
+  check_output_name(c.get_string("output.name"), source);
   return c;
 }
 
@@ -253,8 +319,10 @@ Config Config::load(const std::string& path, const std::vector<std::string>& ove
   std::stringstream ss;
   ss << in.rdbuf();
   Config c = parse(ss.str(), path, overrides, fs::path(path).parent_path().string());
-  if (c.get_string("output.name").empty())
+  if (c.get_string("output.name").empty()) {
     c.values_["output.name"] = fs::path(path).stem().string();
+    check_output_name(c.get_string("output.name"), path + " (output.name defaults to the file's name)");
+  }
   return c;
 }
 
