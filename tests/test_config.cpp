@@ -2,6 +2,9 @@
 // inheritance, --set overrides, and the dump/parse round trip.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <initializer_list>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -116,6 +119,76 @@ TEST(Config, ShippedConfigsAllParse) {
 TEST(Config, DescribeListsEveryKey) {
   const std::string md = Config::describe_markdown();
   for (const auto& p : whvi::config::schema()) EXPECT_NE(md.find("`" + p.key + "`"), std::string::npos);
+}
+
+}  // namespace
+
+// ---- input hardening (issue 7) --------------------------------------------------
+namespace {
+
+std::string parse_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return expect_error([&] { Config::parse(yaml, "hostile.yaml", overrides); });
+}
+
+void expect_has(const std::string& msg, std::initializer_list<const char*> parts) {
+  for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "lacks '" << p << "': " << msg;
+}
+
+TEST(ConfigHardening, YamlWeakCasesAreErrorsWithFileAndLine) {
+  expect_has(parse_error("model:\n\twidth: 5\n"), {"hostile.yaml:2", "tabs for indentation", "spaces"});
+  expect_has(parse_error("model:\n  width: 5\n  width: 6\n"),
+             {"hostile.yaml:3", "duplicate key", "line 2", "line 3"});
+  expect_has(parse_error("model: {width: 5}\ntraining: {lr: 0.1}\nmodel: {depth: 3}\n"),
+             {"hostile.yaml:3", "duplicate section", "line 1"});
+  expect_has(parse_error("model.width: 5\nmodel: {width: 6}\n"), {"duplicate key", "line 1"});
+  expect_has(parse_error("model: {width: 5}\n---\nmodel: {depth: 3}\n"),
+             {"hostile.yaml:2", "second YAML document"});
+  expect_has(parse_error("training: {lr: 1e400}\n"), {"hostile.yaml:1", "overflows", "out of range of a double"});
+  expect_has(parse_error("training: {lr: 1e-400}\n"), {"underflows", "out of range of a double"});
+  expect_has(parse_error("training: {steps: 99999999999999999999}\n"), {"out of range for a 64-bit integer"});
+  expect_has(parse_error("base: \"\"\n"), {"hostile.yaml:1", "'base'", "is empty"});
+  expect_has(parse_error("? [a, b]\n: 1\n"), {"hostile.yaml:1", "complex key"});
+  expect_has(parse_error(": 5\n"), {"hostile.yaml:1", "empty key"});
+  expect_has(parse_error("model:\n  width: " + std::string(2000, '[') + "\n"), {"hostile.yaml:", "too deep"});
+  expect_has(parse_error("data: {dataset: " + std::string(5000, 'a') + "}\n"),
+             {"hostile.yaml:1", "5000 characters", "4096"});
+  expect_has(parse_error("", {"training=5"}), {"'training' is a section", "steps_fixed_noise"});
+}
+
+TEST(ConfigHardening, InfinityAcceptedWhereTheBoundsAllowIt) {
+  const auto c = Config::parse("model: {whvi: {prior_var: .inf}}\noutput: {grid_lo: -.inf}\n", "inline");
+  EXPECT_TRUE(std::isinf(c.get_float("model.whvi.prior_var")));
+  EXPECT_LT(c.get_float("output.grid_lo"), 0);
+  EXPECT_EQ(Config::parse(c.dump_yaml(), "dump").to_json(), c.to_json());  // round trip
+  expect_has(parse_error("training: {lr: .inf}\n"), {"out of range [0, 10]"});
+}
+
+TEST(ConfigHardening, QuotedStringsKeepTheirText) {
+  const auto c = Config::parse("data: {dataset: \"it's \\\"x\\\"\\ty\"}\n", "inline");
+  EXPECT_EQ(c.get_string("data.dataset"), "it's \"x\"\ty");
+}
+
+TEST(ConfigHardening, OutputNameIsAPlainFileName) {
+  for (const char* bad : {"../../x", "/abs", ".", "..", ".hidden", "a/b", "a b", "a\\x01b"}) {
+    SCOPED_TRACE(bad);
+    expect_has(parse_error(std::string("output: {name: \"") + bad + "\"}\n"),
+               {"hostile.yaml:1", "output.name", "plain file name"});
+  }
+  EXPECT_EQ(Config::parse("output: {name: yacht-whvi_2.b+c}\n", "inline").get_string("output.name"),
+            "yacht-whvi_2.b+c");
+  expect_has(parse_error("", {"output.name=../x"}), {"--set output.name=../x", "plain file name"});
+}
+
+TEST(ConfigHardening, DirectoriesAreNotConfigs) {
+  const fs::path dir = fs::temp_directory_path() / "whvi_cfg_hardening";
+  fs::create_directories(dir / "sub");
+  expect_has(expect_error([&] { Config::load(dir.string()); }), {"is a directory, not a YAML file"});
+  std::ofstream(dir / "dot.yaml") << "base: .\n";
+  expect_has(expect_error([&] { Config::load((dir / "dot.yaml").string()); }),
+             {"dot.yaml:1", "'base'", "is a directory, not a YAML file"});
+  std::ofstream(dir / ".yaml") << "model: {width: 3}\n";
+  expect_has(expect_error([&] { Config::load((dir / ".yaml").string()); }), {"output.name", "not usable"});
+  fs::remove_all(dir);
 }
 
 }  // namespace

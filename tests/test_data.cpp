@@ -650,4 +650,56 @@ TEST(DataErrors, PrepareSplitChecksIndices) {
   expect_has(error_of([&] { prepare_split(d, SplitIndices{{}, {1}}); }), {"no training rows"});
 }
 
+// ---- issue 7: scale-free constancy, overflow, directories ---------------------------
+
+TEST(Standardize, TinySpreadIsStandardisedNotConstant) {
+  // A target with std ~1.5e-19 is not constant: it is standardised like any other.
+  auto x = torch::arange(8, torch::kFloat64).reshape({8, 1});
+  auto y = (torch::arange(8, torch::kFloat64) * 1e-19 * 0.655).reshape({8, 1});
+  const auto s = fit_standardizer(x, y);
+  const double sd = s.y_std.item<double>();
+  EXPECT_GT(sd, 1e-19);
+  EXPECT_LT(sd, 2e-19);
+  EXPECT_NE(s.y_mean.item<double>(), 0.0);
+  const auto z = (y - s.y_mean) / s.y_std;
+  EXPECT_NEAR(z.square().mean().item<double>(), 1.0, 1e-12);
+  // Squares that underflow (values ~1e-170) still give the right std.
+  const auto tiny = torch::tensor({1e-170, 2e-170, 3e-170}, torch::kFloat64).reshape({3, 1});
+  const auto t = fit_standardizer(tiny, tiny);
+  EXPECT_NEAR(t.x_std.item<double>() / (std::sqrt(2.0 / 3.0) * 1e-170), 1.0, 1e-12);
+  // A column equal up to rounding of its magnitude is constant, in any units.
+  for (double scale : {1e-200, 1.0, 1e120}) {
+    SCOPED_TRACE(scale);
+    const auto c = torch::full({4, 1}, 3.0 * scale, torch::kFloat64);
+    const auto sc = fit_standardizer(c, c);
+    EXPECT_EQ(sc.x_mean.item<double>(), 0.0);
+    EXPECT_EQ(sc.x_std.item<double>(), 1.0);
+  }
+  // Large but accepted values (1e140) are standardised, not zeroed.
+  const auto big = torch::tensor({1e140, 2e140, 4e140}, torch::kFloat64).reshape({3, 1});
+  const auto b = fit_standardizer(big, big);
+  EXPECT_TRUE(std::isfinite(b.x_std.item<double>()));
+  EXPECT_GT(b.x_std.item<double>(), 1e139);
+}
+
+TEST(DataErrors, ValuesWhoseSquaresOverflowAreRefusedAtLoad) {
+  TempDir t;
+  const auto msg = error_with("data.txt", "1 2 3 4\n5 6 7 8\n9 1e300 11 12\n", t);
+  expect_has(msg, {"data.txt' line 3", "column 2", "'1e300' is too large", "Rescale column 2"});
+  TempDir t2;
+  expect_has(error_with("data.txt", "1 2 3 4\n5 6 7 -2e151\n", t2), {"line 2", "column 4", "too large"});
+}
+
+TEST(DataErrors, DirectoriesAndFilesInTheWrongPlace) {
+  TempDir t;
+  write_small_uci(t.path() / "s");
+  fs::remove(t.path() / "s" / "data.txt");
+  fs::create_directories(t.path() / "s" / "data.txt");
+  expect_has(error_of([&] { load_uci((t.path() / "s").string(), ""); }),
+             {"data.txt' is a directory, not a file"});
+  write_file(t.path() / "plainfile", "x\n");
+  expect_has(error_of([&] { load_uci("yacht", (t.path() / "plainfile").string()); }),
+             {"plainfile", "is a file, not a folder"});
+}
+
 }  // namespace

@@ -124,7 +124,7 @@ TEST(Determinism, ASplitRunAloneOrResumedEqualsTheUninterruptedRun) {
 TEST(Checkpoint, EvalReproducesTheTrainingMetricsExactly) {
   set_threads(1);
   Sandbox sb("eval");
-  const auto doc = experiment::run_train(opts(sb.config(yacht_yaml(2, "mcd") + "model: {mcd: {dropout: 0.1}}\n")));
+  const auto doc = experiment::run_train(opts(sb.config(yacht_yaml(2, "mcd")), {"model.mcd.dropout=0.1"}));
   experiment::EvalOptions eo;
   eo.checkpoint = (sb.dir / "exp" / "split-01.ckpt").string();
   const auto e = experiment::run_eval(eo);
@@ -193,8 +193,10 @@ TEST(Divergence, AnExplodingRunFailsAndIsNotRecordedAsASuccess) {
   set_threads(1);
   Sandbox sb("diverge");
   for (const char* kind : {"whvi", "mcd", "mfg"}) {
-    const auto cfg = sb.config(yacht_yaml(2, kind) + "training: {steps: 400, steps_fixed_noise: 10, lr: 10}\n");
-    const auto msg = error_of([&] { experiment::run_train(opts(cfg, {std::string("output.name=") + kind})); });
+    const auto cfg = sb.config(yacht_yaml(2, kind));
+    const auto msg = error_of([&] {
+      experiment::run_train(opts(cfg, {std::string("output.name=") + kind, "training.steps=400", "training.lr=10"}));
+    });
     EXPECT_NE(msg.find("training diverged"), std::string::npos) << kind << ": " << msg;
     EXPECT_NE(msg.find("training.lr = 10"), std::string::npos) << msg;
     const auto doc = read(sb.dir / (std::string(kind) + ".json"));

@@ -217,4 +217,28 @@ TEST(ReportFiles, RendersFromFilesAndNamesMalformedOnes) {
   std::remove(bad.c_str());
 }
 
+TEST(ReportFiles, RefusesTheSameFileTwiceAndTwoResultsForOneCell) {
+  const std::string a = temp_path("yacht-whvi.json");
+  const std::string b = temp_path("yacht-whvi-rerun.json");
+  write(a, yacht_whvi().dump(2));
+  write(b, yacht_whvi().dump(2));
+  try {
+    render_from_files({a, a}, "", "t");
+    FAIL() << "expected whvi::Error";
+  } catch (const whvi::Error& e) {
+    EXPECT_TRUE(contains(e.what(), "is given twice")) << e.what();
+    EXPECT_TRUE(contains(e.what(), a)) << e.what();
+  }
+  try {  // two results for yacht/whvi
+    render_from_files({a, b}, "", "t");
+    FAIL() << "expected whvi::Error";
+  } catch (const whvi::Error& e) {
+    EXPECT_TRUE(contains(e.what(), "two results for the same cell")) << e.what();
+    EXPECT_TRUE(contains(e.what(), a)) << e.what();
+    EXPECT_TRUE(contains(e.what(), b)) << e.what();
+  }
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+}
+
 }  // namespace

@@ -21,6 +21,8 @@
 namespace whvi::bench {
 namespace {
 
+constexpr int64_t kMaxSize = int64_t{1} << 30;  // the largest --sizes entry (README)
+
 struct Stats {
   double median_ms = 0, min_ms = 0;
   int repeats = 0;
@@ -112,8 +114,8 @@ double check_fwht(const torch::Tensor& x, const torch::Tensor& y) {
 nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
   WHVI_CHECK(o.device == "cpu" || o.device == "cuda", "bench fwht: --device must be cpu or cuda, got '",
              o.device, "'");
-  WHVI_CHECK(o.batch >= 1, "bench fwht: --batch must be >= 1, got ", o.batch);
-  WHVI_CHECK(o.repeats >= 1, "bench fwht: --repeats must be >= 1, got ", o.repeats);
+  WHVI_CHECK(o.batch >= 1, "bench fwht: --batch must be a positive integer, got ", o.batch);
+  WHVI_CHECK(o.repeats >= 1, "bench fwht: --repeats must be a positive integer, got ", o.repeats);
   const auto st = parse_dtype(o.dtype);
   torch::Device dev(torch::kCPU);
   if (o.device == "cuda") {
@@ -129,9 +131,43 @@ nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
     WHVI_CHECK(st == torch::kFloat32 || st == torch::kFloat64, "bench fwht: --dtype ", o.dtype,
                " is CUDA-only; on CPU use float32 or float64");
   }
-  for (int64_t d : o.sizes)
+  WHVI_CHECK(o.warmup >= 0, "bench fwht: --warmup must be >= 0, got ", o.warmup);
+  WHVI_CHECK(std::isfinite(o.max_seconds) && o.max_seconds > 0, "bench fwht: --max-seconds must be a "
+             "positive finite number, got ", o.max_seconds);
+  for (int64_t d : o.sizes) {
+    WHVI_CHECK(d >= 1 && d <= kMaxSize, "bench fwht: size ", d,
+               " in --sizes is out of range: sizes are powers of two from 1 to 2^30 = ", kMaxSize);
     WHVI_CHECK(kernels::is_power_of_two(d), "bench fwht: size ", d,
                " in --sizes is not a power of two");
+  }
+  // Refuse, before allocating anything, what cannot fit: the largest size's
+  // working set against half the machine's memory.
+  if (const unsigned long long mem = physical_memory_bytes(); mem > 0 && o.device == "cpu") {
+    const long double elem = static_cast<long double>(c10::elementSize(st));
+    for (int64_t d : o.sizes) {
+      const long double rows = static_cast<long double>(o.batch) * d * elem * (o.backward ? 8 : 4);
+      const long double dense = d <= o.max_dense_d ? static_cast<long double>(d) * d * elem : 0;
+      const long double need = rows + dense;
+      if (need <= 0.5L * mem) continue;
+      const double gib = static_cast<double>(need / (1024.0L * 1024 * 1024));
+      const double have = static_cast<double>(mem) / (1024.0 * 1024 * 1024);
+      char buf[512];
+      if (dense > rows)
+        std::snprintf(buf, sizeof buf,
+                      "bench fwht: the dense %lld x %lld Hadamard matrix (--max-dense-d %lld) with "
+                      "--batch %lld needs about %.1f GiB, more than half of this machine's %.1f GiB; "
+                      "lower --max-dense-d (the dense product is skipped above it) or --sizes",
+                      static_cast<long long>(d), static_cast<long long>(d),
+                      static_cast<long long>(o.max_dense_d), static_cast<long long>(o.batch), gib, have);
+      else
+        std::snprintf(buf, sizeof buf,
+                      "bench fwht: --batch %lld at D = %lld (%s) needs about %.1f GiB, more than "
+                      "half of this machine's %.1f GiB; use a smaller --batch or smaller --sizes",
+                      static_cast<long long>(o.batch), static_cast<long long>(d), o.dtype.c_str(), gib,
+                      have);
+      throw Error(buf);
+    }
+  }
 
   torch::manual_seed(o.seed);
   const auto opts = torch::TensorOptions().dtype(st).device(dev);

@@ -1,8 +1,24 @@
-// The `whvi` command line: global options, then one subcommand.
+// The `whvi` command line: global options (before or after the subcommand),
+// then one subcommand.
+//
+// Exit status: 0 success; 1 an error while running (a one-line message on
+// stderr naming the bad input and the fix); 2 a usage error (bad or missing
+// option, no command: the help goes to stderr). A failure to write standard
+// output (disk full, closed stdout) is an error, not a silent success.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <new>
 #include <sstream>
-#include <thread>
+
+#include <c10/util/Exception.h>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -20,6 +36,100 @@
 
 namespace {
 
+// Messages may quote user input or LibTorch internals: escape control bytes
+// and invalid UTF-8 as \xNN so the terminal shows one clean line.
+std::string printable(const std::string& s, bool one_line) {
+  std::string out;
+  auto hex = [&](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  };
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n' || c == '\t') {
+      out += one_line || c == '\t' ? ' ' : '\n';
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      hex(c), ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c), ++i;
+    } else {  // keep valid UTF-8 sequences
+      const int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+      bool ok = len > 0 && i + len <= s.size() && c >= 0xC2 && c <= 0xF4;
+      for (int k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+      if (ok) out.append(s, i, len), i += len;
+      else hex(c), ++i;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// A closed fd 0, 1 or 2 would be reused by the next file whvi opens (a result
+// file, a checkpoint), so writes meant for stdout or stderr would land in it.
+// Park /dev/null there instead: read-only on stdout, so writing to it still
+// fails and is reported.
+bool g_stdout_closed = false;
+
+void guard_standard_fds() {
+  for (int fd : {0, 1, 2}) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    if (fd == 1) g_stdout_closed = true;
+    const int got = open("/dev/null", fd == 2 ? O_WRONLY : O_RDONLY);
+    if (got >= 0 && got != fd) dup2(got, fd), close(got);
+  }
+}
+
+// Flushes stdout; a failed write (e.g. > /dev/full, closed stdout) turns a
+// success into exit status 1 with a message.
+int finish(int rc) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && std::cout.good() && !std::ferror(stdout)) return rc;
+  const std::string why = g_stdout_closed ? "it is closed" : err ? std::strerror(err) : "write failed";
+  std::fprintf(stderr, "whvi: error: cannot write to standard output (%s): the output is incomplete. "
+                       "Check the disk, or redirect the output to a file.\n", why.c_str());
+  return rc == 0 ? 1 : rc;
+}
+
+std::string shown(const std::string& s) { return printable(s.size() > 60 ? s.substr(0, 60) + "..." : s, true); }
+
+// Validators with messages that say what is wanted; CLI11 prefixes "--option: ".
+CLI::Validator integer_in(long long lo, long long hi, const std::string& what,
+                          const std::string& example) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(s.c_str(), &end, 10);
+        const bool is_int = !s.empty() && end != s.c_str() && *end == '\0';
+        if (!is_int || errno == ERANGE || v < lo || v > hi)
+          return "must be " + what + ", got '" + shown(s) + "'" + example;
+        return {};
+      },
+      "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+CLI::Validator positive_seconds() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool is_num = !s.empty() && end != s.c_str() && *end == '\0';
+        if (!is_num || !std::isfinite(v) || v <= 0 || v > 1e6)
+          return "must be a positive finite number of seconds (at most 1e6), got '" + shown(s) +
+                 "' (e.g. --max-seconds 3)";
+        return {};
+      },
+      "SECONDS > 0");
+}
+
+constexpr int64_t kMaxBenchSize = int64_t{1} << 30;
+
 std::vector<int64_t> parse_sizes(const std::string& s) {
   std::vector<int64_t> out;
   std::stringstream ss(s);
@@ -28,12 +138,19 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
     if (item.empty()) continue;
     size_t pos = 0;
     long long v = 0;
+    bool too_large = false;
     try {
       v = std::stoll(item, &pos);
+    } catch (const std::out_of_range&) {
+      too_large = item.find_first_not_of("0123456789") == std::string::npos;
+      pos = 0;
     } catch (const std::exception&) {
       pos = 0;
     }
-    WHVI_CHECK(pos == item.size() && v > 0, "--sizes: '", item,
+    WHVI_CHECK(!too_large && !(pos == item.size() && v > kMaxBenchSize), "--sizes: size ",
+               shown(item), " is larger than 2^30 = 1073741824, the largest size bench fwht "
+               "supports (expected powers of two, e.g. --sizes 64,256,1024)");
+    WHVI_CHECK(pos == item.size() && v > 0, "--sizes: '", shown(item),
                "' is not a positive integer (expected e.g. --sizes 64,256,1024)");
     out.push_back(v);
   }
@@ -44,23 +161,21 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  guard_standard_fds();
   CLI::App app{"whvi: Walsh-Hadamard Variational Inference experiment runner"};
-  app.require_subcommand(1);
+  app.fallthrough();  // global options also after the subcommand (inherited by subcommands)
   int n_threads = 0;
   std::string log_level = "info";
   std::string simd;
-  // Bounded before any thread exists: an absurd count would spawn thousands of threads.
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const int max_threads = static_cast<int>(std::min(1024u, 4 * hw));
+  const int max_threads = whvi::max_threads();
   app.add_option("--threads", n_threads,
-                 "Threads for LibTorch, OpenBLAS and the whvi kernels (0: all cores; at most 4x the cores, " +
-                     std::to_string(max_threads) + " here)")
-      ->each([max_threads](const std::string& v) {
-        if (v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9 || std::stoi(v) > max_threads)
-          throw CLI::ValidationError("'" + v + "' is not a thread count from 0 to " +
-                                                      std::to_string(max_threads) + " (4x this machine's " +
-                                                      std::to_string(max_threads / 4) + " cores)");
-      });
+                 "Threads for LibTorch, OpenBLAS and the whvi kernels: 0 (all cores) up to 4 x the "
+                 "cores, at most 1024 (here: " + std::to_string(max_threads) + ")")
+      ->check(integer_in(0, max_threads,
+                         "an integer from 0 (all cores) to " + std::to_string(max_threads) +
+                             " (4 x the " + std::to_string(whvi::hardware_threads()) +
+                             " cores of this machine, at most 1024)",
+                         " (e.g. --threads 1)"));
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--simd", simd, "Force the CPU kernels' SIMD level (scalar|avx2|avx512); default: best available")
@@ -79,7 +194,7 @@ int main(int argc, char** argv) {
   std::string eval_json;
   eval->add_option("--checkpoint", eo.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
   eval->add_option("--mc-samples", eo.mc_samples, "Test-time MC samples (default: the config's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
   eval->add_option("--json", eval_json, "Also write the metrics to this file");
 
   auto* table = app.add_subcommand("table", "Render result files as Markdown tables beside the paper's");
@@ -112,23 +227,44 @@ int main(int argc, char** argv) {
   std::string json_path;
   bool no_backward = false;
   bfwht->add_option("--device", bo.device, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  bfwht->add_option("--sizes", sizes, "Comma-separated powers of two")->capture_default_str();
-  bfwht->add_option("--batch", bo.batch, "Rows per transform")->capture_default_str()->check(CLI::PositiveNumber);
+  bfwht->add_option("--sizes", sizes, "Comma-separated powers of two, at most 2^30")->capture_default_str();
+  bfwht->add_option("--batch", bo.batch, "Rows per transform (batch x D must fit in half the memory)")
+      ->capture_default_str()
+      ->check(integer_in(1, int64_t{1} << 40, "a positive integer (rows per transform)", " (e.g. --batch 512)"));
   bfwht->add_option("--dtype", bo.dtype, "float32 | float64 (CPU); float32 | float16 | bfloat16 (CUDA)")
       ->check(CLI::IsMember({"float32", "float64", "float16", "bfloat16"}))->capture_default_str();
-  bfwht->add_option("--repeats", bo.repeats, "Timed repetitions (max)")->capture_default_str()->check(CLI::PositiveNumber);
-  bfwht->add_option("--warmup", bo.warmup, "Untimed warm-up calls")->capture_default_str()->check(CLI::NonNegativeNumber);
+  bfwht->add_option("--repeats", bo.repeats, "Timed repetitions (max)")
+      ->capture_default_str()
+      ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --repeats 30)"));
+  bfwht->add_option("--warmup", bo.warmup, "Untimed warm-up calls")
+      ->capture_default_str()
+      ->check(integer_in(0, 1000000, "a non-negative integer (0 to 1000000)", " (e.g. --warmup 3)"));
   bfwht->add_option("--max-seconds", bo.max_seconds, "Time budget per measured quantity (caps repeats, >= 3 kept)")
-      ->capture_default_str();
-  bfwht->add_option("--max-dense-d", bo.max_dense_d, "Skip the dense product above this D")->capture_default_str();
-  bfwht->add_option("--seed", bo.seed, "Seed of the random inputs")->capture_default_str();
+      ->capture_default_str()
+      ->check(positive_seconds());
+  bfwht->add_option("--max-dense-d", bo.max_dense_d, "Skip the dense product above this D")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxBenchSize, "an integer from 0 to 2^30", " (e.g. --max-dense-d 4096)"));
+  bfwht->add_option("--seed", bo.seed, "Seed of the random inputs")
+      ->capture_default_str()
+      ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
   bfwht->add_flag("--no-backward", no_backward, "Time the forward pass only");
   bfwht->add_option("--json", json_path, "Also write the results as JSON to this file");
 
+  for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht}) sub->fallthrough();
+
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return finish(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    std::cerr << "whvi: error: " << printable(e.what(), true) << "\nRun with --help for more information.\n";
+    return 2;
+  }
+  if (app.get_subcommands().empty() && !show_version) {
+    std::cerr << app.help() << "\nwhvi: error: no command given: use one of train, eval, table, select, config, bench "
+                 "(e.g. whvi train --config configs/toy.yaml)\n";
+    return 2;
   }
 
   auto logger = spdlog::stderr_color_mt("whvi");
@@ -140,27 +276,27 @@ int main(int argc, char** argv) {
     whvi::set_threads(n_threads);
     if (show_version) {
       std::cout << whvi::version_string() << std::endl;
-      return 0;
+      return finish(0);
     }
     const std::string command_line = whvi::join_command_line(argc, argv);
     if (app.got_subcommand(train)) {
       to.command_line = command_line;
       whvi::experiment::run_train(to);
-      return 0;
+      return finish(0);
     }
     if (app.got_subcommand(eval)) {
       eo.command_line = command_line;
       const auto r = whvi::experiment::run_eval(eo);
       std::cout << r.dump(2) << std::endl;
       if (!eval_json.empty()) whvi::write_file_atomic(eval_json, r.dump(2) + "\n");
-      return 0;
+      return finish(0);
     }
     if (app.got_subcommand(table)) {
       const auto md = whvi::report::render_from_files(table_files, paper_file, table_title) +
                       "\nRendered by: `" + command_line + "`\n";
       if (table_out.empty()) std::cout << md;
       else whvi::write_file_atomic(table_out, md), spdlog::info("wrote {}", table_out);
-      return 0;
+      return finish(0);
     }
     if (app.got_subcommand(select)) {
       const auto r = whvi::report::select_defaults(select_files);
@@ -172,7 +308,7 @@ int main(int argc, char** argv) {
         whvi::write_file_atomic(select_out + "/summary.json", r.summary.dump(2) + "\n");
         spdlog::info("wrote {}/SUMMARY.md and summary.json", select_out);
       }
-      return 0;
+      return finish(0);
     }
     if (app.got_subcommand(cfgcmd)) {
       if (!dump_path.empty())
@@ -181,7 +317,7 @@ int main(int argc, char** argv) {
         std::cout << whvi::config::Config::describe_markdown();
       else
         std::cout << cfgcmd->help();
-      return 0;
+      return finish(0);
     }
     if (bench->got_subcommand(bfwht)) {
       bo.sizes = parse_sizes(sizes);
@@ -195,11 +331,18 @@ int main(int argc, char** argv) {
         whvi::write_file_atomic(json_path, doc.dump(2) + "\n");
         spdlog::info("wrote {}", json_path);
       }
-      return 0;
+      return finish(0);
     }
+  } catch (const c10::Error& e) {  // LibTorch: its message without the C++ backtrace
+    spdlog::error("{}", printable(e.what_without_backtrace(), true));
+    return 1;
+  } catch (const std::bad_alloc&) {
+    spdlog::error("out of memory: the run needs more memory than this machine can give; use smaller "
+                  "sizes (model.width, training.batch_size, --batch, --sizes)");
+    return 1;
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", printable(e.what(), false));
     return 1;
   }
-  return 0;
+  return finish(0);
 }

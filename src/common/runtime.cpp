@@ -1,15 +1,18 @@
 #include "common/runtime.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "common/errors.h"
 #include "fwht.h"
 #include "fwht_cuda.h"
 
@@ -25,11 +28,30 @@ Fn blas_symbol(const char* name) {
 }
 }  // namespace
 
-int set_threads(int n) {
-  if (n <= 0) {
-    const unsigned hw = std::thread::hardware_concurrency();
-    n = hw ? static_cast<int>(hw) : 1;
+int hardware_threads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw ? static_cast<int>(std::min(hw, 1u << 20)) : 1;
+}
+
+int max_threads() { return std::min(4 * hardware_threads(), 1024); }
+
+unsigned long long physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  unsigned long long bytes = pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) *
+                                                         static_cast<unsigned long long>(page)
+                                                   : 0;
+  for (const char* f : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(f);
+    unsigned long long limit = 0;
+    if (in >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;
   }
+  return bytes;
+}
+
+int set_threads(int n) {
+  WHVI_CHECK(n <= max_threads(), "--threads ", n, " is more than ", max_threads(), " (4 x the ",
+             hardware_threads(), " cores of this machine, at most 1024); use --threads 0 for all cores");
+  if (n <= 0) n = hardware_threads();
   at::set_num_threads(n);
   if (auto f = blas_symbol<void (*)(int)>("openblas_set_num_threads")) f(n);
   g_threads = n;

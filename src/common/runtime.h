@@ -10,9 +10,15 @@ std::string version_string();  // multi-line, for `whvi --version`
 
 // Sets LibTorch's intra-op threads, OpenBLAS's threads (which ignore
 // LibTorch's setting) and the thread count the whvi kernels use.
-// n <= 0 means all hardware threads. Returns the count applied.
+// n <= 0 means all hardware threads. Returns the count applied. n above
+// max_threads() throws whvi::Error before any thread is created.
 int set_threads(int n);
 int threads();
+int hardware_threads();  // std::thread::hardware_concurrency(), at least 1
+int max_threads();       // 4 x hardware_threads(), at most 1024
+
+// Physical memory in bytes (the cgroup limit when lower); 0 if unknown.
+unsigned long long physical_memory_bytes();
 
 std::string cpu_model();
 std::string blas_info();  // "OpenBLAS <config>" or a warning about reference BLAS

@@ -2,12 +2,19 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
+#include <yaml-cpp/depthguard.h>
 
 namespace whvi::config {
 namespace fs = std::filesystem;
@@ -77,28 +84,61 @@ const char* type_name(Type t) {
   return "?";
 }
 
-std::string describe_range(const Param& p) {
-  std::ostringstream os;
-  os << "[" << p.min << ", " << p.max << "]";
-  return os.str();
+// A string shown in a message: at most 60 characters, control bytes escaped.
+std::string shown(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() >= 60) return out + "...";
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// output.name is one plain file-name component (it names O/E.json and O/E/).
+void check_output_name(const std::string& s, const std::function<void(const std::string&)>& fail) {
+  const char* fix =
+      "; output.name must be a plain file name: letters, digits, '-', '_', '.' and '+', not "
+      "starting with '.' (e.g. yacht-whvi). Choose where results go with output.dir";
+  if (s.empty()) fail(std::string("is empty") + fix);
+  if (s == "." || s == "..")
+    fail("'" + s + "' is not a file name (it would write outside its folder)" + fix);
+  if (s.find('/') != std::string::npos || s.find('\\') != std::string::npos)
+    fail("'" + shown(s) + "' is a path, not a file name (it contains a path separator)" + fix);
+  if (s[0] == '.') fail("'" + shown(s) + "' starts with '.'" + fix);
+  if (s.size() > 200) fail("is " + std::to_string(s.size()) + " characters long, more than 200" + fix);
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '+') continue;
+    char buf[8];
+    std::snprintf(buf, sizeof buf, c < 0x20 || c >= 0x7f ? "\\x%02x" : "%c", c);
+    fail("'" + shown(s) + "' contains the character '" + buf + "'" + fix);
+  }
 }
 
 // Parses and validates one scalar for `p`.
 Value parse_value(const Param& p, const std::string& text, const std::string& file, int line) {
   auto fail = [&](const std::string& msg) { throw ConfigError(file, line, p.key, msg); };
+  if (text.size() > 4 * kMaxStringChars + 16)  // room for the quotes and escapes flatten() adds
+    fail("the value is " + std::to_string(text.size()) + " characters long; values are limited to " +
+         std::to_string(kMaxStringChars) + " characters");
   YAML::Node n;
   try {
     n = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    fail("cannot parse value '" + text + "': " + e.msg);
+    fail("cannot parse value '" + shown(text) + "': " + e.msg);
   }
   if (!n.IsScalar() && !(p.type == Type::kString && n.IsNull()))
-    fail("expected " + std::string(type_name(p.type)) + ", got '" + text + "'");
+    fail("expected " + std::string(type_name(p.type)) + ", got '" + shown(text) + "'");
   const std::string s = n.IsNull() ? "" : n.Scalar();
   auto range = [&](double v) {
     if (!(v >= p.min && v <= p.max)) {
       std::ostringstream os;
-      os << "value " << s << " is out of range [" << p.min << ", " << p.max << "]";
+      os << "value " << shown(s) << " is out of range [" << p.min << ", " << p.max << "]";
       fail(os.str());
     }
   };
@@ -107,44 +147,61 @@ Value parse_value(const Param& p, const std::string& text, const std::string& fi
       char* end = nullptr;
       errno = 0;
       const long long v = std::strtoll(s.c_str(), &end, 10);
-      if (s.empty() || *end != '\0') fail("expected an integer, got '" + s + "'");
-      if (errno == ERANGE) fail("'" + s + "' is out of range of a 64-bit integer (allowed: " + describe_range(p) + ")");
+      if (s.empty() || *end != '\0' || end == s.c_str())
+        fail("expected an integer, got '" + shown(s) + "'");
+      if (errno == ERANGE) {
+        std::ostringstream os;
+        os << "value " << shown(s) << " is out of range for a 64-bit integer; the allowed range is ["
+           << p.min << ", " << p.max << "]";
+        fail(os.str());
+      }
       range(static_cast<double>(v));
       return static_cast<int64_t>(v);
     }
     case Type::kFloat: {
+      // YAML 1.2 core schema spellings of infinity and NaN.
+      static const std::set<std::string> pos_inf = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"};
+      static const std::set<std::string> neg_inf = {"-.inf", "-.Inf", "-.INF"};
       if (s == ".nan" || s == ".NaN" || s == ".NAN") fail("NaN is not allowed");
-      for (const char* inf : {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"})
-        if (s == inf) return range(INFINITY), INFINITY;
-      for (const char* inf : {"-.inf", "-.Inf", "-.INF"})
-        if (s == inf) return range(-INFINITY), -INFINITY;
+      if (pos_inf.count(s) || neg_inf.count(s)) {
+        const double v = pos_inf.count(s) ? INFINITY : -INFINITY;
+        range(v);
+        return v;
+      }
       char* end = nullptr;
       errno = 0;
       const double v = std::strtod(s.c_str(), &end);
-      if (s.empty() || *end != '\0') fail("expected a number, got '" + s + "'");
+      if (s.empty() || *end != '\0' || end == s.c_str())
+        fail("expected a number, got '" + shown(s) + "'");
       if (std::isnan(v)) fail("NaN is not allowed");
       if (errno == ERANGE && std::isinf(v))
-        fail("'" + s + "' overflows a double (largest about 1.8e308); write .inf if infinity is meant");
-      if (errno == ERANGE) fail("'" + s + "' underflows a double (smallest normal about 2.2e-308); write 0 if zero is meant");
-      if (std::isinf(v)) fail("'" + s + "' is infinite; write .inf where infinity is allowed");
+        fail("number " + shown(s) +
+             " overflows: it is out of range of a double (magnitude at most 1.8e308); write .inf "
+             "for infinity where the key allows it");
+      if (errno == ERANGE && std::fabs(v) < DBL_MIN)
+        fail("number " + shown(s) +
+             " underflows: it is out of range of a double (nonzero magnitudes from 2.2e-308); "
+             "write 0 if you mean zero");
       range(v);
       return v;
     }
     case Type::kBool: {
       if (s == "true" || s == "True" || s == "yes") return true;
       if (s == "false" || s == "False" || s == "no") return false;
-      fail("expected true or false, got '" + s + "'");
+      fail("expected true or false, got '" + shown(s) + "'");
       return false;  // not reached: fail throws
     }
     case Type::kString: {
-      if (s.size() > 4096)
-        fail("a value of " + std::to_string(s.size()) + " characters is too long (at most 4096)");
+      if (s.size() > kMaxStringChars)
+        fail("the string is " + std::to_string(s.size()) + " characters long; string values are "
+             "limited to " + std::to_string(kMaxStringChars) + " characters");
       if (!p.choices.empty()) {
         bool ok = false;
         std::string all;
         for (const auto& c : p.choices) ok |= c == s, all += (all.empty() ? "" : ", ") + c;
-        if (!ok) fail("'" + s + "' is not one of: " + all);
+        if (!ok) fail("'" + shown(s) + "' is not one of: " + all);
       }
+      if (p.key == "output.name" && !s.empty()) check_output_name(s, fail);
       return s;
     }
   }
@@ -156,114 +213,203 @@ struct Entry {
   int line;
 };
 
+// 1-based line of a node, or `fallback` when yaml-cpp has no mark for it.
+int line_of(const YAML::Node& n, int fallback) {
+  const int l = n.Mark().line;
+  return l >= 0 ? l + 1 : fallback;
+}
+
 // Flattens a YAML map into dotted keys, validating every key against the schema.
+// `seen` maps every key and section of this file (dotted) to its line, to
+// refuse duplicates.
 void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file,
-             std::map<std::string, Entry>& out) {
-  std::map<std::string, int> seen;  // names of this mapping -> line
+             std::map<std::string, Entry>& out, std::map<std::string, int>& seen, int parent_line) {
   for (const auto& kv : node) {
-    const int line = kv.first.Mark().line + 1;
-    if (!kv.first.IsScalar())
-      throw ConfigError(file, line, prefix, std::string("a key must be a plain name, not a ") +
-                                                (kv.first.IsMap() ? "mapping" : kv.first.IsSequence() ? "list" : "null"));
+    const int line = line_of(kv.first, line_of(kv.second, parent_line));
+    const std::string where = prefix.empty() ? "at top level" : "in '" + prefix + "'";
+    if (!kv.first.IsScalar()) {
+      throw ConfigError(file, line, prefix,
+                        std::string(kv.first.IsNull() ? "an empty key" : "a complex key (a list or mapping used as a key)") +
+                            " " + where + ": keys must be plain names; known keys " + where + ": " +
+                            keys_under(prefix) + (prefix.empty() ? ", base" : ""));
+    }
     const std::string name = kv.first.Scalar();
-    if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
-      throw ConfigError(file, line, prefix, "'" + name + "' is not a key name (empty or with spaces)");
-    if (const auto it = seen.find(name); it != seen.end())
-      throw ConfigError(file, line, prefix.empty() ? name : prefix + "." + name,
-                        "appears twice (also on line " + std::to_string(it->second) +
-                            "); YAML keeps only one, so merge the two");
-    seen[name] = line;
+    if (name.empty())
+      throw ConfigError(file, line, prefix, "an empty key " + where + ": keys must be plain names; known keys " +
+                                                where + ": " + keys_under(prefix) + (prefix.empty() ? ", base" : ""));
     const std::string key = prefix.empty() ? name : prefix + "." + name;
+    const bool section = is_section(key);
+    if (const auto it = seen.find(key); it != seen.end())
+      throw ConfigError(file, line, key,
+                        std::string("duplicate ") + (section ? "section" : "key") + ": already on line " +
+                            std::to_string(it->second) + " and again on line " + std::to_string(line) +
+                            " (YAML keys must be unique; the second would silently replace the first). "
+                            "Keep one of them" + (section ? " and merge the keys of both into it" : ""));
+    seen[key] = line;
     if (prefix.empty() && name == "base") continue;  // handled by the loader
     const YAML::Node& v = kv.second;
-    if (is_section(key)) {
+    if (section) {
       if (!v.IsMap())
         throw ConfigError(file, line, key, "is a section: expected a mapping of keys (" +
                                                keys_under(key) + ")");
-      flatten(v, key, file, out);
+      flatten(v, key, file, out, seen, line);
       continue;
     }
     const Param* p = find_param(key);
     if (!p)
       throw ConfigError(file, line, key,
-                        "unknown key" + suggestion(key) + "; known keys " +
-                            (prefix.empty() ? "at top level" : "in '" + prefix + "'") + ": " +
+                        "unknown key" + suggestion(key) + "; known keys " + where + ": " +
                             keys_under(prefix) + (prefix.empty() ? ", base" : ""));
     if (!v.IsScalar() && !v.IsNull())
       throw ConfigError(file, line, key, "expected " + std::string(type_name(p->type)) +
                                              ", got a " + (v.IsMap() ? "mapping" : "list"));
     Entry e{v.IsNull() ? "" : v.Scalar(), file, line};
-    if (v.IsScalar() && v.Tag() == "!") e.text = "'" + v.Scalar() + "'";  // quoted strings
+    if (v.IsScalar() && v.Tag() == "!") {  // quoted or block strings: keep them strings
+      YAML::Emitter q;
+      q << YAML::DoubleQuoted << v.Scalar();
+      e.text = q.c_str();
+    }
     parse_value(*p, e.text.empty() ? "''" : e.text, file, line);     // validate here, even if overridden later
     out[key] = e;
   }
 }
 
+// The first line (1-based) whose indentation holds a tab, or 0.
+int first_tab_indented_line(const std::string& text) {
+  int line = 1;
+  bool at_indent = true;
+  for (char c : text) {
+    if (c == '\n') {
+      ++line;
+      at_indent = true;
+    } else if (at_indent && c == '\t') {
+      return line;
+    } else if (c != ' ') {
+      at_indent = false;
+    }
+  }
+  return 0;
+}
+
+// Lines (1-based) that start a YAML document ("---" alone or followed by a space).
+std::vector<int> document_marker_lines(const std::string& text) {
+  std::vector<int> out;
+  std::istringstream in(text);
+  int line = 0;
+  for (std::string l; std::getline(in, l);) {
+    ++line;
+    if (l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r'))
+      out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string read_config_text(const std::string& path, const std::string& referrer, int line,
+                             const std::string& key) {
+  auto fail = [&](const std::string& msg) {
+    if (referrer.empty()) throw ConfigError(path, 0, "", msg);
+    throw ConfigError(referrer, line, key, msg);
+  };
+  const std::string what = referrer.empty() ? "the config file" : "base file '" + path + "'";
+  if (path.empty()) fail("the path of " + what + " is empty: give the path of a YAML file");
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    fail("cannot read " + what + ": " + ec.message());
+  if (!fs::exists(st))
+    fail("cannot read " + what + (referrer.empty() ? "" : " " + path) +
+         ": no such file (check the path; relative paths are relative to " +
+         (referrer.empty() ? std::string("the current directory") : "the file that names it") + ")");
+  if (fs::is_directory(st))
+    fail("'" + path + "' is a directory, not a YAML file: give the path of a .yaml file" +
+         (referrer.empty() ? std::string(" (e.g. --config configs/uci/yacht-whvi.yaml)") : ""));
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    fail("cannot read " + what + ": " + (err ? std::strerror(err) : "cannot open it") +
+         " (check its permissions)");
+  }
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes)
+      fail(what + " is larger than " + std::to_string(kMaxConfigBytes / 1024) +
+           " KiB; a config is a few KB of YAML: is this the right file?");
+  }
+  if (in.bad()) fail("error while reading " + what + ": " + std::strerror(errno));
+  if (text.find('\0') != std::string::npos)
+    fail(what + " contains NUL bytes: it is not a text YAML file");
+  return text;
+}
+
+namespace {
+
 void load_file_entries(const std::string& text, const std::string& source,
                        const std::string& base_dir, std::map<std::string, Entry>& out,
                        std::vector<std::string>& chain) {
-  {
-    int line = 1;
-    for (size_t i = 0, bol = 0; i <= text.size(); ++i) {
-      if (i == text.size() || text[i] == '\n') {
-        const std::string l = text.substr(bol, i - bol);
-        const size_t first = l.find_first_not_of(" \t");
-        if (l.find('\t') < first && first != std::string::npos && l[first] != '#')
-          throw ConfigError(source, line, "", "a tab in the indentation: YAML allows only spaces there; replace the tab by spaces");
-        bol = i + 1;
-        ++line;
-      }
-    }
-  }
-  YAML::Node root;
+  std::vector<YAML::Node> docs;
   try {
-    const auto docs = YAML::LoadAll(text);
-    if (docs.size() > 1)
-      throw ConfigError(source, docs[1].Mark().line + 1, "",
-                        "holds " + std::to_string(docs.size()) + " YAML documents (separated by ---); a config is one document");
-    if (!docs.empty()) root = docs[0];
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {
+    const int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+    throw ConfigError(source, std::min(e.mark.line + 1, lines), "",
+                      "malformed YAML: nesting too deep; a config has sections holding keys, "
+                      "two levels (three for model.whvi.*, model.mfg.*, model.mcd.*)");
   } catch (const YAML::ParserException& e) {
+    const int error_line = e.mark.line + 1;
+    if (const int tab = first_tab_indented_line(text); tab > 0 && tab <= error_line)
+      throw ConfigError(source, tab, "",
+                        "malformed YAML: a tab is used for indentation; YAML does not allow tabs "
+                        "for indentation: indent with spaces");
+    throw ConfigError(source, error_line, "", "malformed YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
     throw ConfigError(source, e.mark.line + 1, "", "malformed YAML: " + e.msg);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(source, e.mark.line + 1, "", "unreadable YAML: " + e.msg);
   }
-  if (root.IsNull()) return;
+  if (docs.size() > 1) {
+    const auto markers = document_marker_lines(text);
+    const int doc_line = line_of(docs[1], 0);
+    int line = doc_line > 0 ? doc_line : 1;
+    for (int m : markers)  // the '---' that opens the second document
+      if (doc_line == 0 || m <= doc_line) line = m;
+    throw ConfigError(source, line, "",
+                      "a second YAML document ('---') starts here; a config file holds one document "
+                      "(it would be ignored): remove the '---' line and merge the two, or put the "
+                      "second in its own file");
+  }
+  if (docs.empty() || docs[0].IsNull()) return;
+  const YAML::Node& root = docs[0];
   if (!root.IsMap()) throw ConfigError(source, 1, "", "expected a mapping of sections at top level");
-  if (const auto b = root["base"]) {
-    const int line = b.Mark().line + 1;
-    if (!b.IsScalar()) throw ConfigError(source, line, "base", "expected a file path");
-    if (b.Scalar().empty()) throw ConfigError(source, line, "base", "is empty: give the path of a YAML file, or remove the key");
-    const fs::path bp = fs::path(base_dir) / b.Scalar();
-    std::error_code dir_ec;
-    if (fs::is_directory(bp, dir_ec))
-      throw ConfigError(source, line, "base", bp.string() + " is a directory, not a YAML file");
-    const std::string canon = fs::weakly_canonical(bp).string();
-    for (const auto& c : chain)
-      if (c == canon) throw ConfigError(source, line, "base", "cycle: " + canon + " includes itself");
-    std::ifstream in(bp);
-    if (!in) throw ConfigError(source, line, "base", "cannot read base file " + bp.string());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    chain.push_back(canon);
-    load_file_entries(ss.str(), bp.string(), bp.parent_path().string(), out, chain);
-    chain.pop_back();
-  }
+  std::map<std::string, int> seen;
   try {
-    flatten(root, "", source, out);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(source, e.mark.line + 1, "", "unreadable YAML: " + e.msg);
+    if (const auto b = root["base"]) {
+      const int line = line_of(b, 1);
+      if (!b.IsScalar()) throw ConfigError(source, line, "base", "expected a file path");
+      if (b.Scalar().empty())
+        throw ConfigError(source, line, "base",
+                          "is empty: give the path of a YAML file (relative to this file) or remove "
+                          "the 'base' line");
+      const fs::path bp = fs::path(base_dir) / b.Scalar();
+      std::error_code ec;
+      const fs::path canon_path = fs::weakly_canonical(bp, ec);
+      if (ec)
+        throw ConfigError(source, line, "base",
+                          "cannot read base file " + bp.string() + ": " + ec.message());
+      const std::string canon = canon_path.string();
+      for (const auto& c : chain)
+        if (c == canon) throw ConfigError(source, line, "base", "cycle: " + canon + " includes itself");
+      const std::string base_text = read_config_text(bp.string(), source, line, "base");
+      chain.push_back(canon);
+      load_file_entries(base_text, bp.string(), bp.parent_path().string(), out, chain);
+      chain.pop_back();
+    }
+    flatten(root, "", source, out, seen, 1);
+  } catch (const YAML::Exception& e) {  // anything yaml-cpp refuses that the checks above missed
+    throw ConfigError(source, e.mark.line + 1, "", "cannot read this YAML: " + e.msg);
   }
-}
-
-// output.name becomes a file name inside output.dir: one plain component.
-void check_output_name(const std::string& name, const std::string& source) {
-  if (name.empty()) return;
-  bool ok = name.size() <= 200 && name[0] != '.' && name[0] != '-';
-  for (unsigned char c : name) ok &= std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '+';
-  if (!ok)
-    throw ConfigError(source, 0, "output.name",
-                      "'" + name + "' is not a plain file name: use letters, digits and - _ . + (not starting with "
-                      "'.' or '-', no '/'); the results go to output.dir/<name>.json and output.dir/<name>/");
 }
 
 }  // namespace
@@ -279,8 +425,9 @@ void Config::set(const std::string& key, const std::string& text, const std::str
                  int line) {
   const Param* p = find_param(key);
   if (!p && is_section(key))
-    throw ConfigError(source, line, key, "is a section, not a key: set one of its keys (" + keys_under(key) + "), e.g. " +
-                                             key + "." + keys_under(key).substr(0, keys_under(key).find(',')) + "=...");
+    throw ConfigError(source, line, key,
+                      "'" + key + "' is a section, not a key: set one of its keys, e.g. " + key +
+                          ".<key>=value; keys in '" + key + "': " + keys_under(key));
   if (!p) {
     const auto dot = key.rfind('.');
     const std::string prefix = dot == std::string::npos ? "" : key.substr(0, dot);
@@ -306,22 +453,20 @@ Config Config::parse(const std::string& text, const std::string& source,
       throw ConfigError("--set", 0, "", "'" + o + "' is not of the form section.key=value");
     c.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
   }
-  check_output_name(c.get_string("output.name"), source);
   return c;
 }
 
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw ConfigError(path, 0, "", "is a directory, not a YAML file (e.g. --config configs/uci/yacht-whvi.yaml)");
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot read the config file (does it exist?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  Config c = parse(ss.str(), path, overrides, fs::path(path).parent_path().string());
+  const std::string text = read_config_text(path);
+  Config c = parse(text, path, overrides, fs::path(path).parent_path().string());
   if (c.get_string("output.name").empty()) {
-    c.values_["output.name"] = fs::path(path).stem().string();
-    check_output_name(c.get_string("output.name"), path + " (output.name defaults to the file's name)");
+    const std::string stem = fs::path(path).stem().string();
+    check_output_name(stem, [&](const std::string& msg) {
+      throw ConfigError(path, 0, "output.name",
+                        "is not set, and the default (the config file's name '" + shown(stem) +
+                            "') is not usable: " + msg + ". Set output.name in the file or with --set");
+    });
+    c.values_["output.name"] = stem;
   }
   return c;
 }

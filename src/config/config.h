@@ -7,6 +7,14 @@
 // key. A file may start with `base: other.yaml` (relative to the file) to
 // inherit from another file; keys in the file override the base's. Command
 // line overrides (`--set model.width=256`) are applied last.
+//
+// Also refused at load, each with file:line and the fix: tabs in the
+// indentation, duplicate keys or sections, a second YAML document, complex
+// or empty keys, numbers that overflow or underflow a double or a 64-bit
+// integer, strings over kMaxStringChars, a directory (or an empty `base:`)
+// where a file is expected, and an output.name that is not a plain file
+// name (letters, digits, '-', '_', '.', '+'; not starting with '.').
+// `.inf` / `-.inf` are accepted where a key's bounds allow infinity.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +52,16 @@ struct ConfigError : Error {
 };
 
 using Value = std::variant<int64_t, double, std::string, bool>;
+
+// Limits on what a config may hold, checked at load.
+inline constexpr size_t kMaxStringChars = 4096;        // one string value
+inline constexpr size_t kMaxConfigBytes = 1024 * 1024;  // one YAML file
+
+// The text of a config file. Refuses, with a ConfigError naming the file (or,
+// for a base file, the `referrer` file, line and key that named it): a missing
+// or unreadable path, a directory, a file over kMaxConfigBytes, NUL bytes.
+std::string read_config_text(const std::string& path, const std::string& referrer = "", int line = 0,
+                             const std::string& key = "");
 
 class Config {
  public:

@@ -71,7 +71,7 @@ const std::vector<Param>& schema() {
       I("evaluation.mc_samples", "64", 1, 1000000, "Monte Carlo samples at test time"),
       // ---- output
       S("output.dir", "results/uci", {}, "folder for result files"),
-      S("output.name", "", {}, "experiment name (default: the config file's stem)"),
+      S("output.name", "", {}, "experiment name (default: the config file's stem); a plain file name: letters, digits, -_.+, not starting with '.'"),
       B("output.checkpoints", "true", "write a checkpoint per split (needed by `whvi eval`)"),
       I("output.grid_points", "0", 0, 1000000, "if > 0 (1-D inputs): predictions on a grid written as CSV"),
       F("output.grid_lo", "-2", -kInf, kInf, "grid start (original input units)"),

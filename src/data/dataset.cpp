@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string_view>
@@ -63,6 +64,9 @@ std::string describe_dir(const fs::path& p) {
 
 std::string read_text(const fs::path& p, const std::string& folder) {
   std::error_code ec;
+  WHVI_CHECK(!fs::is_directory(p, ec), "'", p.string(), "' is a directory, not a file: the data set folder '",
+             folder, "' must hold a plain file '", p.filename().string(), "' (standard UCI layout: ",
+             kLayout, ").");
   WHVI_CHECK(
       fs::is_regular_file(p, ec), "'", p.string(), "' not found: the data set folder '", folder,
       "' is not in the standard UCI layout (", kLayout,
@@ -168,6 +172,10 @@ fs::path resolve_folder(const std::string& dataset, const std::string& data_dir)
   std::error_code ec;
   if (fs::is_directory(in_dir, ec)) return in_dir;
   if (!is_alias && fs::is_directory(fs::path(dataset), ec)) return fs::path(dataset);
+  if (fs::exists(fs::path(data_dir), ec) && !fs::is_directory(fs::path(data_dir), ec))
+    throw Error(detail::concat("data directory ", describe_dir(data_dir),
+                               " is a file, not a folder, so data set '", dataset,
+                               "' cannot be read from '", in_dir.string(), "'. ", kFetchHint));
   if (!fs::is_directory(fs::path(data_dir), ec))
     throw Error(detail::concat("data directory ", describe_dir(data_dir),
                                " does not exist, so data set '", dataset, "' cannot be read from '",
@@ -266,6 +274,11 @@ RegressionData load_uci(const std::string& dataset, const std::string& data_dir)
                  ": value '", toks[c],
                  "' is not finite (NaN or infinity). whvi needs complete numeric data: remove "
                  "or impute that row.");
+      WHVI_CHECK(std::fabs(v) <= kMaxAbsValue, "'", data_path.string(), "' line ", line,
+                 ", column ", c + 1, ": value '", toks[c], "' is too large (|value| > ",
+                 kMaxAbsValue, "): the column's statistics (sums of squares) would overflow. "
+                 "Rescale column ", c + 1, " (e.g. change its units) so its values are below ",
+                 kMaxAbsValue, ".");
       values.push_back(v);
     }
     ++n_rows;
@@ -397,9 +410,22 @@ Standardizer fit_standardizer(const torch::Tensor& x_in, const torch::Tensor& y_
   auto stats = [](const torch::Tensor& t, torch::Tensor& mean, torch::Tensor& sd) {
     const auto v = t.to(torch::kFloat64).contiguous();
     mean = v.mean(0);
-    sd = (v - mean).square().mean(0).sqrt();  // population std (ddof 0)
+    const auto dev = v - mean;
+    sd = dev.square().mean(0).sqrt();  // population std (ddof 0)
+    // Where the squares underflow (tiny spreads, e.g. values ~1e-170), compute
+    // it again on deviations scaled by their largest magnitude.
+    const auto scale = dev.abs().amax(0);
+    const auto safe = torch::where(scale > 0, scale, torch::ones_like(scale));
+    const auto sd_scaled = safe * (dev / safe).square().mean(0).sqrt();
+    sd = torch::where(sd < 1e-140, sd_scaled, sd);
+    // Scale-free: a column is constant when its spread is within rounding of
+    // its magnitude (max - min <= 4 ulps of max(|max|, |min|)), whatever its units.
+    const auto hi = v.amax(0), lo = v.amin(0);
     const auto constant =
-        (v.amax(0) == v.amin(0)) | (sd < 1e-12 * torch::clamp_min(mean.abs(), 1.0));
+        (hi - lo) <= 4.0 * std::numeric_limits<double>::epsilon() * torch::maximum(hi.abs(), lo.abs());
+    WHVI_CHECK(torch::isfinite(sd).all().item<bool>() && torch::isfinite(mean).all().item<bool>(),
+               "fit_standardizer: the mean or std of a column overflows; values must be at most ",
+               kMaxAbsValue, " in magnitude (rescale the column).");
     mean = mean.masked_fill(constant, 0.0);
     sd = sd.masked_fill(constant, 1.0);
   };

@@ -15,6 +15,9 @@
 //   index_train_<k>.txt    0-based row numbers of split k's training rows, k < n_splits
 //   index_test_<k>.txt     0-based row numbers of split k's test rows
 // Numbers are parsed with strtod in the "C" locale (whvi never calls setlocale).
+// Every value must be finite with |value| <= kMaxAbsValue (1e150). A data.txt
+// (or index file) that is a directory, or a data dir that is a regular file,
+// is reported as such.
 #pragma once
 
 #include <torch/torch.h>
@@ -48,6 +51,10 @@ struct RegressionData {
   std::vector<std::vector<int64_t>> std_train, std_test;
 };
 
+// The largest |value| load_uci accepts in data.txt: the square of anything
+// larger could overflow the standardisation statistics.
+inline constexpr double kMaxAbsValue = 1e150;
+
 // Loads a UCI data set. `dataset` is an alias (see uci_aliases), a folder name
 // under <data_dir>/uci/, or a path to a folder in the layout above; the first
 // two are looked up in <data_dir>/uci/ first, a path is used only when no such
@@ -73,8 +80,12 @@ std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string
 
 // Per-column standardisation statistics, from training rows only.
 // x_mean, x_std: [D]; y_mean, y_std: [1]. Population std (ddof 0). A constant
-// column (max == min, or std < 1e-12 * max(1, |mean|)) gets mean 0 and std 1,
-// so it is left completely untouched (naval's feature columns 8 and 11).
+// column gets mean 0 and std 1, so it is left completely untouched (naval's
+// feature columns 8 and 11). "Constant" is scale-free: max - min <= 4 ulps of
+// max(|max|, |min|) (4 * DBL_EPSILON * that), so a column of tiny but distinct
+// values (std 1e-19) is standardised like any other. Values must be finite
+// and at most kMaxAbsValue in magnitude (load_uci refuses larger ones, naming
+// the file, line and column); a mean or std that is not finite is an error.
 struct Standardizer {
   torch::Tensor x_mean, x_std, y_mean, y_std;
 };

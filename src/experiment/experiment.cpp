@@ -486,7 +486,14 @@ json run_eval(const EvalOptions& o) {
     throw Error("'" + o.checkpoint + "' is damaged: " + printable(e.what_without_backtrace()));
   }
   const std::string stored_sum = read_iv("meta/checksum").toStringRef();
-  const auto cfg = config::Config::parse(meta.config_yaml, o.checkpoint + " (embedded config)");
+  const auto cfg = [&] {
+    try {
+      return config::Config::parse(meta.config_yaml, o.checkpoint + " (embedded config)");
+    } catch (const Error& e) {
+      throw Error("'" + o.checkpoint + "' is damaged: its embedded configuration does not parse (" +
+                  printable(e.what()) + "). Re-create it by training that split again");
+    }
+  }();
   WHVI_CHECK(meta.split >= 0 && meta.d_in >= 1, o.checkpoint, " is damaged (split ", meta.split, ", d_in ",
              meta.d_in, ")");
   const auto split = static_cast<size_t>(meta.split);

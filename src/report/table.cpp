@@ -329,9 +329,12 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
   std::vector<Entry> entries;
   for (std::size_t i = 0; i < results.size(); ++i) entries.push_back(make_entry(results[i], i));
 
-  // One result per (dataset, model): the one with most splits done, the later one on a tie.
+  // One result per (dataset, model): two for one cell is an error naming both.
   std::map<std::pair<std::string, std::string>, std::size_t> chosen;
-  std::vector<std::string> duplicate_notes;
+  auto name_of = [&](const Entry& e) {
+    return e.source.empty() ? "result #" + std::to_string(e.order + 1) + " ('" + e.label + "')"
+                            : "'" + e.source + "'";
+  };
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto key = std::make_pair(entries[i].dataset, entries[i].model);
     auto it = chosen.find(key);
@@ -339,14 +342,10 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
       chosen[key] = i;
       continue;
     }
-    const Entry& old = entries[it->second];
-    const bool take = entries[i].splits_done >= old.splits_done;
-    const Entry& used = take ? entries[i] : old;
-    const Entry& dropped = take ? old : entries[i];
-    duplicate_notes.push_back("two results for " + key.first + "/" + key.second + ": shown " +
-                              code_span(used.source.empty() ? used.label : used.source) + ", ignored " +
-                              code_span(dropped.source.empty() ? dropped.label : dropped.source));
-    if (take) it->second = i;
+    const Entry& first = entries[it->second];
+    throw Error("two results for the same cell (dataset '" + key.first + "', model '" + key.second +
+                "'): " + name_of(first) + " and " + name_of(entries[i]) +
+                ". Pass one result file per (dataset, model): drop one of them from the command line");
   }
 
   std::vector<std::string> datasets, models;
@@ -464,10 +463,9 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
                               ": shortened protocol" + name + ": " + note);
         }
       }
-  if (!footnotes.empty() || !duplicate_notes.empty()) {
+  if (!footnotes.empty()) {
     os << '\n';
     for (const auto& f : footnotes) os << "- " << f << '\n';
-    for (const auto& f : duplicate_notes) os << "- " << f << '\n';
   }
 
   // The runs behind the numbers.
@@ -510,6 +508,16 @@ std::string render_from_files(const std::vector<std::string>& result_paths, cons
                               const std::string& title) {
   std::vector<json> results;
   results.reserve(result_paths.size());
+  // The same file twice (under any spelling of its path) is refused up front.
+  std::map<std::string, std::string> canonical_to_arg;
+  for (const auto& p : result_paths) {
+    std::error_code ec;
+    const auto canon = std::filesystem::weakly_canonical(p, ec);
+    const std::string key = ec ? p : canon.string();
+    const auto [it, inserted] = canonical_to_arg.emplace(key, p);
+    WHVI_CHECK(inserted, "result file '", p, "' is given twice (also as '", it->second,
+               "'): each result file may appear once; drop the repeated argument");
+  }
   for (const auto& p : result_paths) {
     json r = load_json_file(p);
     if (r.is_object()) r["_source_path"] = p;

@@ -26,11 +26,13 @@ nlohmann::json load_json_file(const std::string& path);
 // "experiment" ("<dataset>-<model>"), else from the stem of "_source_path" (set by
 // render_from_files). Statistics come from "summary", else are computed from "splits".
 // `paper` may be null or empty: the paper columns then show "–". Throws whvi::Error when a result
-// is not a JSON object or names no dataset/model.
+// is not a JSON object or names no dataset/model, or when two results are for the same
+// (dataset, model) cell (the message names both).
 std::string render_markdown_table(const std::vector<nlohmann::json>& results,
                                   const nlohmann::json& paper, const std::string& title);
 
 // load_json_file on every path (each result gets "_source_path"), then render_markdown_table.
+// The same file given twice (by any path that resolves to it) is an error naming both arguments.
 // An empty `paper_path` renders without paper columns' values.
 std::string render_from_files(const std::vector<std::string>& result_paths,
                               const std::string& paper_path, const std::string& title);

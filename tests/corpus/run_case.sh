@@ -1,52 +1,90 @@
 #!/usr/bin/env bash
-# Runs one hostile-input case of tests/corpus/ (see README.md there):
-#   run_case.sh CASE_DIR WHVI_BINARY REPO_ROOT
-# The case's `cmd` runs with bash in a fresh empty folder; its exit status and
-# output (stdout and stderr together) are checked against `expect`. A case
-# fails when the status differs, an expected text is missing or a forbidden one
-# present, the process died by a signal, or it ran past its time limit (60 s,
-# or the number in a `timeout` file). Prints the output on failure.
-set -u
-case_dir=$(cd "$1" && pwd) || { echo "no case folder $1"; exit 2; }
+# Runs one hostile-input case of tests/corpus/ (format: tests/corpus/README.md).
+#   bash tests/corpus/run_case.sh CASE_DIR BINARY REPO
+# Exit status: 0 pass, 1 fail (the output is printed), 77 skipped.
+set -uo pipefail
+if (($# != 3)); then
+  echo "usage: run_case.sh CASE_DIR BINARY REPO" >&2
+  exit 2
+fi
+CASE=$(cd "$1" && pwd) || exit 1
 WHVI=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-REPO=$(cd "$3" && pwd)
-[[ -x $WHVI ]] || { echo "whvi binary $WHVI not found"; exit 2; }
-[[ -f $case_dir/cmd && -f $case_dir/expect ]] || { echo "$case_dir needs cmd and expect"; exit 2; }
-limit=60
-[[ -f $case_dir/timeout ]] && limit=$(cat "$case_dir/timeout")
-work=$(mktemp -d "${TMPDIR:-/tmp}/whvi-corpus.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-export WHVI REPO CASE=$case_dir
+REPO=$(cd "$3" && pwd) || exit 1
+NAME=${CASE#"$REPO"/tests/corpus/}
+[[ -f $CASE/cmd ]] || { echo "corpus $NAME: no cmd file" >&2; exit 1; }
+[[ -f $CASE/expect ]] || { echo "corpus $NAME: no expect file" >&2; exit 1; }
+[[ -x $WHVI ]] || { echo "corpus $NAME: binary '$WHVI' not found" >&2; exit 1; }
+
+# Overrides that make a training run take well under a second.
+TINY="--set training.steps=20 --set training.steps_fixed_noise=5 --set data.splits=1"
+TINY+=" --set evaluation.mc_samples=4 --set output.checkpoints=false --set training.log_every=1000"
+TINY+=" --set model.width=16 --set training.batch_size=16"
+export WHVI CASE REPO TINY
 export WHVI_DATA_DIR=${WHVI_DATA_DIR:-$REPO/../shared/data}
-# Makes a training run take well under a second.
-export TINY="--set training.steps=20 --set training.steps_fixed_noise=5 --set data.splits=1 --set evaluation.mc_samples=4 --set output.checkpoints=false"
-out=$(cd "$work" && timeout -k 5 "$limit" bash "$case_dir/cmd" 2>&1 < /dev/null)
-status=$?
-want=$(head -n 1 "$case_dir/expect" | awk '$1 == "exit" { print $2 }')
-fail=()
-if ((status == 124 || status == 137)); then
-  fail+=("timed out after ${limit} s")
-elif ((status >= 128)); then
-  fail+=("killed by signal $((status - 128))")
-elif [[ $want == nonzero ]]; then
-  ((status != 0)) || fail+=("exit status 0, expected non-zero")
-elif [[ $want =~ ^[0-9]+$ ]]; then
-  ((status == want)) || fail+=("exit status $status, expected $want")
-else
-  fail+=("first line of expect must be 'exit N' or 'exit nonzero'")
-fi
-while IFS= read -r line; do
-  case $line in
-    "contains: "*) t=${line#contains: }; grep -qF -- "$t" <<<"$out" || fail+=("missing text: $t") ;;
-    "absent: "*) t=${line#absent: }; grep -qF -- "$t" <<<"$out" && fail+=("unexpected text: $t") ;;
-    "" | "#"*) ;;
-    *) fail+=("bad line in expect: $line") ;;
-  esac
-done < <(tail -n +2 "$case_dir/expect")
-if ((${#fail[@]})); then
-  printf 'FAIL %s\n' "${case_dir#"$REPO"/}"
-  printf '  - %s\n' "${fail[@]}"
-  printf -- '--- output ---\n%s\n' "$out"
+export CORPUS_LIB=$REPO/tests/corpus/lib.sh
+
+timeout_s=60
+[[ -f $CASE/timeout ]] && timeout_s=$(tr -d ' \n' <"$CASE/timeout")
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/whvi-corpus.XXXXXX") || exit 1
+cleanup() { chmod -R u+rwx "$work" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+out=$work.out
+trap 'cleanup; rm -f "$out"' EXIT
+
+# The snippet runs in an empty folder with the helpers of lib.sh loaded; its
+# exit status is that of its last command.
+(cd "$work" && timeout -k 5 "$timeout_s" bash -c 'source "$CORPUS_LIB" && source "$CASE/cmd"' \
+  </dev/null >"$out" 2>&1)
+rc=$?
+output=$(cat "$out")
+
+fail() {
+  echo "corpus $NAME: FAIL: $*"
+  echo "---- command ($CASE/cmd)"
+  cat "$CASE/cmd"
+  echo "---- output (exit status $rc)"
+  printf '%s\n' "$output"
+  echo "----"
   exit 1
+}
+
+if ((rc == 77)) && grep -q '^corpus: skip' <<<"$output"; then
+  grep '^corpus: skip' <<<"$output"
+  exit 77
 fi
-echo "ok ${case_dir#"$REPO"/}"
+((rc == 124 || rc == 137)) && fail "timed out after ${timeout_s}s"
+
+want=""
+n_checks=0
+while IFS= read -r line || [[ -n $line ]]; do
+  line=${line%$'\r'}
+  [[ -z $line || $line == \#* ]] && continue
+  case $line in
+    "exit "*)
+      want=${line#exit }
+      ;;
+    "contains: "*)
+      text=${line#contains: }
+      [[ $output == *"$text"* ]] || fail "output lacks '$text'"
+      n_checks=$((n_checks + 1))
+      ;;
+    "absent: "*)
+      text=${line#absent: }
+      [[ $output != *"$text"* ]] || fail "output contains '$text', which must be absent"
+      n_checks=$((n_checks + 1))
+      ;;
+    *)
+      fail "bad line in expect: '$line'"
+      ;;
+  esac
+done <"$CASE/expect"
+[[ -n $want ]] || fail "expect has no 'exit N' line"
+((rc >= 128)) && fail "died by a signal (status $rc)"
+if [[ $want == nonzero ]]; then
+  ((rc != 0)) || fail "exit status 0, expected non-zero"
+else
+  ((rc == want)) || fail "exit status $rc, expected $want"
+fi
+echo "corpus $NAME: ok (exit $rc, $n_checks text checks)"
+exit 0
