@@ -116,6 +116,12 @@ TEST(Determinism, ASplitRunAloneOrResumedEqualsTheUninterruptedRun) {
   const auto more = experiment::run_train(opts(cfg, {"data.splits=4"}, true));
   EXPECT_EQ(more["splits"][3]["split"], 3);
   EXPECT_EQ(more["splits"][2]["train_seconds"], read(sb.dir / "exp" / "split-02.json")["train_seconds"]);
+  // a setting of a layer kind the network does not use does not orphan it
+  const auto mcd_changed = experiment::run_train(opts(cfg, {"model.mcd.dropout=0.3"}, true));
+  EXPECT_EQ(mcd_changed["splits"][2]["train_seconds"], read(sb.dir / "exp" / "split-02.json")["train_seconds"]);
+  EXPECT_NE(error_of([&] { experiment::run_train(opts(cfg, {"model.mfg.init_logvar=-3"}, true)); })
+                .find("different configuration"),
+            std::string::npos);  // the output layer is MFG: its options count
   // another seed gives other numbers
   const auto other = experiment::run_train(opts(cfg, {"training.seed=1", "output.name=other"}));
   EXPECT_NE(numbers(other["splits"][2]), numbers(split2));

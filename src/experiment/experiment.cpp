@@ -41,10 +41,18 @@ std::string split_stem(const fs::path& dir, size_t k) {
 // The configuration that determines a split's numbers: everything but
 // output.* and data.splits (split k does not depend on how many splits run, so
 // a 4-split run can be extended to 8 with --resume).
+// The options of layer kinds the network does not use are left out too, so a
+// new default for MCD does not orphan finished WHVI runs.
 std::string fingerprint(const config::Config& cfg) {
   auto j = cfg.to_json();
   j.erase("output");
   j["data"].erase("splits");
+  const std::string kind = cfg.get_string("model.kind");
+  std::string out = cfg.get_string("model.output_layer");
+  if (out == "auto") out = kind == "mcd" ? "mcd" : "mfg";
+  if (out == "same") out = kind;
+  for (const char* k : {"whvi", "mfg", "mcd"})
+    if (kind != k && out != k) j["model"].erase(k);
   return j.dump();
 }
 
