@@ -57,6 +57,7 @@ done < "$CANDIDATES"
 rc=0
 bash scripts/sweep.sh --whvi "$WHVI" "$@" "${CONFIGS[@]}" || rc=$?
 shopt -s nullglob
-runs=("$OUT"/*.json)
+runs=()
+for f in "$OUT"/*.json; do [[ $(basename "$f") == summary.json ]] || runs+=("$f"); done
 ((${#runs[@]})) && "$WHVI" select "${runs[@]}" --out "$OUT"
 exit "$rc"
