@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -313,6 +314,34 @@ TEST(Table, CalibrationFloorsAndBestModelAreRendered) {
   EXPECT_NE(md.find("0.930 ± 0.020"), std::string::npos) << md;
   EXPECT_NE(md.find("| synthetic:gap | MCD | WHVI | WHVI |"), std::string::npos) << md;
   EXPECT_NE(md.find("Lowest mean RMSE on: MCD 1, WHVI 0,"), std::string::npos) << md;
+}
+
+// The toy run records its predictive spread at the data, in the gap and
+// outside (the paper's Fig. 4 criterion), consistent with its grid CSV.
+TEST(Toy, RecordsThePredictiveSpreadInTheGapAndOutside) {
+  set_threads(1);
+  Sandbox sb("toy");
+  const auto doc = experiment::run_train(opts(sb.config("data: {dataset: toy, splits: 1}\n" + kTiny),
+                                              {"output.grid_points=101", "output.plot=false"}));
+  const auto& t = doc["splits"][0]["toy_uncertainty"];
+  ASSERT_TRUE(t.is_object()) << doc["splits"][0].dump();
+  // grid -2..3 in steps of 0.05: recompute the three means from the CSV
+  std::ifstream csv(sb.dir / "exp" / "split-00-grid.csv");
+  std::string line;
+  std::getline(csv, line);
+  double s[3] = {0, 0, 0};
+  int n[3] = {0, 0, 0};
+  while (std::getline(csv, line)) {
+    double x, m, sd;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lf,%lf,%lf", &x, &m, &sd), 3);
+    const int r = (x >= -1 && x <= 0.25) || (x >= 0.85 && x <= 2) ? 0 : (x >= 0.35 && x <= 0.75) ? 1 : (x < -1.5 || x > 2.5) ? 2 : -1;
+    if (r >= 0) s[r] += sd, ++n[r];
+  }
+  EXPECT_GT(n[1], 5);
+  EXPECT_NEAR(t["std_at_data"].get<double>(), s[0] / n[0], 5e-3 * s[0] / n[0]);  // the CSV has 6 digits
+  EXPECT_NEAR(t["gap_over_data"].get<double>(), (s[1] / n[1]) / (s[0] / n[0]), 1e-2);
+  EXPECT_NEAR(t["outside_over_data"].get<double>(), (s[2] / n[2]) / (s[0] / n[0]), 1e-2);
+  EXPECT_GT(t["outside_over_data"].get<double>(), 0.0);
 }
 
 // `whvi select` ranks by validation MNLL per data set and refuses test-evaluated runs.

@@ -251,8 +251,11 @@ void save_checkpoint(const std::string& path, models::RegressionModel& model, co
 
 // ---- results ----------------------------------------------------------------------
 
-// Predictions on a 1-D grid (CSV) and a PNG via scripts/plot_toy.sh.
-void write_grid(models::RegressionModel& model, const data::RegressionData& d,
+// Predictions on a 1-D grid (CSV) and a PNG via scripts/plot_toy.sh. For the
+// toy problem, returns the mean predictive std (noise included) at the data,
+// inside the gap (its middle, [0.35, 0.75]) and outside the data (beyond 0.5
+// of the domain's ends), as in the paper's Fig. 4; otherwise null.
+json write_grid(models::RegressionModel& model, const data::RegressionData& d,
                 const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem,
                 const at::Generator& gen) {
   const auto grid = data::grid_1d(cfg.get_float("output.grid_lo"), cfg.get_float("output.grid_hi"),
@@ -274,11 +277,28 @@ void write_grid(models::RegressionModel& model, const data::RegressionData& d,
   write_file_atomic(stem + "-grid.csv", pred.str());
   write_file_atomic(stem + "-data.csv", dat.str());
   spdlog::info("wrote {}-grid.csv and {}-data.csv", stem, stem);
-  if (!cfg.get_bool("output.plot")) return;
+  json toy = nullptr;
+  if (is_toy(cfg)) {
+    double sum[3] = {0, 0, 0};
+    int n[3] = {0, 0, 0};
+    for (int64_t i = 0; i < grid.size(0); ++i) {
+      const double x = grid[i][0].item<double>(), v = sd[i].item<double>();
+      const int region = (x >= data::kToyLo && x <= data::kToyGapLo) || (x >= data::kToyGapHi && x <= data::kToyHi) ? 0
+                         : (x >= 0.35 && x <= 0.75)                                                          ? 1
+                         : (x < data::kToyLo - 0.5 || x > data::kToyHi + 0.5)                                ? 2
+                                                                                                              : -1;
+      if (region >= 0) sum[region] += v, ++n[region];
+    }
+    auto mean = [&](int r) { return n[r] ? json(sum[r] / n[r]) : json(nullptr); };
+    toy = {{"std_at_data", mean(0)}, {"std_in_gap", mean(1)}, {"std_outside", mean(2)}};
+    if (n[0] && n[1]) toy["gap_over_data"] = (sum[1] / n[1]) / (sum[0] / n[0]);
+    if (n[0] && n[2]) toy["outside_over_data"] = (sum[2] / n[2]) / (sum[0] / n[0]);
+  }
+  if (!cfg.get_bool("output.plot")) return toy;
   if (!fs::exists("scripts/plot_toy.sh")) {
     spdlog::warn("scripts/plot_toy.sh not found from {}: no plot (run from the repository root)",
                  fs::current_path().string());
-    return;
+    return toy;
   }
   const std::string cmd = "bash scripts/plot_toy.sh '" + stem + "-grid.csv' '" + stem + "-data.csv' '" +
                           stem + ".png' '" + cfg.get_string("output.name") + "'";
@@ -286,6 +306,7 @@ void write_grid(models::RegressionModel& model, const data::RegressionData& d,
     spdlog::info("wrote {}.png", stem);
   else
     spdlog::warn("plotting failed ({}); the CSV files are written", cmd);
+  return toy;
 }
 
 // A finished split's file, checked before --resume trusts it.
@@ -363,8 +384,14 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
     save_checkpoint(stem + ".ckpt", model,
                     {cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),
                      prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>()});
-  if (cfg.get_int("output.grid_points") > 0)
-    write_grid(model, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
+  if (cfg.get_int("output.grid_points") > 0) {
+    const auto toy = write_grid(model, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
+    if (!toy.is_null()) {
+      r["toy_uncertainty"] = toy;
+      spdlog::info("{}: predictive std {:.3g} at the data; {:.2f}x that in the gap, {:.2f}x outside the data", label,
+                   toy["std_at_data"].get<double>(), toy.value("gap_over_data", 0.0), toy.value("outside_over_data", 0.0));
+    }
+  }
   write_file_atomic(stem + ".json", r.dump(2) + "\n");
   spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
                m.rmse, m.mnll, m.coverage_95, m.crps, ts.seconds, ts.steps_per_second);
