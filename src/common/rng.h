@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
+#include <vector>
 
 #include <ATen/core/Generator.h>
 
@@ -29,6 +31,15 @@ at::Generator make_generator(uint64_t seed);
 inline at::Generator make_generator(uint64_t seed, uint64_t split, Stream stream) {
   return make_generator(derive_seed(seed, split, stream));
 }
+
+// Platform-independent draws from std::mt19937_64 (whose output the C++
+// standard fixes, unlike its distributions): an unbiased integer in
+// [0, range) by rejection (accepts draws in [2^64 mod range, 2^64)), a double
+// in [0, 1) from the top 53 bits, and the Fisher-Yates shuffle made of the
+// former (i from the last index down to 1, swapped with a draw below i + 1).
+uint64_t uniform_below(std::mt19937_64& g, uint64_t range);
+double uniform01(std::mt19937_64& g);
+void shuffle(std::vector<int64_t>& v, std::mt19937_64& g);
 
 // FNV-1a, 64 bit: a checksum of bytes (checkpoints, data fingerprints). Any
 // change of a single byte changes it; it is not a cryptographic hash.

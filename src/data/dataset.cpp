@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "common/errors.h"
+#include "common/rng.h"
 
 namespace fs = std::filesystem;
 
@@ -209,19 +210,6 @@ torch::Tensor to_index_tensor(const std::vector<int64_t>& v) {
   return t;
 }
 
-// Unbiased draw from [0, range) (range >= 1) by rejection: accepts draws in
-// [2^64 mod range, 2^64), a multiple of range long.
-uint64_t bounded(std::mt19937_64& g, uint64_t range) {
-  const uint64_t threshold = (uint64_t(0) - range) % range;
-  for (;;) {
-    const uint64_t r = g();
-    if (r >= threshold) return r % range;
-  }
-}
-
-// Uniform in [0, 1) from the top 53 bits of one draw.
-double uniform01(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
-
 }  // namespace
 
 std::string resolve_data_dir(const std::string& configured) {
@@ -386,10 +374,7 @@ std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string
       std::mt19937_64 gen(seed + 1000003ULL * static_cast<uint64_t>(k));
       std::vector<int64_t> perm(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) perm[i] = i;
-      for (int64_t i = n - 1; i > 0; --i) {
-        const auto j = static_cast<int64_t>(bounded(gen, static_cast<uint64_t>(i) + 1));
-        std::swap(perm[i], perm[j]);
-      }
+      shuffle(perm, gen);
       SplitIndices s;
       s.train.assign(perm.begin(), perm.begin() + n_train);
       s.test.assign(perm.begin() + n_train, perm.end());

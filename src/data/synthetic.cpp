@@ -4,23 +4,17 @@
 #include <random>
 
 #include "common/errors.h"
+#include "common/rng.h"
 
 namespace whvi::data {
 namespace {
 
 struct Rng {
   explicit Rng(uint64_t seed) : g(seed) {}
-  double uniform() { return static_cast<double>(g() >> 11) * 0x1.0p-53; }  // [0, 1)
+  double uniform() { return uniform01(g); }  // [0, 1)
   double normal() {
     const double u1 = uniform(), u2 = uniform();
     return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(6.283185307179586476925286766559 * u2);
-  }
-  uint64_t below(uint64_t range) {  // unbiased, [0, range)
-    const uint64_t threshold = (uint64_t(0) - range) % range;
-    for (;;) {
-      const uint64_t r = g();
-      if (r >= threshold) return r % range;
-    }
   }
   std::mt19937_64 g;
 };
@@ -158,8 +152,7 @@ RegressionData make_synthetic(const std::string& dataset, uint64_t seed, int64_t
   for (int k = 0; k < kStoredSplits; ++k) {
     std::vector<int64_t> perm(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) perm[i] = i;
-    for (int64_t i = n - 1; i > 0; --i)
-      std::swap(perm[i], perm[static_cast<int64_t>(r.below(static_cast<uint64_t>(i) + 1))]);
+    shuffle(perm, r.g);
     d.std_train.emplace_back(perm.begin(), perm.begin() + n_train);
     d.std_test.emplace_back(perm.begin() + n_train, perm.end());
   }

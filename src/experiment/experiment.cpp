@@ -86,13 +86,7 @@ void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_see
   std::mt19937_64 g(derive_seed(split_seed, k, Stream::kSelection));
   auto& tr = s.train;
   const auto n = static_cast<int64_t>(tr.size());
-  for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates with unbiased bounded draws
-    const uint64_t range = static_cast<uint64_t>(i) + 1, threshold = (uint64_t(0) - range) % range;
-    uint64_t r;
-    do r = g();
-    while (r < threshold);
-    std::swap(tr[static_cast<size_t>(i)], tr[static_cast<size_t>(r % range)]);
-  }
+  shuffle(tr, g);
   const int64_t n_val = std::llround(fraction * static_cast<double>(n));
   WHVI_CHECK(n_val >= 1 && n - n_val >= 2, "data.validation_fraction = ", fraction, " of split ", k,
              "'s ", n, " training rows leaves ", n_val, " validation and ", n - n_val,

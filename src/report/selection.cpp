@@ -8,31 +8,11 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "report/table.h"
 
 namespace whvi::report {
 namespace {
 using nlohmann::json;
-
-json read(const std::string& path) {
-  std::ifstream in(path);
-  WHVI_CHECK(in.good(), "cannot read ", path);
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error("malformed JSON in " + path + ": " + e.what());
-  }
-}
-
-// "a.b.c" -> value in the nested config
-const json* config_value(const json& cfg, const std::string& dotted) {
-  const json* j = &cfg;
-  std::stringstream ss(dotted);
-  for (std::string part; std::getline(ss, part, '.');) {
-    if (!j->is_object() || !j->contains(part)) return nullptr;
-    j = &(*j)[part];
-  }
-  return j;
-}
 
 void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -62,7 +42,7 @@ SelectionResult select_defaults(const std::vector<std::string>& files) {
   WHVI_CHECK(!files.empty(), "whvi select: no result files given");
   std::map<std::string, std::map<std::string, std::map<std::string, Run>>> runs;  // model -> cand -> ds
   for (const auto& f : files) {
-    const auto j = read(f);
+    const auto j = load_json_file(f);
     WHVI_CHECK(j.is_object() && j.contains("protocol") && j.contains("experiment"), f,
                " is not a whvi experiment record");
     WHVI_CHECK(j["protocol"].value("evaluated_on", std::string()) == "validation", f,
