@@ -45,16 +45,50 @@ log "build: $(( $(date +%s) - start )) s"
 export WHVI_DATA_DIR=${WHVI_DATA_DIR:-$PWD/data}  # carry data/ (ignored) holding uci/ etc.
 (cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 900) > "$OUT_DIR/ctest.log" 2>&1
 log "ctest: $(grep -E 'tests passed|tests failed' "$OUT_DIR/ctest.log")"
-grep -E "^\s+[0-9]+ - |Failed|\*\*\*" "$OUT_DIR/ctest.log" | head -20 | tee -a "$OUT_DIR/summary.txt"
 "$BUILD/tests/test_cuda_kernels" > "$OUT_DIR/cuda_kernels.log" 2>&1
 log "cuda kernel tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT_DIR/cuda_kernels.log" | tr '\n' ' ')"
+# A stack trace of the first failed tests (cuda-gdb debugs host code too).
+failed=$(sed -n 's/^ *[0-9]* - \([A-Za-z0-9_]*\.[A-Za-z0-9_]*\) .*/\1/p' "$OUT_DIR/ctest.log" | head -${TRACES:-3})
+for t in $failed; do
+  log "failed: $t"
+  for bin in "$BUILD"/tests/test_*; do
+    [ -x "$bin" ] || continue
+    "$bin" --gtest_list_tests 2>/dev/null | grep -q "^  ${t#*.}\$" || continue
+    if command -v cuda-gdb >/dev/null; then
+      cuda-gdb -batch -ex run -ex bt --args "$bin" --gtest_filter="$t" 2>&1 | tail -30 >> "$OUT_DIR/traces.txt"
+    else
+      "$bin" --gtest_filter="$t" >> "$OUT_DIR/traces.txt" 2>&1
+    fi
+  done
+done
 
-"$BUILD/whvi" --version > "$OUT_DIR/version.txt" 2>&1
+"$BUILD/whvi" --version >> "$OUT_DIR/summary.txt" 2>&1
 for dt in float32 float16 bfloat16; do
   "$BUILD/whvi" bench fwht --device cuda --dtype "$dt" --batch 512 \
     --sizes 64,128,256,512,1024,2048,4096,8192,16384,32768,65536 \
     --json "$OUT_DIR/bench-fwht-cuda-$dt.json" > "$OUT_DIR/bench-$dt.txt" 2>&1 \
     || log "bench $dt FAILED: $(tail -3 "$OUT_DIR/bench-$dt.txt")"
 done
-tail -20 "$OUT_DIR/bench-float32.txt"
+# Against the batch size at D = 512 (the paper's Fig. 17, right).
+for b in 1 8 64 512 4096 32768; do
+  "$BUILD/whvi" bench fwht --device cuda --dtype float32 --batch "$b" --sizes 512 \
+    --json "$OUT_DIR/batch-$b.json" >> "$OUT_DIR/bench-batch.txt" 2>&1 || log "bench batch $b FAILED"
+done
+python3 - "$OUT_DIR" <<'PY'
+import json, glob, os, sys
+out = sys.argv[1]
+files = sorted(glob.glob(os.path.join(out, "batch-*.json")), key=lambda f: int(f.split("-")[-1][:-5]))
+merged = [json.load(open(f)) for f in files]
+if merged:
+    json.dump(merged, open(os.path.join(out, "bench-fwht-cuda-float32-batches.json"), "w"), indent=2)
+for f in files: os.remove(f)
+PY
+cat "$OUT_DIR"/bench-float32.txt "$OUT_DIR"/bench-batch.txt | grep -v "wrote" | tail -30
 cat "$OUT_DIR/summary.txt"
+# Few files come back from a lent machine: fold the logs into one.
+for f in ctest cuda_kernels traces bench-float16 bench-bfloat16 bench-batch; do
+  [ -f "$OUT_DIR/$f.log" ] && { echo "=== $f"; cat "$OUT_DIR/$f.log"; } >> "$OUT_DIR/logs.txt" && rm "$OUT_DIR/$f.log"
+  [ -f "$OUT_DIR/$f.txt" ] && { echo "=== $f"; cat "$OUT_DIR/$f.txt"; } >> "$OUT_DIR/logs.txt" && rm "$OUT_DIR/$f.txt"
+done
+rm -f "$OUT_DIR/gpu.txt"
+rm -f "$OUT_DIR/configure.log" "$OUT_DIR/build.log"
