@@ -10,6 +10,7 @@
 # on the search path: LibTorch 2.x ships its own (newer) fmt headers, which
 # Debian's spdlog 1.10 (built against fmt 9) does not compile with.
 #   DEBS=.debs OUT_DIR=out/gpu JOBS=16 bash scripts/gpu_check.sh
+# Quick check of some targets and tests: TARGETS="test_data whvi" TESTS="DataErrors" ...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEBS=${DEBS:-.debs}
@@ -38,17 +39,17 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWHVI_CUDA=ON \
   -DWHVI_INCLUDE_FIRST="$PREFIX/usr/include" > "$OUT_DIR/configure.log" 2>&1 \
   || { log "configure FAILED"; tail -40 "$OUT_DIR/configure.log"; exit 1; }
 grep -E "whvi |Torch|CUDA" "$OUT_DIR/configure.log" | tee -a "$OUT_DIR/summary.txt"
-cmake --build "$BUILD" -j "$JOBS" > "$OUT_DIR/build.log" 2>&1 \
+cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS} > "$OUT_DIR/build.log" 2>&1 \
   || { log "build FAILED"; grep -E "error|Error" "$OUT_DIR/build.log" | head -40; exit 1; }
 log "build: $(( $(date +%s) - start )) s"
 
 export WHVI_DATA_DIR=${WHVI_DATA_DIR:-$PWD/data}  # carry data/ (ignored) holding uci/ etc.
-(cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 900) > "$OUT_DIR/ctest.log" 2>&1
+(cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 900 ${TESTS:+-R "$TESTS"}) > "$OUT_DIR/ctest.log" 2>&1
 log "ctest: $(grep -E 'tests passed|tests failed' "$OUT_DIR/ctest.log")"
 "$BUILD/tests/test_cuda_kernels" > "$OUT_DIR/cuda_kernels.log" 2>&1
 log "cuda kernel tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT_DIR/cuda_kernels.log" | tr '\n' ' ')"
 # A stack trace of the first failed tests (cuda-gdb debugs host code too).
-failed=$(sed -n 's/^ *[0-9]* - \([A-Za-z0-9_]*\.[A-Za-z0-9_]*\) .*/\1/p' "$OUT_DIR/ctest.log" | head -${TRACES:-3})
+failed=$(sed -n 's/^[[:space:]]*[0-9]* - \([A-Za-z0-9_]*\.[A-Za-z0-9_]*\) .*/\1/p' "$OUT_DIR/ctest.log" | head -${TRACES:-3})
 for t in $failed; do
   log "failed: $t"
   for bin in "$BUILD"/tests/test_*; do
