@@ -63,6 +63,19 @@ for t in $failed; do
   done
 done
 
+# Known on torch 2.11 wheels (2026-11-23, H100): tests that call
+# std::filesystem::remove_all segfault inside libtorch.so's exported copy of
+# libstdc++'s filesystem (pytorch/pytorch#133437); putting -lstdc++ first on the
+# link line did not help. Record the load order and whether preloading the
+# system libstdc++ avoids it, for the next machine.
+if [ -n "$failed" ] && [ -x "$BUILD/tests/test_data" ]; then
+  { echo "=== DT_NEEDED of test_data"; readelf -d "$BUILD/tests/test_data" | grep NEEDED
+    echo "=== nm -D libtorch.so | grep remove_all"; nm -D "$(dirname "$(python3 -c 'import torch;print(torch.__file__)')")/lib/libtorch.so" | grep -i remove_all
+    libcxx=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')
+    echo "=== LD_PRELOAD=$libcxx test_data --gtest_filter=DataErrors.*"
+    LD_PRELOAD="$libcxx" "$BUILD/tests/test_data" --gtest_filter='DataErrors.*' 2>&1 | tail -3
+  } >> "$OUT_DIR/traces.txt" 2>&1
+fi
 "$BUILD/whvi" --version >> "$OUT_DIR/summary.txt" 2>&1
 for dt in float32 float16 bfloat16; do
   "$BUILD/whvi" bench fwht --device cuda --dtype "$dt" --batch 512 \
