@@ -173,12 +173,37 @@ inline void fwht_row(const typename Vt::T* in, typename Vt::T* out, int n, typen
   stride_passes<Vt>(out, len, nb, n, scale, do_scale, std::min(Vt::LOGR_MAX, kLogRMaxOutOfBlock));
 }
 
+// ---- threading ---------------------------------------------------------------
+// Runs body(tid, lo, hi) over [0, n) split into nt contiguous chunks, exactly
+// OpenMP's schedule(static) partition (the first n % nt chunks one longer), so
+// results do not depend on which path ran. With one thread it is a plain call:
+// no parallel region is entered, since even `if(false)` regions cost ~0.3 us.
+template <class F>
+inline void for_chunks(int64_t n, int nt, F&& body) {
+  if (nt <= 1) {
+    body(0, int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    const int64_t q = n / nt, r = n % nt;
+    const int64_t lo = tid < r ? tid * (q + 1) : r * (q + 1) + (tid - r) * q;
+    const int64_t hi = lo + (tid < r ? q + 1 : q);
+    body(tid, lo, hi);
+  }
+}
+
 template <class Vt>
 void fwht_rows(const typename Vt::T* in, int64_t in_stride, typename Vt::T* out,
                int64_t out_stride, int64_t rows, int n, typename Vt::T scale, int threads) {
   const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, rows)));
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-  for (int64_t r = 0; r < rows; ++r) fwht_row<Vt>(in + r * in_stride, out + r * out_stride, n, scale);
+  for_chunks(rows, nt, [&](int, int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) fwht_row<Vt>(in + r * in_stride, out + r * out_stride, n, scale);
+  });
 }
 
 // ---- fused WHVI --------------------------------------------------------------
@@ -206,8 +231,8 @@ void whvi_forward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T*
   const int64_t d = sh.d;
   const int n = whvi::kernels::log2_exact(d);
   const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, sh.batch)));
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-  for (int64_t i = 0; i < sh.batch; ++i) {
+  for_chunks(sh.batch, nt, [&](int, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) {
     const T* xi = x + i * d;
     for (int64_t k = 0; k < sh.blocks; ++k) {
       const auto p = whvi_ptrs<T>(sh, eps, s1, s2, mu, sg, i, k);
@@ -222,6 +247,7 @@ void whvi_forward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T*
       for (int64_t j = 0; j < d; ++j) yi[j] *= p.s1[j];
     }
   }
+  });
 }
 
 template <class Vt>
@@ -239,12 +265,7 @@ void whvi_backward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T
   const int64_t per = (2 * K + 2 * G) * d;
   std::vector<T> acc(static_cast<size_t>(nt) * per, T(0));
   const bool want_params = ds1 || ds2 || dmu || dsg;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    int tid = 0;
-#ifdef _OPENMP
-    tid = omp_get_thread_num();
-#endif
+  for_chunks(sh.batch, nt, [&](int tid, int64_t lo, int64_t hi) {
     T* a_ds1 = acc.data() + tid * per;
     T* a_ds2 = a_ds1 + K * d;
     T* a_dmu = a_ds2 + K * d;
@@ -253,8 +274,7 @@ void whvi_backward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T
     T* u = ubuf.data();
     T* b = bbuf.data();
     T* g = gbuf.data();
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < sh.batch; ++i) {
+    for (int64_t i = lo; i < hi; ++i) {
       const T* xi = x + i * d;
       const T* dyi_base = dy + i * K * d;
       T* dxi = dx ? dx + i * d : nullptr;
@@ -301,7 +321,7 @@ void whvi_backward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T
         }
       }
     }
-  }
+  });
   if (!want_params) return;
   auto reduce = [&](T* dst, int64_t offset, int64_t count) {
     if (!dst) return;

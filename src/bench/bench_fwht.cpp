@@ -23,6 +23,9 @@ namespace {
 
 constexpr int64_t kMaxSize = int64_t{1} << 30;  // the largest --sizes entry (README)
 
+// Batches up to this many elements also get a per-call measurement.
+constexpr int64_t kPerCallMaxElems = int64_t{1} << 16;
+
 struct Stats {
   double median_ms = 0, min_ms = 0;
   int repeats = 0;
@@ -211,6 +214,40 @@ nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
     row["check_rel_error"] = err;
     row["matmul_ms"] = nullptr;
     row["speedup_vs_matmul"] = nullptr;
+
+    // Per-call cost for batches that sit in cache: many calls on the same
+    // buffers timed as one loop (a clock read per call would dominate), through
+    // the kernel's C API and through the LibTorch op the layers use.
+    if (!dev.is_cuda() && b * d <= kPerCallMaxElems) {
+      const int64_t calls = std::max<int64_t>(16, (int64_t{1} << 20) / (b * d));
+      const int nt = threads();
+      auto per_call_ns = [&](const std::function<void()>& f) {
+        const auto s = time_it(
+            [&] {
+              for (int64_t c = 0; c < calls; ++c) f();
+            },
+            dev, std::max(o.warmup, 1), o.repeats, o.max_seconds);
+        return s.median_ms * 1e6 / static_cast<double>(calls);
+      };
+      double kernel_ns = 0;
+      if (st == torch::kFloat32) {
+        const float* xin = x.data_ptr<float>();
+        float* yo = out.data_ptr<float>();
+        kernel_ns = per_call_ns([&] { kernels::fwht_cpu<float>(xin, d, yo, d, b, d, 1.0f, nt); });
+      } else {
+        const double* xin = x.data_ptr<double>();
+        double* yo = out.data_ptr<double>();
+        kernel_ns = per_call_ns([&] { kernels::fwht_cpu<double>(xin, d, yo, d, b, d, 1.0, nt); });
+      }
+      const double op_ns = per_call_ns([&] { ops::fwht_out(x, out, 1.0); });
+      row["calls_per_sample"] = calls;
+      row["kernel_call_ns"] = kernel_ns;
+      row["op_call_ns"] = op_ns;
+      row["op_overhead_ns"] = op_ns - kernel_ns;
+      std::printf("%8s per call (%lld calls timed as one loop): kernel C API %.1f ns, LibTorch op "
+                  "%.1f ns (+%.1f ns)\n",
+                  "", static_cast<long long>(calls), kernel_ns, op_ns, op_ns - kernel_ns);
+    }
 
     torch::Tensor h;
     Stats mm;
