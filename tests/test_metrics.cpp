@@ -191,7 +191,8 @@ TEST(Mutation, TheObjectiveScalesTheBatchToTheTrainingSet) {
   const double got = train::negative_elbo(m, xb, yb, N, 3, make_generator(7)).item<double>();
   torch::NoGradGuard ng;
   const auto f = m.forward_standardized(xb, models::Mode::kMean);
-  const double lnv = m.log_noise_var().item<double>();
+  const double lnv = std::log(m.likelihood().noise_var_original());  // y_std = 1
+  EXPECT_NEAR(lnv, -0.7, 1e-6);  // likelihood.init_log_noise_var (stored in float32 first)
   const double nll = (0.5 * (std::log(2 * M_PI) + lnv + (yb - f).square() / std::exp(lnv))).sum().item<double>();
   double kl = 0;
   for (const auto& l : m.layers()) kl += l->kl().item<double>();
@@ -258,3 +259,43 @@ TEST(Mutation, PredictionAveragesMonteCarloSamples) {
 }
 
 }  // namespace
+
+// The likelihood seam on its own: the Gaussian against densities written out
+// here, its freeze rule, its units and its health check; the registry.
+TEST(GaussianLikelihood, MatchesTheDensityItsRulesAndItsUnits) {
+  likelihoods::GaussianOptions o;
+  o.init_log_noise_var = std::log(0.3);
+  o.steps_fixed = 7;
+  o.lr_factor = 0.5;
+  likelihoods::GaussianLikelihood g(o, 10.0, 2.0);
+  g.to(torch::kFloat64);
+  const auto f = torch::tensor({0.1, -0.4, 1.5, 2.0}, torch::kFloat64);
+  const auto y = torch::tensor({0.0, 0.3, 1.0, -1.0}, torch::kFloat64);
+  // the parameter starts in float32 (as every parameter), so σ² is log(0.3) rounded
+  EXPECT_NEAR(g.noise_var_original(), 0.3 * 4.0, 1e-6);  // σ² y_std²
+  const double s2 = g.noise_var_original() / 4.0;
+  double want = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double r = y[i].item<double>() - f[i].item<double>();
+    want += -std::log(std::exp(-r * r / (2 * s2)) / std::sqrt(2 * M_PI * s2));
+  }
+  EXPECT_NEAR(g.nll_sum(f, y).item<double>(), want, 1e-12);
+  EXPECT_TRUE(g.frozen(6));
+  EXPECT_FALSE(g.frozen(7));
+  EXPECT_EQ(g.lr_factor(), 0.5);
+  EXPECT_TRUE(torch::allclose(g.to_original(f), f * 2.0 + 10.0));
+  EXPECT_FALSE(g.health_problem().has_value());
+  {
+    torch::NoGradGuard ng;
+    g.log_noise_var().fill_(std::log(500.0));
+  }
+  ASSERT_TRUE(g.health_problem().has_value());
+  EXPECT_NE(g.health_problem()->find("noise variance grew to 500"), std::string::npos);
+  // the model's likelihood comes from likelihood.kind with its options
+  auto cfg = cfg_with({"likelihood.init_log_noise_var=-0.7", "training.steps_fixed_noise=3"});
+  models::RegressionModel m(2, cfg, 1.0, 3.0, make_generator(4));
+  EXPECT_NEAR(m.likelihood().noise_var_original(), std::exp(-0.7) * 9.0, 1e-6);
+  EXPECT_TRUE(m.likelihood().frozen(2));
+  EXPECT_FALSE(m.likelihood().frozen(3));
+  EXPECT_EQ(likelihoods::registered_likelihoods(), std::vector<std::string>{"gaussian"});
+}

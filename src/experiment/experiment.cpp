@@ -352,7 +352,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const auto f = train::predict_samples(model, prep.x_test, cfg.get_int("evaluation.mc_samples"),
                                         make_generator(seed, k, Stream::kEval));
   const double noise_var = train::noise_var_original(model);
-  const auto m = train::regression_metrics(f, y_test, noise_var);
+  const auto m = model.likelihood().evaluate(f, y_test);
   const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
   if (y_test.size(0) > 0)
     for (const char* key : train::regression_metric_names())
@@ -563,8 +563,7 @@ json run_eval(const EvalOptions& o) {
              "restore the data the model was trained on");
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
   const auto f = train::predict_samples(model, prep.x_test, S, make_generator(seed, split, Stream::kEval));
-  const auto m = train::regression_metrics(f, prep.y_test.squeeze(1).to(torch::kFloat64),
-                                           train::noise_var_original(model));
+  const auto m = model.likelihood().evaluate(f, prep.y_test.squeeze(1).to(torch::kFloat64));
   json r = environment_json();
   r["checkpoint"] = o.checkpoint;
   r["command"] = o.command_line;

@@ -16,10 +16,7 @@ double estimated_param_count(int64_t d_in, const config::Config& cfg) {
 }
 
 RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean,
-                                 double y_std, const at::Generator& init)
-    : y_mean_(y_mean), y_std_(y_std) {
-  WHVI_CHECK(y_std > 0 && std::isfinite(y_std) && std::isfinite(y_mean),
-             "regression model: bad target statistics mean=", y_mean, " std=", y_std);
+                                 double y_std, const at::Generator& init) {
   {
     // parameters, gradients and Adam's two moments, in float64 at most
     const double bytes = estimated_param_count(d_in, cfg) * 4.0 * 8.0;
@@ -44,8 +41,7 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
   }
   layers_.push_back(make_layer(out_kind, in, 1, cfg, {true, init}));
   register_module("layer" + std::to_string(depth), layers_.back());
-  log_noise_var_ = register_parameter(
-      "log_noise_var", torch::full({1}, cfg.get_float("likelihood.init_log_noise_var")));
+  likelihood_ = register_module("likelihood", likelihoods::make_likelihood(cfg, y_mean, y_std));
 }
 
 torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, Mode mode,

@@ -1,7 +1,8 @@
-// A multilayer perceptron of Bayesian layers with a Gaussian likelihood, for
-// regression. The network works on standardised inputs and targets; the model
-// keeps the training target statistics (in float64, whatever the network's
-// dtype), so predictions come out in original units (y = f(x) * y_std + y_mean).
+// A multilayer perceptron of Bayesian layers with its likelihood (the
+// likelihood seam, src/likelihoods/), for regression. The network works on
+// standardised inputs and targets; the likelihood keeps the training target
+// statistics (in float64, whatever the network's dtype) and converts
+// predictions to original units.
 #pragma once
 
 #include <vector>
@@ -9,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "config/config.h"
+#include "likelihoods/likelihood.h"
 #include "models/layer.h"
 
 namespace whvi::models {
@@ -27,19 +29,16 @@ class RegressionModel : public torch::nn::Module {
   torch::Tensor forward_standardized(const torch::Tensor& x, Mode mode, const at::Generator& gen = {});
   // Sum of the layers' KL terms.
   torch::Tensor kl();
-  // Learned log noise variance on the standardised scale (a 1-element parameter).
-  torch::Tensor& log_noise_var() { return log_noise_var_; }
-  double y_mean() const { return y_mean_; }
-  double y_std() const { return y_std_; }
-  // Trainable scalars (all layers and the noise).
+  // p(y | f), with the parameters it owns (a submodule named "likelihood").
+  likelihoods::Likelihood& likelihood() { return *likelihood_; }
+  // Trainable scalars (all layers and the likelihood's).
   int64_t num_params() const;
   const std::vector<LayerPtr>& layers() const { return layers_; }
 
  private:
   std::vector<LayerPtr> layers_;
   std::string activation_;
-  torch::Tensor log_noise_var_;
-  double y_mean_, y_std_;
+  std::shared_ptr<likelihoods::Likelihood> likelihood_;
 };
 
 // Rough count of the scalars a network of this config would hold (an upper

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -94,8 +95,6 @@ class FlatAdam {
   std::vector<Segment> segments_;
 };
 
-constexpr double kLnTwoPi = 1.8378770664093453;  // ln(2 pi)
-
 // Throws the divergence error for `label` at step t.
 [[noreturn]] void diverged(const std::string& label, int64_t t, const std::string& what,
                            const config::Config& cfg) {
@@ -116,21 +115,24 @@ TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
   WHVI_CHECK(N > 0, "training: the training set is empty");
   const int64_t B = std::min<int64_t>(cfg.get_int("training.batch_size"), N);
   const int64_t S = cfg.get_int("training.mc_samples");
-  const int64_t steps_fixed = cfg.get_int("training.steps_fixed_noise");
-  const int64_t total = steps_fixed + cfg.get_int("training.steps");
+  const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
   const double lr0 = cfg.get_float("training.lr"), gamma = cfg.get_float("training.lr_gamma"),
                power = cfg.get_float("training.lr_power");
   const int64_t log_every = cfg.get_int("training.log_every");
   const bool tty = ::isatty(STDERR_FILENO);
 
-  // Parameter order: everything, the noise last (its segment is frozen first).
+  // Parameter order: the network's, then the likelihood's (which have their
+  // own learning-rate factor and are frozen while the likelihood says so).
+  auto& lik = model.likelihood();
+  const auto lik_params = lik.parameters();
   std::vector<torch::Tensor> params;
   for (auto& p : model.parameters())
-    if (!p.is_same(model.log_noise_var())) params.push_back(p);
-  params.push_back(model.log_noise_var());
+    if (std::none_of(lik_params.begin(), lik_params.end(), [&](const torch::Tensor& q) { return p.is_same(q); }))
+      params.push_back(p);
+  const size_t first_lik = params.size();
+  params.insert(params.end(), lik_params.begin(), lik_params.end());
   FlatAdam<T> adam(params, dtype);
-  auto& noise_seg = adam.segment(params.size() - 1);
-  noise_seg.lr_factor = cfg.get_float("likelihood.lr_factor");
+  for (size_t i = first_lik; i < params.size(); ++i) adam.segment(i).lr_factor = lik.lr_factor();
 
   constexpr double kMaxAbsParam = 1e6;
   constexpr int64_t kCheckEvery = 100;
@@ -141,7 +143,7 @@ TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
   auto last_print = t0;
   double loss_value = std::nan("");
   for (int64_t t = 0; t < total; ++t) {
-    noise_seg.frozen = t < steps_fixed;
+    for (size_t i = first_lik; i < params.size(); ++i) adam.segment(i).frozen = lik.frozen(t);
     if (pos + B > N) {
       perm = torch::randperm(N, gen, torch::kInt64);
       pos = 0;
@@ -149,7 +151,6 @@ TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
     const auto idx = perm.narrow(0, pos, B);
     pos += B;
     const auto loss = negative_elbo(model, x.index_select(0, idx), y.index_select(0, idx), N, S, gen);
-    const auto& lnv = model.log_noise_var();
     adam.zero_grad();
     loss.backward();
     const double lr = learning_rate(lr0, gamma, power, t);
@@ -175,8 +176,8 @@ TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
         last_print = now;
       } else if (log_line) {
         if (tty) std::fprintf(stderr, "\r%*s\r", 100, "");
-        spdlog::info("{} step {}/{}  -ELBO {:.5g}  noise var {:.4g}  lr {:.3g}  {:.0f} steps/s", label,
-                     t + 1, total, loss_value, std::exp(lnv.template item<double>()), lr, rate);
+        spdlog::info("{} step {}/{}  -ELBO {:.5g}  {}  lr {:.3g}  {:.0f} steps/s", label, t + 1, total,
+                     loss_value, lik.log_text(), lr, rate);
       }
     }
   }
@@ -190,15 +191,10 @@ TrainStats train_impl(models::RegressionModel& model, const torch::Tensor& x_in,
     p.set_data(p.detach().clone());
     p.mutable_grad() = torch::Tensor();
   }
-  // Final health checks: an exploded noise variance or a fit far worse than
-  // the constant predictor is divergence, not a result.
-  const double init_lnv = cfg.get_float("likelihood.init_log_noise_var");
-  const double lnv_end = model.log_noise_var().template item<double>();
-  if (!(lnv_end <= std::max(std::log(100.0), init_lnv + std::log(10.0))))
-    diverged(label, total,
-             detail::concat("the noise variance grew to ", std::exp(lnv_end),
-                            " times the variance of the training targets"),
-             cfg);
+  // Final health checks: an exploded likelihood parameter (the Gaussian's
+  // noise variance) or a fit far worse than the constant predictor is
+  // divergence, not a result.
+  if (const auto problem = lik.health_problem()) diverged(label, total, *problem, cfg);
   const int64_t n_fit = std::min<int64_t>(N, 2048);
   const auto fit = model.forward_standardized(x.narrow(0, 0, n_fit), models::Mode::kMean);
   const double fit_rmse = (fit - y.narrow(0, 0, n_fit)).square().mean().sqrt().template item<double>();
@@ -222,9 +218,8 @@ torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor&
   const auto xb = S > 1 ? xb_in.repeat({S, 1}) : xb_in;
   const auto yb = S > 1 ? yb_in.repeat({S}) : yb_in;
   const auto f = model.forward_standardized(xb, models::Mode::kSample, gen);
-  const auto& lnv = model.log_noise_var();
   // sum of -log p over the batch and samples, times N / (B S)
-  const auto nll = 0.5 * (static_cast<double>(B * S) * (kLnTwoPi + lnv) + (yb - f).square().sum() * (-lnv).exp());
+  const auto nll = model.likelihood().nll_sum(f, yb);
   const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
   return scale * nll + model.kl();
 }
@@ -261,7 +256,7 @@ TrainStats train_regression(models::RegressionModel& model, const torch::Tensor&
 torch::Tensor predict_samples(models::RegressionModel& model, const torch::Tensor& x_in, int64_t S,
                               const at::Generator& gen) {
   torch::NoGradGuard ng;
-  const auto dtype = model.log_noise_var().scalar_type();
+  const auto dtype = model.parameters().front().scalar_type();
   const auto x = x_in.to(dtype).contiguous();
   const int64_t N = x.size(0);
   auto out = torch::empty({S, N}, torch::kFloat64);
@@ -270,14 +265,11 @@ torch::Tensor predict_samples(models::RegressionModel& model, const torch::Tenso
   for (int64_t s = 0; s < S; s += chunk) {
     const int64_t c = std::min(chunk, S - s);
     auto f = model.forward_standardized(c == 1 ? x : x.repeat({c, 1}), models::Mode::kSample, gen);
-    out.narrow(0, s, c).copy_(f.view({c, N}).to(torch::kFloat64) * model.y_std() + model.y_mean());
+    out.narrow(0, s, c).copy_(model.likelihood().to_original(f.view({c, N})));
   }
   return out;
 }
 
-double noise_var_original(models::RegressionModel& model) {
-  const double s = model.y_std();
-  return std::exp(model.log_noise_var().item<double>()) * s * s;
-}
+double noise_var_original(models::RegressionModel& model) { return model.likelihood().noise_var_original(); }
 
 }  // namespace whvi::train

@@ -1,0 +1,67 @@
+#include <cmath>
+#include <sstream>
+
+#include "common/errors.h"
+#include "likelihoods/likelihood.h"
+
+namespace whvi::likelihoods {
+
+namespace {
+constexpr double kLnTwoPi = 1.8378770664093453;  // ln(2 pi)
+}
+
+GaussianOptions GaussianOptions::from(const config::Config& cfg) {
+  GaussianOptions o;
+  o.init_log_noise_var = cfg.get_float("likelihood.init_log_noise_var");
+  o.steps_fixed = cfg.get_int("training.steps_fixed_noise");
+  o.lr_factor = cfg.get_float("likelihood.lr_factor");
+  return o;
+}
+
+GaussianLikelihood::GaussianLikelihood(const GaussianOptions& o, double y_mean, double y_std)
+    : opt_(o), y_mean_(y_mean), y_std_(y_std) {
+  WHVI_CHECK(y_std > 0 && std::isfinite(y_std) && std::isfinite(y_mean),
+             "gaussian likelihood: bad target statistics mean=", y_mean, " std=", y_std);
+  log_noise_var_ = register_parameter("log_noise_var", torch::full({1}, o.init_log_noise_var));
+}
+
+torch::Tensor GaussianLikelihood::nll_sum(const torch::Tensor& f, const torch::Tensor& y) {
+  const auto& lnv = log_noise_var_;
+  return 0.5 * (static_cast<double>(f.numel()) * (kLnTwoPi + lnv) + (y - f).square().sum() * (-lnv).exp());
+}
+
+torch::Tensor GaussianLikelihood::to_original(const torch::Tensor& f) const {
+  return f.to(torch::kFloat64) * y_std_ + y_mean_;
+}
+
+double GaussianLikelihood::noise_var_original() const {
+  return std::exp(log_noise_var_.item<double>()) * y_std_ * y_std_;
+}
+
+train::RegressionMetrics GaussianLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
+  return train::regression_metrics(f, y, noise_var_original());
+}
+
+std::optional<std::string> GaussianLikelihood::health_problem() const {
+  const double lnv = log_noise_var_.item<double>();
+  if (lnv <= std::max(std::log(100.0), opt_.init_log_noise_var + std::log(10.0))) return std::nullopt;
+  std::ostringstream os;
+  os << "the noise variance grew to " << std::exp(lnv) << " times the variance of the training targets";
+  return os.str();
+}
+
+std::string GaussianLikelihood::log_text() const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "noise var %.4g", std::exp(log_noise_var_.item<double>()));
+  return buf;
+}
+
+std::shared_ptr<Likelihood> make_likelihood(const config::Config& cfg, double y_mean, double y_std) {
+  const std::string kind = cfg.get_string("likelihood.kind");
+  if (kind == "gaussian") return std::make_shared<GaussianLikelihood>(GaussianOptions::from(cfg), y_mean, y_std);
+  throw Error("likelihood.kind '" + kind + "' is not registered; registered: gaussian");
+}
+
+std::vector<std::string> registered_likelihoods() { return {"gaussian"}; }
+
+}  // namespace whvi::likelihoods
