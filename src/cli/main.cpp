@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   auto* bfwht = bench->add_subcommand("fwht", "FWHT against the dense Hadamard product");
   whvi::bench::FwhtBenchOptions bo;
   std::string sizes = "64,256,1024,4096,16384";
-  std::string json_path;
+  std::string json_path, csv_path;
   bool no_backward = false;
   bfwht->add_option("--device", bo.device, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   bfwht->add_option("--sizes", sizes, "Comma-separated powers of two, at most 2^30")->capture_default_str();
@@ -250,6 +250,9 @@ int main(int argc, char** argv) {
       ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
   bfwht->add_flag("--no-backward", no_backward, "Time the forward pass only");
   bfwht->add_option("--json", json_path, "Also write the results as JSON to this file");
+  bfwht->add_option("--csv", csv_path,
+                    "Also write one CSV line per size (d,batch,fwht_ms,matmul_ms,copy_ms,fwht_fwd_bwd_ms,"
+                    "matmul_fwd_bwd_ms; empty where not measured) to this file, for plotting");
 
   for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht}) sub->fallthrough();
 
@@ -330,6 +333,21 @@ int main(int argc, char** argv) {
       if (!json_path.empty()) {
         whvi::write_file_atomic(json_path, doc.dump(2) + "\n");
         spdlog::info("wrote {}", json_path);
+      }
+      if (!csv_path.empty()) {
+        std::ostringstream csv;
+        csv << "d,batch,fwht_ms,matmul_ms,copy_ms,fwht_fwd_bwd_ms,matmul_fwd_bwd_ms\n";
+        csv.precision(9);
+        for (const auto& r : doc["rows"]) {
+          csv << r["d"].get<int64_t>() << ',' << r["batch"].get<int64_t>();
+          for (const char* k : {"fwht_ms", "matmul_ms", "copy_ms", "fwht_fwd_bwd_ms", "matmul_fwd_bwd_ms"}) {
+            csv << ',';
+            if (r.contains(k) && r[k].is_number()) csv << r[k].get<double>();
+          }
+          csv << '\n';
+        }
+        whvi::write_file_atomic(csv_path, csv.str());
+        spdlog::info("wrote {}", csv_path);
       }
       return finish(0);
     }
