@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "bench/bench_fwht.h"
+#include "bench/bench_train.h"
 #include "common/errors.h"
 #include "common/runtime.h"
 #include "ops/fwht_op.h"
@@ -220,3 +221,36 @@ TEST(BenchFwht, RejectsBadOptions) {
 }
 
 }  // namespace
+
+TEST(BenchTrain, WritesOneRowPerKindAndWidthAndRefusesBadOptions) {
+  whvi::bench::TrainBenchOptions o;
+  o.kinds = {"whvi", "mcd"};
+  o.widths = {8, 16};
+  o.depth = 1;
+  o.batch = 16;
+  o.rows = 64;
+  o.steps = 20;
+  o.warmup = 5;
+  o.command_line = "test";
+  const auto doc = whvi::bench::run_train_bench(o);
+  ASSERT_EQ(doc["rows"].size(), 4u);
+  for (const char* k : {"cpu_model", "threads", "simd_level", "whvi_commit", "command"})
+    EXPECT_TRUE(doc.contains(k)) << k;
+  EXPECT_EQ(doc["rows"][0]["kind"], "whvi");
+  EXPECT_EQ(doc["rows"][3]["kind"], "mcd");
+  EXPECT_EQ(doc["rows"][3]["width"], 16);
+  for (const auto& r : doc["rows"]) {
+    EXPECT_GT(r["steps_per_second"].get<double>(), 0);
+    EXPECT_NEAR(r["ms_per_step"].get<double>() * r["steps_per_second"].get<double>(), 1000.0, 1e-6);
+    EXPECT_GT(r["params"].get<int64_t>(), 0);
+    EXPECT_GT(r["peak_rss_mib"].get<double>(), 0);
+  }
+  // a wider network has more parameters
+  EXPECT_GT(doc["rows"][1]["params"].get<int64_t>(), doc["rows"][0]["params"].get<int64_t>());
+  auto bad = o;
+  bad.kinds = {"nope"};
+  EXPECT_THROW(whvi::bench::run_train_bench(bad), whvi::Error);
+  bad = o;
+  bad.batch = 1000;  // more than the rows
+  EXPECT_THROW(whvi::bench::run_train_bench(bad), whvi::Error);
+}

@@ -25,6 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/bench_fwht.h"
+#include "bench/bench_train.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
 #include "report/selection.h"
@@ -129,6 +130,34 @@ CLI::Validator positive_seconds() {
 }
 
 constexpr int64_t kMaxBenchSize = int64_t{1} << 30;
+
+// "a,b,c" -> items (empty items skipped); an empty list is an error naming the flag.
+std::vector<std::string> split_list(const std::string& s, const char* flag) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  WHVI_CHECK(!out.empty(), flag, ": nothing given");
+  return out;
+}
+
+std::vector<int64_t> parse_widths(const std::string& s) {
+  std::vector<int64_t> out;
+  for (const auto& item : split_list(s, "--widths")) {
+    size_t pos = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    WHVI_CHECK(pos == item.size() && v >= 1 && v <= 65536, "--widths: '", shown(item),
+               "' is not an integer from 1 to 65536 (expected e.g. --widths 64,128,256)");
+    out.push_back(v);
+  }
+  return out;
+}
 
 std::vector<int64_t> parse_sizes(const std::string& s) {
   std::vector<int64_t> out;
@@ -254,7 +283,28 @@ int main(int argc, char** argv) {
                     "Also write one CSV line per size (d,batch,fwht_ms,matmul_ms,copy_ms,fwht_fwd_bwd_ms,"
                     "matmul_fwd_bwd_ms; empty where not measured) to this file, for plotting");
 
-  for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht}) sub->fallthrough();
+  auto* btrain = bench->add_subcommand("train", "Training speed per layer kind and width on synthetic data");
+  whvi::bench::TrainBenchOptions bt;
+  std::string bt_kinds = "whvi,mfg,mcd", bt_widths = "64,128,256,512", bt_json;
+  btrain->add_option("--kinds", bt_kinds, "Comma-separated layer kinds")->capture_default_str();
+  btrain->add_option("--widths", bt_widths, "Comma-separated hidden widths")->capture_default_str();
+  btrain->add_option("--depth", bt.depth, "Hidden layers")->capture_default_str()
+      ->check(integer_in(0, 64, "an integer from 0 to 64", " (e.g. --depth 2)"));
+  btrain->add_option("--batch", bt.batch, "Mini-batch size")->capture_default_str()
+      ->check(integer_in(1, 10000000, "a positive integer", " (e.g. --batch 64)"));
+  btrain->add_option("--d-in", bt.d_in, "Input dimension of the synthetic data")->capture_default_str()
+      ->check(integer_in(1, 65536, "an integer from 1 to 65536", " (e.g. --d-in 8)"));
+  btrain->add_option("--rows", bt.rows, "Rows of synthetic training data")->capture_default_str()
+      ->check(integer_in(2, 10000000, "an integer from 2 to 1e7", " (e.g. --rows 1000)"));
+  btrain->add_option("--steps", bt.steps, "Timed steps per configuration")->capture_default_str()
+      ->check(integer_in(1, 100000000, "a positive integer", " (e.g. --steps 2000)"));
+  btrain->add_option("--warmup", bt.warmup, "Untimed steps before")->capture_default_str()
+      ->check(integer_in(0, 100000000, "a non-negative integer", " (e.g. --warmup 100)"));
+  btrain->add_option("--seed", bt.seed, "Seed of the data and the runs")->capture_default_str()
+      ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
+  btrain->add_option("--json", bt_json, "Also write the results as JSON to this file");
+
+  for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht, btrain}) sub->fallthrough();
 
   try {
     app.parse(argc, argv);
@@ -320,6 +370,20 @@ int main(int argc, char** argv) {
         std::cout << whvi::config::Config::describe_markdown();
       else
         std::cout << cfgcmd->help();
+      return finish(0);
+    }
+    if (bench->got_subcommand(btrain)) {
+      bt.kinds = split_list(bt_kinds, "--kinds");
+      bt.widths = parse_widths(bt_widths);
+      bt.command_line = command_line;
+      spdlog::info("bench train: kinds {}, depth {}, batch {}, d_in {}, threads {}, SIMD {}", bt_kinds,
+                   bt.depth, bt.batch, bt.d_in, whvi::threads(),
+                   whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
+      const auto doc = whvi::bench::run_train_bench(bt);
+      if (!bt_json.empty()) {
+        whvi::write_file_atomic(bt_json, doc.dump(2) + "\n");
+        spdlog::info("wrote {}", bt_json);
+      }
       return finish(0);
     }
     if (bench->got_subcommand(bfwht)) {

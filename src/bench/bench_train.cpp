@@ -1,0 +1,130 @@
+#include "bench/bench_train.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "common/errors.h"
+#include "common/rng.h"
+#include "common/runtime.h"
+#include "config/config.h"
+#include "fwht.h"
+#include "models/layer.h"
+#include "models/regression_model.h"
+#include "train/trainer.h"
+
+namespace whvi::bench {
+
+namespace {
+
+double peak_rss_mib() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux: KiB
+}
+
+double train_seconds(const config::Config& cfg, const torch::Tensor& x, const torch::Tensor& y,
+                     uint64_t seed, int64_t* params) {
+  models::RegressionModel model(x.size(1), cfg, 0.0, 1.0, make_generator(seed, 0, Stream::kInit));
+  if (params) *params = model.num_params();
+  // the trainer's step log would interleave with the table
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);
+  try {
+    const auto st = train::train_regression(model, x, y, cfg, make_generator(seed, 0, Stream::kTrain), "bench");
+    spdlog::set_level(level);
+    return st.seconds;
+  } catch (...) {
+    spdlog::set_level(level);
+    throw;
+  }
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json run_train_bench(const TrainBenchOptions& o) {
+  const auto kinds = models::registered_layer_kinds();
+  for (const auto& k : o.kinds)
+    WHVI_CHECK(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), "bench train: unknown kind '", k,
+               "' in --kinds; registered: ", join(kinds));
+  WHVI_CHECK(!o.kinds.empty() && !o.widths.empty(), "bench train: --kinds and --widths must not be empty");
+  for (int64_t w : o.widths)
+    WHVI_CHECK(w >= 1 && w <= 65536, "bench train: width ", w, " in --widths is out of range [1, 65536]");
+  WHVI_CHECK(o.depth >= 0 && o.depth <= 64, "bench train: --depth ", o.depth, " is out of range [0, 64]");
+  WHVI_CHECK(o.batch >= 1 && o.batch <= o.rows, "bench train: --batch ", o.batch, " must be in [1, --rows = ",
+             o.rows, "]");
+  WHVI_CHECK(o.d_in >= 1 && o.d_in <= 65536, "bench train: --d-in ", o.d_in, " is out of range [1, 65536]");
+  WHVI_CHECK(o.rows >= 2 && o.rows <= 10000000, "bench train: --rows ", o.rows, " is out of range [2, 1e7]");
+  WHVI_CHECK(o.steps >= 1 && o.steps <= 100000000, "bench train: --steps ", o.steps, " must be positive");
+  WHVI_CHECK(o.warmup >= 0 && o.warmup <= 100000000, "bench train: --warmup ", o.warmup, " must be >= 0");
+
+  auto gen = make_generator(o.seed, 0, Stream::kData);
+  const auto x = torch::randn({o.rows, o.d_in}, gen, torch::kFloat64);
+  const auto y = (x.narrow(1, 0, 1).squeeze(1).sin() + 0.1 * torch::randn({o.rows}, gen, torch::kFloat64));
+
+  std::printf("%6s %7s %9s | %10s %10s %10s\n", "kind", "width", "params", "steps/s", "ms/step", "peak MiB");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& kind : o.kinds) {
+    for (int64_t w : o.widths) {
+      auto sets = [&](int64_t steps) {
+        return std::vector<std::string>{
+            "model.kind=" + kind, "model.width=" + std::to_string(w), "model.depth=" + std::to_string(o.depth),
+            "training.batch_size=" + std::to_string(o.batch), "training.steps=" + std::to_string(steps),
+            "training.steps_fixed_noise=0", "training.log_every=100000000"};
+      };
+      // The untimed warm-up run pays for first-touch allocations; the timed
+      // run's seconds minus the warm-up's is the time of `steps` steps.
+      const auto warm_cfg = config::Config::parse("", "bench train", sets(std::max<int64_t>(o.warmup, 1)));
+      const auto cfg = config::Config::parse("", "bench train", sets(o.warmup + o.steps));
+      int64_t params = 0;
+      const double t_warm = train_seconds(warm_cfg, x, y, o.seed, nullptr);
+      const double t_all = train_seconds(cfg, x, y, o.seed, &params);
+      const double secs = std::max(t_all - (o.warmup > 0 ? t_warm : 0.0), 1e-9);
+      nlohmann::json r;
+      r["kind"] = kind;
+      r["width"] = w;
+      r["depth"] = o.depth;
+      r["params"] = params;
+      r["steps"] = o.steps;
+      r["seconds"] = secs;
+      r["steps_per_second"] = static_cast<double>(o.steps) / secs;
+      r["ms_per_step"] = secs * 1e3 / static_cast<double>(o.steps);
+      r["peak_rss_mib"] = peak_rss_mib();
+      std::printf("%6s %7lld %9lld | %10.1f %10.4f %10.1f\n", kind.c_str(), static_cast<long long>(w),
+                  static_cast<long long>(params), r["steps_per_second"].get<double>(),
+                  r["ms_per_step"].get<double>(), r["peak_rss_mib"].get<double>());
+      std::fflush(stdout);
+      rows.push_back(r);
+    }
+  }
+  nlohmann::json doc;
+  doc["benchmark"] = "train";
+  doc["cpu_model"] = cpu_model();
+  doc["threads"] = threads();
+  doc["simd_level"] = kernels::simd_level_name(kernels::active_simd_level());
+  doc["blas"] = blas_info();
+  doc["torch_version"] = torch_version();
+  doc["whvi_commit"] = git_commit();
+  doc["command"] = o.command_line;
+  doc["seed"] = o.seed;
+  doc["batch"] = o.batch;
+  doc["d_in"] = o.d_in;
+  doc["rows_of_data"] = o.rows;
+  doc["timing"] =
+      "wall clock of `steps` training steps (run of warmup+steps minus a run of warmup steps); "
+      "peak_rss_mib is the process's peak resident memory so far (monotone over rows)";
+  doc["rows"] = rows;
+  return doc;
+}
+
+}  // namespace whvi::bench
