@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
 
   auto* btrain = bench->add_subcommand("train", "Training speed per layer kind and width on synthetic data");
   whvi::bench::TrainBenchOptions bt;
-  std::string bt_kinds = "whvi,mfg,mcd", bt_widths = "64,128,256,512", bt_json;
+  std::string bt_kinds = "whvi,mfg,mcd", bt_widths = "64,128,256,512", bt_json, bt_csv;
   btrain->add_option("--kinds", bt_kinds, "Comma-separated layer kinds")->capture_default_str();
   btrain->add_option("--widths", bt_widths, "Comma-separated hidden widths")->capture_default_str();
   btrain->add_option("--depth", bt.depth, "Hidden layers")->capture_default_str()
@@ -303,6 +303,9 @@ int main(int argc, char** argv) {
   btrain->add_option("--seed", bt.seed, "Seed of the data and the runs")->capture_default_str()
       ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
   btrain->add_option("--json", bt_json, "Also write the results as JSON to this file");
+  btrain->add_option("--csv", bt_csv,
+                     "Also write one CSV line per row (kind,width,params,steps_per_second,ms_per_step,"
+                     "peak_rss_mib) to this file, for plotting");
 
   for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht, btrain}) sub->fallthrough();
 
@@ -383,6 +386,17 @@ int main(int argc, char** argv) {
       if (!bt_json.empty()) {
         whvi::write_file_atomic(bt_json, doc.dump(2) + "\n");
         spdlog::info("wrote {}", bt_json);
+      }
+      if (!bt_csv.empty()) {
+        std::ostringstream csv;
+        csv.precision(9);
+        csv << "kind,width,params,steps_per_second,ms_per_step,peak_rss_mib\n";
+        for (const auto& r : doc["rows"])
+          csv << r["kind"].get<std::string>() << ',' << r["width"].get<int64_t>() << ','
+              << r["params"].get<int64_t>() << ',' << r["steps_per_second"].get<double>() << ','
+              << r["ms_per_step"].get<double>() << ',' << r["peak_rss_mib"].get<double>() << '\n';
+        whvi::write_file_atomic(bt_csv, csv.str());
+        spdlog::info("wrote {}", bt_csv);
       }
       return finish(0);
     }
