@@ -114,6 +114,20 @@ double check_fwht(const torch::Tensor& x, const torch::Tensor& y) {
 
 }  // namespace
 
+nlohmann::json bench_record(const std::string& benchmark, const std::string& command, uint64_t seed) {
+  nlohmann::json doc;
+  doc["benchmark"] = benchmark;
+  doc["cpu_model"] = cpu_model();
+  doc["threads"] = threads();
+  doc["simd_level"] = kernels::simd_level_name(kernels::active_simd_level());
+  doc["blas"] = blas_info();
+  doc["torch_version"] = torch_version();
+  doc["whvi_commit"] = git_commit();
+  doc["command"] = command;
+  doc["seed"] = seed;
+  return doc;
+}
+
 nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
   WHVI_CHECK(o.device == "cpu" || o.device == "cuda", "bench fwht: --device must be cpu or cuda, got '",
              o.device, "'");
@@ -302,19 +316,10 @@ nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
     rows.push_back(row);
   }
 
-  nlohmann::json doc;
-  doc["benchmark"] = "fwht";
+  auto doc = bench_record("fwht", o.command_line, o.seed);
   doc["device"] = o.device == "cuda" ? cuda_device_name() : "cpu";
-  doc["cpu_model"] = cpu_model();
-  doc["threads"] = threads();
   doc["dtype"] = o.dtype;
   doc["batch"] = o.batch;
-  doc["simd_level"] = kernels::simd_level_name(kernels::active_simd_level());
-  doc["blas"] = blas_info();
-  doc["torch_version"] = torch_version();
-  doc["whvi_commit"] = git_commit();
-  doc["command"] = o.command_line;
-  doc["seed"] = o.seed;
   doc["timing"] = "median (and min) over repeats after warm-up; wall clock on CPU, CUDA events on GPU";
   doc["rows"] = rows;
   return doc;

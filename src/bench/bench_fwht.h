@@ -35,4 +35,9 @@ struct FwhtBenchOptions {
 // (about batch x D x element size x 8, plus D x D for the dense product).
 nlohmann::json run_fwht_bench(const FwhtBenchOptions& options);
 
+// The fields every benchmark record starts with: `benchmark`, the machine
+// (`cpu_model`, `threads`, `simd_level`, `blas`, `torch_version`), `whvi_commit`,
+// `command` and `seed`.
+nlohmann::json bench_record(const std::string& benchmark, const std::string& command, uint64_t seed);
+
 }  // namespace whvi::bench

@@ -1,5 +1,7 @@
 #include "bench/bench_train.h"
 
+#include "bench/bench_fwht.h"
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -107,16 +109,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
       rows.push_back(r);
     }
   }
-  nlohmann::json doc;
-  doc["benchmark"] = "train";
-  doc["cpu_model"] = cpu_model();
-  doc["threads"] = threads();
-  doc["simd_level"] = kernels::simd_level_name(kernels::active_simd_level());
-  doc["blas"] = blas_info();
-  doc["torch_version"] = torch_version();
-  doc["whvi_commit"] = git_commit();
-  doc["command"] = o.command_line;
-  doc["seed"] = o.seed;
+  auto doc = bench_record("train", o.command_line, o.seed);
   doc["batch"] = o.batch;
   doc["d_in"] = o.d_in;
   doc["rows_of_data"] = o.rows;

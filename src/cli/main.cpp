@@ -131,6 +131,27 @@ CLI::Validator positive_seconds() {
 
 constexpr int64_t kMaxBenchSize = int64_t{1} << 30;
 
+// A header line of `cols`, then one line per row: strings and numbers as they
+// are, an empty field where a row has no number.
+std::string rows_csv(const nlohmann::json& rows, const std::vector<const char*>& cols) {
+  std::ostringstream csv;
+  csv.precision(9);
+  for (size_t i = 0; i < cols.size(); ++i) csv << (i ? "," : "") << cols[i];
+  csv << '\n';
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < cols.size(); ++i) {
+      if (i) csv << ',';
+      if (!r.contains(cols[i])) continue;
+      const auto& v = r[cols[i]];
+      if (v.is_string()) csv << v.get<std::string>();
+      else if (v.is_number_integer()) csv << v.get<int64_t>();
+      else if (v.is_number()) csv << v.get<double>();
+    }
+    csv << '\n';
+  }
+  return csv.str();
+}
+
 // "a,b,c" -> items (empty items skipped); an empty list is an error naming the flag.
 std::vector<std::string> split_list(const std::string& s, const char* flag) {
   std::vector<std::string> out;
@@ -388,14 +409,8 @@ int main(int argc, char** argv) {
         spdlog::info("wrote {}", bt_json);
       }
       if (!bt_csv.empty()) {
-        std::ostringstream csv;
-        csv.precision(9);
-        csv << "kind,width,params,steps_per_second,ms_per_step,peak_rss_mib\n";
-        for (const auto& r : doc["rows"])
-          csv << r["kind"].get<std::string>() << ',' << r["width"].get<int64_t>() << ','
-              << r["params"].get<int64_t>() << ',' << r["steps_per_second"].get<double>() << ','
-              << r["ms_per_step"].get<double>() << ',' << r["peak_rss_mib"].get<double>() << '\n';
-        whvi::write_file_atomic(bt_csv, csv.str());
+        whvi::write_file_atomic(bt_csv, rows_csv(doc["rows"], {"kind", "width", "params", "steps_per_second",
+                                                               "ms_per_step", "peak_rss_mib"}));
         spdlog::info("wrote {}", bt_csv);
       }
       return finish(0);
@@ -413,18 +428,8 @@ int main(int argc, char** argv) {
         spdlog::info("wrote {}", json_path);
       }
       if (!csv_path.empty()) {
-        std::ostringstream csv;
-        csv << "d,batch,fwht_ms,matmul_ms,copy_ms,fwht_fwd_bwd_ms,matmul_fwd_bwd_ms\n";
-        csv.precision(9);
-        for (const auto& r : doc["rows"]) {
-          csv << r["d"].get<int64_t>() << ',' << r["batch"].get<int64_t>();
-          for (const char* k : {"fwht_ms", "matmul_ms", "copy_ms", "fwht_fwd_bwd_ms", "matmul_fwd_bwd_ms"}) {
-            csv << ',';
-            if (r.contains(k) && r[k].is_number()) csv << r[k].get<double>();
-          }
-          csv << '\n';
-        }
-        whvi::write_file_atomic(csv_path, csv.str());
+        whvi::write_file_atomic(csv_path, rows_csv(doc["rows"], {"d", "batch", "fwht_ms", "matmul_ms", "copy_ms",
+                                                                  "fwht_fwd_bwd_ms", "matmul_fwd_bwd_ms"}));
         spdlog::info("wrote {}", csv_path);
       }
       return finish(0);
