@@ -7,6 +7,10 @@
 #include <random>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "fwht.h"
 
 namespace wk = whvi::kernels;
@@ -127,6 +131,23 @@ TEST_P(FwhtLevel, ThreadsAndOddBatches) {
   wk::fwht_cpu_level<float>(GetParam(), x.data(), d, b.data(), d, rows, d, 1.f, 3);
   EXPECT_EQ(a, b);
   wk::fwht_cpu_level<float>(GetParam(), x.data(), d, b.data(), d, 0, d, 1.f, 3);
+  EXPECT_EQ(a, b);
+}
+
+// Called from inside a parallel region, OpenMP gives the kernel's region a
+// team of one however many threads are asked for: every row must still be done.
+TEST_P(FwhtLevel, EveryRowIsDoneWhenOpenMpGivesFewerThreads) {
+  const int64_t d = 64, rows = 37;
+  const auto x = randn<float>(rows * d, 6);
+  std::vector<float> a(rows * d), b(rows * d, 7.f);
+  wk::fwht_cpu_level<float>(GetParam(), x.data(), d, a.data(), d, rows, d, 1.f, 1);
+#pragma omp parallel num_threads(2)
+  {
+#ifdef _OPENMP
+    if (omp_get_thread_num() == 0)
+#endif
+      wk::fwht_cpu_level<float>(GetParam(), x.data(), d, b.data(), d, rows, d, 1.f, 4);
+  }
   EXPECT_EQ(a, b);
 }
 

@@ -186,11 +186,14 @@ inline void for_chunks(int64_t n, int nt, F&& body) {
   }
 #pragma omp parallel num_threads(nt)
   {
-    int tid = 0;
+    // Partition over the team OpenMP actually gave (it may be smaller than
+    // nt, e.g. under a thread limit), so no chunk is left undone.
+    int tid = 0, team = 1;
 #ifdef _OPENMP
     tid = omp_get_thread_num();
+    team = omp_get_num_threads();
 #endif
-    const int64_t q = n / nt, r = n % nt;
+    const int64_t q = n / team, r = n % team;
     const int64_t lo = tid < r ? tid * (q + 1) : r * (q + 1) + (tid - r) * q;
     const int64_t hi = lo + (tid < r ? q + 1 : q);
     body(tid, lo, hi);
