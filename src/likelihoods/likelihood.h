@@ -61,8 +61,6 @@ class GaussianLikelihood : public Likelihood {
   double noise_var_original() const override;
   std::string log_text() const override;
   torch::Tensor& log_noise_var() { return log_noise_var_; }
-  double y_mean() const { return y_mean_; }
-  double y_std() const { return y_std_; }
 
  private:
   GaussianOptions opt_;
