@@ -89,11 +89,12 @@ std::string error_of(const std::function<void()>& f) {
 TEST(Determinism, SameConfigTwiceGivesIdenticalNumbers) {
   set_threads(1);
   Sandbox sb("twice");
-  for (const char* kind : {"whvi", "mfg", "mcd"}) {
+  for (const char* kind : {"whvi", "mfg", "mcd", "nf-whvi", "nng", "sghmc"}) {
     const auto cfg = sb.config(yacht_yaml(2, kind));
-    const auto a = experiment::run_train(opts(cfg, {"output.name=a"}));
+    const std::string samples = "model.sghmc.samples=10";
+    const auto a = experiment::run_train(opts(cfg, {"output.name=a", samples}));
     torch::randn({1000});  // the global generator must not matter
-    const auto b = experiment::run_train(opts(cfg, {"output.name=b"}));
+    const auto b = experiment::run_train(opts(cfg, {"output.name=b", samples}));
     for (int k = 0; k < 2; ++k) EXPECT_EQ(numbers(a["splits"][k]), numbers(b["splits"][k])) << kind;
     EXPECT_NE(numbers(a["splits"][0]), numbers(a["splits"][1])) << kind;
   }
@@ -140,6 +141,23 @@ TEST(Checkpoint, EvalReproducesTheTrainingMetricsExactly) {
   const auto e = experiment::run_eval(eo);
   for (const char* k : {"rmse", "mnll", "mnll_paper", "coverage_95", "calibration_error", "crps"})
     EXPECT_EQ(e[k], doc["splits"][1][k]) << k;
+}
+
+// Every method's checkpoint holds what its predictions need (SGHMC: its
+// sample bank; NNG: its sampling factors; NF-WHVI: its flows).
+TEST(Checkpoint, EveryMethodEvaluatesFromItsCheckpointExactly) {
+  set_threads(1);
+  Sandbox sb("eval-methods");
+  for (const char* kind : {"nf-whvi", "nng", "sghmc"}) {
+    const std::string name = std::string("exp-") + kind;
+    const auto doc = experiment::run_train(
+        opts(sb.config(yacht_yaml(1, kind)), {"model.sghmc.samples=10", "output.name=" + name}));
+    experiment::EvalOptions eo;
+    eo.checkpoint = (sb.dir / name / "split-00.ckpt").string();
+    const auto e = experiment::run_eval(eo);
+    for (const char* k : {"rmse", "mnll", "coverage_95", "crps"}) EXPECT_EQ(e[k], doc["splits"][0][k]) << kind << " " << k;
+    EXPECT_EQ(doc["splits"][0]["inference"], kind == std::string("nf-whvi") ? "variational" : kind);
+  }
 }
 
 TEST(Checkpoint, AFlippedBitInAWeightIsRefused) {

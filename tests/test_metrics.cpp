@@ -13,7 +13,9 @@
 #include "data/synthetic.h"
 #include "models/regression_model.h"
 #include "train/metrics.h"
-#include "train/trainer.h"
+#include "infer/inference.h"
+#include "infer/variational.h"
+#include "train/loop.h"
 
 using namespace whvi;
 
@@ -166,16 +168,16 @@ config::Config cfg_with(const std::vector<std::string>& sets) { return config::C
 // Flipping the sign of the decay exponent, or computing the schedule anywhere
 // but learning_rate(), fails here.
 TEST(Mutation, LearningRateDecaysAsThePaperSays) {
-  EXPECT_DOUBLE_EQ(train::learning_rate(1e-3, 5e-4, 0.3, 0), 1e-3);
-  EXPECT_NEAR(train::learning_rate(1e-3, 5e-4, 0.3, 2000), 1e-3 * std::pow(2.0, -0.3), 1e-15);
-  EXPECT_LT(train::learning_rate(1e-3, 5e-4, 0.3, 50499), 1e-3 * 0.5);
+  EXPECT_DOUBLE_EQ(infer::learning_rate(1e-3, 5e-4, 0.3, 0), 1e-3);
+  EXPECT_NEAR(infer::learning_rate(1e-3, 5e-4, 0.3, 2000), 1e-3 * std::pow(2.0, -0.3), 1e-15);
+  EXPECT_LT(infer::learning_rate(1e-3, 5e-4, 0.3, 50499), 1e-3 * 0.5);
   // the trainer uses it: the last step's rate is the schedule's
   auto cfg = cfg_with({"training.steps=90", "training.steps_fixed_noise=10", "training.log_every=1000000"});
   auto x = torch::randn({50, 3}, make_generator(1), torch::kFloat64);
   auto y = x.sum(1);
-  models::RegressionModel m(3, cfg, 0.0, 1.0, make_generator(2));
-  const auto st = train::train_regression(m, x, y, cfg, make_generator(3), "t");
-  EXPECT_DOUBLE_EQ(st.final_lr, train::learning_rate(1e-3, 5e-4, 0.3, 99));
+  const auto m = infer::make_inference(3, cfg, 0.0, 1.0, make_generator(2));
+  const auto st = train::train(*m, x, y, cfg, make_generator(3), "t");
+  EXPECT_DOUBLE_EQ(st.final_lr, infer::learning_rate(1e-3, 5e-4, 0.3, 99));
 }
 
 // Dropping the N/m scaling of the likelihood (or the ln 2 pi, or the KL) fails here.
@@ -188,7 +190,7 @@ TEST(Mutation, TheObjectiveScalesTheBatchToTheTrainingSet) {
   auto xb = torch::randn({5, 2}, make_generator(5), torch::kFloat64);
   auto yb = torch::randn({5}, make_generator(6), torch::kFloat64);
   const int64_t N = 400;
-  const double got = train::negative_elbo(m, xb, yb, N, 3, make_generator(7)).item<double>();
+  const double got = infer::negative_elbo(m, xb, yb, N, 3, make_generator(7)).item<double>();
   torch::NoGradGuard ng;
   const auto f = m.forward_standardized(xb, models::Mode::kMean);
   const double lnv = std::log(m.likelihood().noise_var_original());  // y_std = 1
@@ -213,12 +215,12 @@ Fit fit_scaled(const data::RegressionData& d0, double a, double b, const std::st
   const auto prep = data::prepare_split(d, splits[0]);
   auto cfg = cfg_with({"model.kind=" + kind, "training.steps=300", "training.steps_fixed_noise=20",
                        "training.dtype=float64", "training.log_every=1000000", "model.mcd.dropout=0.1"});
-  models::RegressionModel m(d.x.size(1), cfg, prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(),
-                            make_generator(1));
-  train::train_regression(m, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(2), "t");
-  const auto f = train::predict_samples(m, prep.x_test, 16, make_generator(3));
-  return {train::regression_metrics(f, prep.y_test.squeeze(1), train::noise_var_original(m)),
-          train::noise_var_original(m)};
+  const auto m = infer::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
+                                       prep.stats.y_std.item<double>(), make_generator(1));
+  train::train(*m, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(2), "t");
+  const auto f = m->predict(prep.x_test, 16, make_generator(3));
+  const double nv = m->likelihood().noise_var_original();
+  return {train::regression_metrics(f, prep.y_test.squeeze(1), nv), nv};
 }
 
 // Metrics in original units: rescaling the targets by a rescales RMSE and CRPS by a,
@@ -247,14 +249,14 @@ TEST(Mutation, PredictionAveragesMonteCarloSamples) {
                          "model.whvi.init_g_logvar=-2", "model.mfg.init_logvar=-2"});
     models::RegressionModel m(3, cfg, 10.0, 2.0, make_generator(1));
     const auto x = torch::randn({20, 3}, make_generator(2));
-    const auto f = train::predict_samples(m, x, 32, make_generator(3));
+    const auto f = infer::predict_with(m, x, 32, make_generator(3));
     ASSERT_EQ(f.sizes(), (std::vector<int64_t>{32, 20}));
     EXPECT_GT(f.var(0).min().item<double>(), 0.0) << kind;
     const auto met = train::regression_metrics(f, f.mean(0) + 0.3, 0.01);
     EXPECT_LT(met.mnll, met.mnll_paper - 1e-6) << kind;
     // the same generator state gives the same draws; another gives others
-    EXPECT_TRUE(torch::equal(f, train::predict_samples(m, x, 32, make_generator(3))));
-    EXPECT_FALSE(torch::equal(f, train::predict_samples(m, x, 32, make_generator(4))));
+    EXPECT_TRUE(torch::equal(f, infer::predict_with(m, x, 32, make_generator(3))));
+    EXPECT_FALSE(torch::equal(f, infer::predict_with(m, x, 32, make_generator(4))));
   }
 }
 

@@ -16,7 +16,8 @@
 #include "optim/flat_adam.h"
 #include "models/regression_model.h"
 #include "train/metrics.h"
-#include "train/trainer.h"
+#include "infer/inference.h"
+#include "train/loop.h"
 
 using namespace whvi;
 namespace fs = std::filesystem;
@@ -44,14 +45,14 @@ Run run_yacht(const config::Config& cfg, uint64_t seed) {
   const auto d = data::load_uci("yacht", data_dir());
   const auto splits = data::make_splits(d, "standard", 1, 0);
   const auto prep = data::prepare_split(d, splits[0]);
-  models::RegressionModel model(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
-                                prep.stats.y_std.item<double>(), make_generator(seed, 0, Stream::kInit));
-  train::train_regression(model, prep.x_train, prep.y_train.squeeze(1), cfg,
-                          make_generator(seed, 0, Stream::kTrain), "test");
-  const auto f = train::predict_samples(model, prep.x_test, 32, make_generator(seed, 0, Stream::kEval));
+  const auto inf = infer::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
+                                         prep.stats.y_std.item<double>(), make_generator(seed, 0, Stream::kInit));
+  train::train(*inf, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(seed, 0, Stream::kTrain), "test");
+  const auto f = inf->predict(prep.x_test, 32, make_generator(seed, 0, Stream::kEval));
+  auto& model = inf->model();
   const auto y = prep.y_test.squeeze(1).to(torch::kFloat64);
   Run r;
-  r.m = train::regression_metrics(f, y, train::noise_var_original(model));
+  r.m = train::regression_metrics(f, y, inf->likelihood().noise_var_original());
   r.constant_rmse = std::sqrt((y - prep.stats.y_mean.item<double>()).square().mean().item<double>());
   r.first_param = model.parameters()[0].detach().clone();
   return r;

@@ -15,9 +15,8 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "fwht.h"
-#include "models/layer.h"
-#include "models/regression_model.h"
-#include "train/trainer.h"
+#include "infer/inference.h"
+#include "train/loop.h"
 
 namespace whvi::bench {
 
@@ -31,13 +30,13 @@ double peak_rss_mib() {
 
 double train_seconds(const config::Config& cfg, const torch::Tensor& x, const torch::Tensor& y,
                      uint64_t seed, int64_t* params) {
-  models::RegressionModel model(x.size(1), cfg, 0.0, 1.0, make_generator(seed, 0, Stream::kInit));
-  if (params) *params = model.num_params();
+  const auto inf = infer::make_inference(x.size(1), cfg, 0.0, 1.0, make_generator(seed, 0, Stream::kInit));
+  if (params) *params = inf->num_params();
   // the trainer's step log would interleave with the table
   const auto level = spdlog::get_level();
   spdlog::set_level(spdlog::level::warn);
   try {
-    const auto st = train::train_regression(model, x, y, cfg, make_generator(seed, 0, Stream::kTrain), "bench");
+    const auto st = train::train(*inf, x, y, cfg, make_generator(seed, 0, Stream::kTrain), "bench");
     spdlog::set_level(level);
     return st.seconds;
   } catch (...) {
@@ -55,7 +54,7 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 nlohmann::json run_train_bench(const TrainBenchOptions& o) {
-  const auto kinds = models::registered_layer_kinds();
+  const auto kinds = config::find_param("model.kind")->choices;
   for (const auto& k : o.kinds)
     WHVI_CHECK(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), "bench train: unknown kind '", k,
                "' in --kinds; registered: ", join(kinds));

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -19,9 +20,9 @@
 #include "data/dataset.h"
 #include "data/synthetic.h"
 #include "fwht.h"
-#include "models/regression_model.h"
+#include "infer/inference.h"
 #include "train/metrics.h"
-#include "train/trainer.h"
+#include "train/loop.h"
 
 namespace whvi::experiment {
 namespace fs = std::filesystem;
@@ -48,11 +49,19 @@ std::string fingerprint(const config::Config& cfg) {
   j.erase("output");
   j["data"].erase("splits");
   const std::string kind = cfg.get_string("model.kind");
-  std::string out = cfg.get_string("model.output_layer");
-  if (out == "auto") out = kind == "mcd" ? "mcd" : "mfg";
-  if (out == "same") out = kind;
-  for (const char* k : {"whvi", "mfg", "mcd"})
-    if (kind != k && out != k) j["model"].erase(k);
+  const std::string hidden = models::hidden_layer_kind(kind);
+  const std::string out = models::output_layer_kind(kind, cfg.get_string("model.output_layer"));
+  // the option group(s) of each layer kind
+  auto groups = [](const std::string& layer) -> std::vector<std::string> {
+    if (layer == "nf-whvi") return {"whvi", "nf_whvi"};
+    if (layer == "linear") return {"sghmc"};
+    return {layer};
+  };
+  std::set<std::string> used = {kind == "nf-whvi" ? "nf_whvi" : kind};
+  for (const auto& l : {hidden, out})
+    for (const auto& g : groups(l)) used.insert(g);
+  for (const char* k : {"whvi", "mfg", "mcd", "nf_whvi", "sghmc", "nng"})
+    if (!used.count(k)) j["model"].erase(k);
   return j.dump();
 }
 
@@ -216,20 +225,20 @@ struct CheckpointMeta {
   double y_mean = 0, y_std = 1;
 };
 
-std::string checkpoint_checksum(models::RegressionModel& model, const CheckpointMeta& m) {
+std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) {
   Fnv1a64 h;
-  for (const auto& p : model.named_parameters()) {
-    h.add(p.key().data(), p.key().size());
-    hash_tensor(h, p.value());
+  for (const auto& [key, t] : inf.state()) {
+    h.add(key.data(), key.size());
+    hash_tensor(h, t);
   }
   for (const auto* s : {&m.config_yaml, &m.data_fp}) h.add(s->data(), s->size());
   h.add_value(m.split).add_value(m.d_in).add_value(m.y_mean).add_value(m.y_std);
   return hex(h.value());
 }
 
-void save_checkpoint(const std::string& path, models::RegressionModel& model, const CheckpointMeta& m) {
+void save_checkpoint(const std::string& path, infer::Inference& inf, const CheckpointMeta& m) {
   torch::serialize::OutputArchive ar;
-  for (const auto& p : model.named_parameters()) ar.write("param/" + p.key(), p.value());
+  for (const auto& [key, t] : inf.state()) ar.write("param/" + key, t);
   ar.write("meta/config_yaml", c10::IValue(m.config_yaml));
   ar.write("meta/source", c10::IValue(m.source));
   ar.write("meta/split", c10::IValue(m.split));
@@ -237,7 +246,7 @@ void save_checkpoint(const std::string& path, models::RegressionModel& model, co
   ar.write("meta/y_mean", c10::IValue(m.y_mean));
   ar.write("meta/y_std", c10::IValue(m.y_std));
   ar.write("meta/data_fingerprint", c10::IValue(m.data_fp));
-  ar.write("meta/checksum", c10::IValue(checkpoint_checksum(model, m)));
+  ar.write("meta/checksum", c10::IValue(checkpoint_checksum(inf, m)));
   std::ostringstream os;
   ar.save_to(os);
   write_file_atomic(path, os.str());
@@ -249,15 +258,15 @@ void save_checkpoint(const std::string& path, models::RegressionModel& model, co
 // toy problem, returns the mean predictive std (noise included) at the data,
 // inside the gap (its middle, [0.35, 0.75]) and outside the data (beyond 0.5
 // of the domain's ends), as in the paper's Fig. 4; otherwise null.
-json write_grid(models::RegressionModel& model, const data::RegressionData& d,
+json write_grid(infer::Inference& inf, const data::RegressionData& d,
                 const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem,
                 const at::Generator& gen) {
   const auto grid = data::grid_1d(cfg.get_float("output.grid_lo"), cfg.get_float("output.grid_hi"),
                                   static_cast<int>(cfg.get_int("output.grid_points")));
   const auto xs = (grid - prep.stats.x_mean) / prep.stats.x_std;
-  const auto f = train::predict_samples(model, xs, cfg.get_int("evaluation.mc_samples"), gen);
+  const auto f = inf.predict(xs, cfg.get_int("evaluation.mc_samples"), gen);
   const auto mean = f.mean(0);
-  const auto sd = (f.var(0, false) + train::noise_var_original(model)).sqrt();
+  const auto sd = (f.var(0, false) + inf.likelihood().noise_var_original()).sqrt();
   std::ostringstream pred, dat;
   pred << "x,mean,std,lo95,hi95,lo75,hi75\n";
   for (int64_t i = 0; i < grid.size(0); ++i) {
@@ -341,18 +350,19 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
                size_t k, const std::string& stem, const std::string& label, const std::string& fp) {
   const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
   const auto prep = data::prepare_split(d, split);
-  models::RegressionModel model(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
-                                prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit));
-  spdlog::info("{}: {} train / {} {} rows, {} parameters", label, prep.x_train.size(0), prep.x_test.size(0),
-               cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", model.num_params());
-  const auto ts = train::train_regression(model, prep.x_train, prep.y_train.squeeze(1), cfg,
-                                          make_generator(seed, k, Stream::kTrain), label);
+  const auto inf = infer::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
+                                         prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit));
+  spdlog::info("{}: {} train / {} {} rows, {} parameters, {}", label, prep.x_train.size(0), prep.x_test.size(0),
+               cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", inf->num_params(),
+               inf->method());
+  const auto ts = train::train(*inf, prep.x_train, prep.y_train.squeeze(1), cfg,
+                               make_generator(seed, k, Stream::kTrain), label);
   const auto t_eval = std::chrono::steady_clock::now();
   const auto y_test = prep.y_test.squeeze(1).to(torch::kFloat64);
-  const auto f = train::predict_samples(model, prep.x_test, cfg.get_int("evaluation.mc_samples"),
-                                        make_generator(seed, k, Stream::kEval));
-  const double noise_var = train::noise_var_original(model);
-  const auto m = model.likelihood().evaluate(f, y_test);
+  const auto f = inf->predict(prep.x_test, cfg.get_int("evaluation.mc_samples"),
+                               make_generator(seed, k, Stream::kEval));
+  const double noise_var = inf->likelihood().noise_var_original();
+  const auto m = inf->likelihood().evaluate(f, y_test);
   const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
   if (y_test.size(0) > 0)
     for (const char* key : train::regression_metric_names())
@@ -370,16 +380,17 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
             {"eval_seconds", eval_s},
             {"final_neg_elbo", ts.final_loss},
             {"noise_var", noise_var},
-            {"params", {{"total", model.num_params()}}},
+            {"params", {{"total", inf->num_params()}}},
+            {"inference", inf->method()},
             {"config_fingerprint", fp},
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
   if (cfg.get_bool("output.checkpoints"))
-    save_checkpoint(stem + ".ckpt", model,
+    save_checkpoint(stem + ".ckpt", *inf,
                     {cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),
                      prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>()});
   if (cfg.get_int("output.grid_points") > 0) {
-    const auto toy = write_grid(model, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
+    const auto toy = write_grid(*inf, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
     if (!toy.is_null()) {
       r["toy_uncertainty"] = toy;
       spdlog::info("{}: predictive std {:.3g} at the data; {:.2f}x that in the gap, {:.2f}x outside the data", label,
@@ -528,27 +539,28 @@ json run_eval(const EvalOptions& o) {
   const auto split = static_cast<size_t>(meta.split);
   const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
 
-  models::RegressionModel model(meta.d_in, cfg, meta.y_mean, meta.y_std, make_generator(seed, split, Stream::kInit));
-  model.to(cfg.get_string("training.dtype") == "float64" ? torch::kFloat64 : torch::kFloat32);
+  const auto inf = infer::make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std,
+                                         make_generator(seed, split, Stream::kInit));
+  inf->to(train::LoopOptions::from(cfg).dtype);
   {
     torch::NoGradGuard ng;
-    for (auto& p : model.named_parameters()) {
+    for (auto& [key, value] : inf->state()) {
       torch::Tensor t;
       bool ok = false;
       try {
-        ok = ar.try_read("param/" + p.key(), t);
+        ok = ar.try_read("param/" + key, t);
       } catch (const c10::Error& e) {
-        throw Error("'" + o.checkpoint + "' is damaged: cannot read parameter " + p.key() + ": " +
+        throw Error("'" + o.checkpoint + "' is damaged: cannot read parameter " + key + ": " +
                     printable(e.what_without_backtrace()));
       }
-      WHVI_CHECK(ok, o.checkpoint, ": missing parameter ", p.key());
-      WHVI_CHECK_AS(ShapeError, t.sizes() == p.value().sizes() && t.scalar_type() == p.value().scalar_type(),
-                    o.checkpoint, ": parameter ", p.key(), " has shape ", t.sizes(), " (", t.scalar_type(),
-                    "), the model expects ", p.value().sizes(), " (", p.value().scalar_type(), ")");
-      p.value().copy_(t);
+      WHVI_CHECK(ok, o.checkpoint, ": missing parameter ", key);
+      WHVI_CHECK_AS(ShapeError, t.sizes() == value.sizes() && t.scalar_type() == value.scalar_type(),
+                    o.checkpoint, ": parameter ", key, " has shape ", t.sizes(), " (", t.scalar_type(),
+                    "), the model expects ", value.sizes(), " (", value.scalar_type(), ")");
+      value.copy_(t);
     }
   }
-  WHVI_CHECK(checkpoint_checksum(model, meta) == stored_sum, "'", o.checkpoint,
+  WHVI_CHECK(checkpoint_checksum(*inf, meta) == stored_sum, "'", o.checkpoint,
              "' is corrupted: its contents do not match the checksum stored when it was written. "
              "Re-create it by training that split again (delete its split-KK.json and run whvi train --resume)");
 
@@ -562,8 +574,8 @@ json run_eval(const EvalOptions& o) {
              " was trained, so its metrics would not be comparable; retrain on the current data, or "
              "restore the data the model was trained on");
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
-  const auto f = train::predict_samples(model, prep.x_test, S, make_generator(seed, split, Stream::kEval));
-  const auto m = model.likelihood().evaluate(f, prep.y_test.squeeze(1).to(torch::kFloat64));
+  const auto f = inf->predict(prep.x_test, S, make_generator(seed, split, Stream::kEval));
+  const auto m = inf->likelihood().evaluate(f, prep.y_test.squeeze(1).to(torch::kFloat64));
   json r = environment_json();
   r["checkpoint"] = o.checkpoint;
   r["command"] = o.command_line;

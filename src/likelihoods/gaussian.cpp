@@ -30,6 +30,12 @@ torch::Tensor GaussianLikelihood::nll_sum(const torch::Tensor& f, const torch::T
   return 0.5 * (static_cast<double>(f.numel()) * (kLnTwoPi + lnv) + (y - f).square().sum() * (-lnv).exp());
 }
 
+torch::Tensor GaussianLikelihood::sample(const torch::Tensor& f, const at::Generator& gen) const {
+  torch::NoGradGuard ng;
+  const double sd = std::exp(0.5 * log_noise_var_.item<double>());
+  return f.detach() + sd * torch::randn(f.sizes(), gen, f.options());
+}
+
 torch::Tensor GaussianLikelihood::to_original(const torch::Tensor& f) const {
   return f.to(torch::kFloat64) * y_std_ + y_mean_;
 }

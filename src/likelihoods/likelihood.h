@@ -23,6 +23,8 @@ class Likelihood : public torch::nn::Module {
   // -sum over all entries of log p(y | f), on the network's (standardised)
   // scale; f and y have the same shape.
   virtual torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) = 0;
+  // Draws ỹ ~ p(y | f) (the sampled-target Fisher of NNG), on the network's scale.
+  virtual torch::Tensor sample(const torch::Tensor& f, const at::Generator& gen) const = 0;
   // The likelihood's own parameters are optimised after the network's, at
   // lr_factor() times the learning rate, and not while frozen(t).
   virtual bool frozen(int64_t step) const = 0;
@@ -53,6 +55,7 @@ class GaussianLikelihood : public Likelihood {
   // y_mean, y_std: the training targets' statistics (original = f * y_std + y_mean).
   GaussianLikelihood(const GaussianOptions& o, double y_mean, double y_std);
   torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) override;
+  torch::Tensor sample(const torch::Tensor& f, const at::Generator& gen) const override;
   bool frozen(int64_t step) const override { return step < opt_.steps_fixed; }
   double lr_factor() const override { return opt_.lr_factor; }
   torch::Tensor to_original(const torch::Tensor& f) const override;

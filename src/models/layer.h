@@ -26,6 +26,23 @@ namespace whvi::models {
 
 enum class Mode { kSample, kMean };
 
+// What a forward pass carries besides its input (the forward-context seam):
+// the mode, the generator of its randomness, how the rows are grouped into
+// draws (rows = draws x batch, draw s in rows [s*batch, (s+1)*batch): layers
+// that sample per draw rather than per row, such as NNG's weight particles,
+// need it), and what layers hand back: Monte Carlo KL terms (planar flows add
+// mean over draws of log q(g_K) - log p(g_K), as a tensor with its gradient)
+// and, when `capture` is set, the tensors the natural-gradient optimiser needs.
+struct KfacCapture;  // models/nng_layer.h
+struct ForwardCtx {
+  Mode mode = Mode::kMean;
+  at::Generator gen;
+  int64_t draws = 1;
+  torch::Tensor mc_kl;            // sum of the layers' per-draw KL estimates (undefined: none)
+  KfacCapture* capture = nullptr;  // set by NNG's step
+  void add_kl(const torch::Tensor& t) { mc_kl = mc_kl.defined() ? mc_kl + t : t; }
+};
+
 class BayesianLayer : public torch::nn::Module {
  public:
   BayesianLayer(std::string kind, int64_t in_features, int64_t out_features);
@@ -33,8 +50,13 @@ class BayesianLayer : public torch::nn::Module {
   // Checks the input's shape, then calls forward_impl. kSample draws from
   // `gen` (required); kMean needs none.
   torch::Tensor forward(const torch::Tensor& x, Mode mode, const at::Generator& gen = {});
-  // KL(q || p) of this layer's variational parameters (for MCD: the
-  // weight-decay term of its variational interpretation). A scalar.
+  // The same with a forward context (Monte Carlo KL terms and captures go
+  // into ctx).
+  torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx);
+  // KL(q || p) of this layer's variational parameters in closed form (for
+  // MCD: the weight-decay term of its variational interpretation; for layers
+  // whose KL has no closed form, the part that has one, the rest goes into
+  // ForwardCtx::mc_kl). A scalar.
   torch::Tensor kl() { return kl_impl(); }
   // Number of trainable scalars.
   int64_t num_params() const;
@@ -44,7 +66,7 @@ class BayesianLayer : public torch::nn::Module {
   int64_t out_features() const { return out_; }
 
  protected:
-  virtual torch::Tensor forward_impl(const torch::Tensor& x, Mode mode, const at::Generator& gen) = 0;
+  virtual torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) = 0;
   virtual torch::Tensor kl_impl() = 0;
 
  private:
@@ -82,5 +104,8 @@ torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& log
 LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
 LayerPtr make_mfg_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
 LayerPtr make_mcd_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+LayerPtr make_linear_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+LayerPtr make_nng_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
 
 }  // namespace whvi::models

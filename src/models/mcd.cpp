@@ -26,7 +26,9 @@ class McdLayer : public BayesianLayer {
   }
 
  protected:
-  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode, const at::Generator& gen) override {
+  torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) override {
+    const Mode mode = ctx.mode;
+    const auto& gen = ctx.gen;
     auto y = torch::addmm(b_, x, w_);
     if (mode == Mode::kMean || p_ == 0.0) return y;
     auto keep = torch::empty_like(y).bernoulli_(1.0 - p_, gen);

@@ -29,7 +29,9 @@ class MfgLayer : public BayesianLayer {
   }
 
  protected:
-  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode, const at::Generator& gen) override {
+  torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) override {
+    const Mode mode = ctx.mode;
+    const auto& gen = ctx.gen;
     auto mean = torch::addmm(b_mu_, x, w_mu_);
     if (mode == Mode::kMean) return mean;
     auto var = torch::addmm(b_logvar_.exp(), x.square(), w_logvar_.exp());

@@ -12,6 +12,9 @@ const std::vector<std::pair<std::string, LayerFactory>>& registry() {
       {"whvi", make_whvi_layer},
       {"mfg", make_mfg_layer},
       {"mcd", make_mcd_layer},
+      {"nf-whvi", make_nf_whvi_layer},
+      {"linear", make_linear_layer},
+      {"nng", make_nng_layer},
   };
   return r;
 }
@@ -24,10 +27,20 @@ BayesianLayer::BayesianLayer(std::string kind, int64_t in, int64_t out)
 }
 
 torch::Tensor BayesianLayer::forward(const torch::Tensor& x, Mode mode, const at::Generator& gen) {
+  ForwardCtx ctx;
+  ctx.mode = mode;
+  ctx.gen = gen;
+  return forward(x, ctx);
+}
+
+torch::Tensor BayesianLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
+  const Mode mode = ctx.mode;
+  const auto& gen = ctx.gen;
   WHVI_CHECK_AS(ShapeError, x.dim() == 2 && x.size(1) == in_, "layer '", kind_, "' (", in_, " -> ",
                 out_, "): expected input [N, ", in_, "], got ", x.sizes());
   WHVI_ASSERT(mode == Mode::kMean || gen.defined());
-  auto y = forward_impl(x, mode, gen);
+  WHVI_ASSERT(ctx.draws >= 1 && x.size(0) % ctx.draws == 0);
+  auto y = forward_impl(x, ctx);
   WHVI_ASSERT(y.dim() == 2 && y.size(0) == x.size(0) && y.size(1) == out_);
   return y;
 }

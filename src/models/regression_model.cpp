@@ -27,12 +27,10 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
                bytes / 1e9, " GB for its parameters and optimiser state, more than half of this "
                "machine's ", mem / 1e9, " GB: lower model.width (or model.depth)");
   }
-  const std::string kind = cfg.get_string("model.kind");
+  const std::string kind = hidden_layer_kind(cfg.get_string("model.kind"));
   const int64_t depth = cfg.get_int("model.depth"), width = cfg.get_int("model.width");
   activation_ = cfg.get_string("model.activation");
-  std::string out_kind = cfg.get_string("model.output_layer");
-  if (out_kind == "auto") out_kind = kind == "mcd" ? "mcd" : "mfg";
-  if (out_kind == "same") out_kind = kind;
+  const std::string out_kind = output_layer_kind(cfg.get_string("model.kind"), cfg.get_string("model.output_layer"));
   int64_t in = d_in;
   for (int64_t l = 0; l < depth; ++l) {
     layers_.push_back(make_layer(kind, in, width, cfg, {false, init}));
@@ -44,11 +42,30 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
   likelihood_ = register_module("likelihood", likelihoods::make_likelihood(cfg, y_mean, y_std));
 }
 
+std::string hidden_layer_kind(const std::string& model_kind) {
+  return model_kind == "sghmc" ? "linear" : model_kind;
+}
+
+std::string output_layer_kind(const std::string& model_kind, const std::string& output_layer) {
+  if (output_layer == "same") return hidden_layer_kind(model_kind);
+  if (output_layer != "auto") return output_layer;
+  if (model_kind == "mcd" || model_kind == "nng") return model_kind;
+  if (model_kind == "sghmc") return "linear";
+  return "mfg";
+}
+
 torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, Mode mode,
                                                    const at::Generator& gen) {
+  ForwardCtx ctx;
+  ctx.mode = mode;
+  ctx.gen = gen;
+  return forward_standardized(x, ctx);
+}
+
+torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, ForwardCtx& ctx) {
   torch::Tensor h = x;
   for (size_t l = 0; l < layers_.size(); ++l) {
-    h = layers_[l]->forward(h, mode, gen);
+    h = layers_[l]->forward(h, ctx);
     if (l + 1 == layers_.size()) break;
     if (activation_ == "relu") h = torch::relu(h);
     else if (activation_ == "cos") h = torch::cos(h);

@@ -17,8 +17,8 @@ namespace whvi::models {
 
 class RegressionModel : public torch::nn::Module {
  public:
-  // Hidden layers of cfg model.kind (model.depth x model.width), output
-  // layer per model.output_layer. y_mean/y_std: training target statistics.
+  // Hidden layers of the kind model.kind names (hidden_layer_kind), model.depth
+  // x model.width, the output layer per model.output_layer. y_mean/y_std: training target statistics.
   // `init` draws the initial parameter values. A network whose parameters
   // would not fit in this machine's memory is refused before allocation.
   RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
@@ -27,6 +27,8 @@ class RegressionModel : public torch::nn::Module {
   // f on the standardised target scale: x [N, d_in] -> [N]. kSample draws
   // from `gen`.
   torch::Tensor forward_standardized(const torch::Tensor& x, Mode mode, const at::Generator& gen = {});
+  // The same with a forward context (draws, Monte Carlo KL terms, captures).
+  torch::Tensor forward_standardized(const torch::Tensor& x, ForwardCtx& ctx);
   // Sum of the layers' KL terms.
   torch::Tensor kl();
   // p(y | f), with the parameters it owns (a submodule named "likelihood").
@@ -40,6 +42,12 @@ class RegressionModel : public torch::nn::Module {
   std::string activation_;
   std::shared_ptr<likelihoods::Likelihood> likelihood_;
 };
+
+// The layer kinds a model kind builds: hidden layers (sghmc: "linear", else
+// the kind itself) and the output layer for model.output_layer (auto: mcd ->
+// mcd, sghmc -> linear, nng -> nng, otherwise mfg; same: the hidden kind).
+std::string hidden_layer_kind(const std::string& model_kind);
+std::string output_layer_kind(const std::string& model_kind, const std::string& output_layer);
 
 // Rough count of the scalars a network of this config would hold (an upper
 // bound, for the memory check).

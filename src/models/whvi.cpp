@@ -25,6 +25,7 @@
 
 #include "fwht.h"
 #include "models/layer.h"
+#include "models/whvi_params.h"
 #include "ops/fwht_op.h"
 
 namespace whvi::models {
@@ -32,63 +33,29 @@ namespace {
 
 class WhviLayer : public BayesianLayer {
  public:
-  WhviLayer(int64_t in, int64_t out, const config::Config& cfg, const at::Generator& gen)
-      : BayesianLayer("whvi", in, out) {
-    d_ = int64_t{1} << kernels::log2_exact(in);
-    blocks_ = (out + d_ - 1) / d_;
-    shared_ = cfg.get_bool("model.whvi.shared_g");
-    const int64_t groups = shared_ ? 1 : blocks_;
-    prior_var_ = cfg.get_float("model.whvi.prior_var");
-    bias_kind_ = cfg.get_string("model.whvi.bias");
-    bias_prior_var_ = cfg.get_float("model.whvi.bias_prior_var");
-    torch::NoGradGuard ng;
-    const double a = std::sqrt(6.0 / static_cast<double>(d_));
-    s1_ = register_parameter("s1", torch::empty({blocks_, d_}).uniform_(-a, a, gen));
-    s2_ = register_parameter("s2", torch::empty({blocks_, d_}).uniform_(-a, a, gen));
-    g_mu_ = register_parameter(
-        "g_mu", torch::randn({groups, d_}, gen) * cfg.get_float("model.whvi.init_g_mean_std"));
-    g_logvar_ = register_parameter("g_logvar",
-                                   torch::full({groups, d_}, cfg.get_float("model.whvi.init_g_logvar")));
-    if (bias_kind_ != "none") b_mu_ = register_parameter("b_mu", torch::zeros({out}));
-    if (bias_kind_ == "bayesian")
-      b_logvar_ = register_parameter("b_logvar", torch::full({out}, std::log(bias_prior_var_) - 4.0));
-  }
+  WhviLayer(int64_t in, int64_t out, const WhviOptions& o, const at::Generator& gen)
+      : BayesianLayer("whvi", in, out), p_(*this, in, out, o, gen) {}
 
  protected:
-  torch::Tensor forward_impl(const torch::Tensor& x, Mode mode, const at::Generator& gen) override {
-    const int64_t n = x.size(0);
-    auto xp = d_ == in_features() ? x : torch::constant_pad_nd(x, {0, d_ - in_features()});
+  torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) override {
+    const int64_t n = x.size(0), d = p_.d;
+    auto xp = d == in_features() ? x : torch::constant_pad_nd(x, {0, d - in_features()});
     torch::Tensor eps;
-    if (mode == Mode::kSample) eps = torch::randn({n, shared_ ? 1 : blocks_, d_}, gen, x.options());
-    auto y = ops::whvi_matvec(xp, eps, s1_, s2_, g_mu_, (0.5 * g_logvar_).exp(), shared_);
-    y = y.view({n, blocks_ * d_});
-    if (blocks_ * d_ != out_features()) y = y.narrow(1, 0, out_features());
-    if (bias_kind_ == "deterministic") return y + b_mu_;
-    if (bias_kind_ == "bayesian") {
-      if (mode == Mode::kMean) return y + b_mu_;
-      return y + b_mu_ + (0.5 * b_logvar_).exp() * torch::randn({n, out_features()}, gen, x.options());
-    }
-    return y;
+    if (ctx.mode == Mode::kSample) eps = torch::randn({n, p_.groups, d}, ctx.gen, x.options());
+    auto y = ops::whvi_matvec(xp, eps, p_.s1, p_.s2, p_.g_mu, (0.5 * p_.g_logvar).exp(), p_.opt.shared_g);
+    return p_.finish(y.view({n, p_.blocks * d}), out_features(), ctx);
   }
 
-  torch::Tensor kl_impl() override {
-    auto kl = kl_diag_gaussian(g_mu_, g_logvar_, prior_var_);
-    if (bias_kind_ == "bayesian") kl = kl + kl_diag_gaussian(b_mu_, b_logvar_, bias_prior_var_);
-    return kl;
-  }
+  torch::Tensor kl_impl() override { return kl_diag_gaussian(p_.g_mu, p_.g_logvar, p_.opt.prior_var) + p_.bias_kl(); }
 
  private:
-  int64_t d_ = 1, blocks_ = 1;
-  bool shared_ = false;
-  double prior_var_ = 1, bias_prior_var_ = 1;
-  std::string bias_kind_;
-  torch::Tensor s1_, s2_, g_mu_, g_logvar_, b_mu_, b_logvar_;
+  WhviParams p_;
 };
 
 }  // namespace
 
 LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<WhviLayer>(in, out, cfg, ctx.gen);
+  return std::make_shared<WhviLayer>(in, out, WhviOptions::from(cfg), ctx.gen);
 }
 
 }  // namespace whvi::models

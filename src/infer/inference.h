@@ -1,0 +1,75 @@
+// The inference seam (issue 9): how a model's parameters move and how its
+// predictive samples are made, behind one interface, as NumPyro keeps SVI and
+// its MCMC kernels apart. `whvi train`, `whvi eval` and `whvi bench train`
+// talk only to this; the training loop (train/loop.h) owns mini-batches,
+// progress lines and divergence checks, and calls step().
+//
+// Registered methods (infer/registry.cpp), chosen by model.kind:
+//   variational  whvi, mfg, mcd, nf-whvi: the negative ELBO, Adam with the
+//                paper's decay (infer/variational.cpp)
+//   sghmc        stochastic-gradient Hamiltonian Monte Carlo on a
+//                deterministic network, a thinned bank of samples (infer/sghmc.cpp)
+//   nng          noisy K-FAC, a natural-gradient optimiser of a matrix-variate
+//                Gaussian posterior (infer/nng.cpp)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "config/config.h"
+#include "likelihoods/likelihood.h"
+#include "models/regression_model.h"
+
+namespace whvi::infer {
+
+// The tensors that define a trained split, by checkpoint key.
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+class Inference {
+ public:
+  virtual ~Inference() = default;
+  // Parameter and activation precision (before begin()).
+  virtual void to(torch::ScalarType dtype) = 0;
+  // Before the first step: the number of training rows and the total number of steps.
+  virtual void begin(int64_t n_train, int64_t total_steps, const at::Generator& gen) = 0;
+  // One update from the mini-batch xb [B, D], yb [B] (standardised) at step t
+  // (from 0); randomness from gen. Returns the step's objective (a scalar
+  // tensor; reading it is the caller's choice).
+  virtual torch::Tensor step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t,
+                             const at::Generator& gen) = 0;
+  // The step size used at step t (the learning rate for the optimisers), for logs and records.
+  virtual double step_size(int64_t t) const = 0;
+  // Largest |parameter| (NaN if any is NaN), for the divergence check.
+  virtual double max_abs_param() const = 0;
+  // After the last step.
+  virtual void end() = 0;
+  // S predictive samples of the mean function in ORIGINAL units, [S', N]
+  // float64; S' = S for the variational methods, the size of the sample bank
+  // for SGHMC (it predicts with every stored sample).
+  virtual torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) = 0;
+  // The mean network's output on the standardised scale (the final fit check).
+  virtual torch::Tensor mean_standardized(const torch::Tensor& x) = 0;
+  virtual likelihoods::Likelihood& likelihood() = 0;
+  virtual int64_t num_params() const = 0;
+  // What a checkpoint stores and restores (tensors allocated at construction,
+  // so restoring copies into them).
+  virtual NamedTensors state() = 0;
+  virtual const char* method() const = 0;
+  // The network (for tests and diagnostics).
+  virtual models::RegressionModel& model() = 0;
+};
+
+// The method for cfg's model.kind, with its network built from cfg (`init`
+// draws the initial values). y_mean, y_std: the training targets' statistics.
+std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
+                                          const at::Generator& init);
+// model.kind -> the registered method's name.
+std::string method_of(const std::string& model_kind);
+std::vector<std::string> registered_methods();
+
+}  // namespace whvi::infer

@@ -1,0 +1,174 @@
+// Noisy K-FAC: see nng.h.
+#include "infer/nng.h"
+
+#include <cmath>
+
+#include "common/errors.h"
+#include "infer/variational.h"
+
+namespace whvi::infer {
+
+NngOptions NngOptions::from(const config::Config& cfg) {
+  NngOptions o;
+  o.prior_var = cfg.get_float("model.nng.prior_var");
+  o.kl_weight = cfg.get_float("model.nng.kl_weight");
+  o.lr = cfg.get_float("model.nng.lr");
+  o.ema = cfg.get_float("model.nng.ema");
+  o.damping = cfg.get_float("model.nng.damping");
+  o.momentum = cfg.get_float("model.nng.momentum");
+  o.decay_at = cfg.get_float("model.nng.decay_at");
+  o.particles = cfg.get_int("model.nng.particles");
+  o.inverse_every = cfg.get_int("model.nng.inverse_every");
+  o.true_fisher = cfg.get_string("model.nng.fisher") == "true";
+  o.noise_lr = cfg.get_float("training.lr") * cfg.get_float("likelihood.lr_factor");
+  return o;
+}
+
+NoisyKfac::NoisyKfac(std::shared_ptr<models::RegressionModel> model, const NngOptions& o)
+    : model_(std::move(model)), opt_(o) {
+  for (const auto& l : model_->layers()) {
+    auto* nl = dynamic_cast<models::NngLayer*>(l.get());
+    WHVI_CHECK(nl, "model.kind nng needs every layer to be an nng layer, but layer '", l->kind(),
+               "' is not; set model.output_layer: auto");
+    layers_.push_back({nl, {}, {}, {}, {}, {}});
+  }
+}
+
+NoisyKfac::~NoisyKfac() = default;
+
+void NoisyKfac::to(torch::ScalarType dtype) { model_->to(dtype); }
+
+void NoisyKfac::begin(int64_t n_train, int64_t total, const at::Generator& gen) {
+  n_train_ = n_train;
+  total_ = total;
+  updates_ = 0;
+  torch::NoGradGuard ng;
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  for (auto& st : layers_) {
+    const int64_t da = st.layer->in_features() + 1, ds = st.layer->out_features();
+    // I + G Gᵀ, G ~ N(0, 0.1²): the authors' random positive definite start
+    const auto ga = torch::randn({da, da}, gen, f64) * 0.1;
+    const auto gs = torch::randn({ds, ds}, gen, f64) * 0.1;
+    st.a = torch::eye(da, f64) + ga.mm(ga.t());
+    st.s = torch::eye(ds, f64) + gs.mm(gs.t());
+    st.momentum = torch::zeros_like(st.layer->mean());
+    refresh(st);
+  }
+  noise_adam_ = std::make_unique<torch::optim::Adam>(model_->likelihood().parameters(),
+                                                     torch::optim::AdamOptions(opt_.noise_lr));
+}
+
+void NoisyKfac::refresh(LayerState& st) {
+  const double n = static_cast<double>(n_train_);
+  const double gamma_in = opt_.kl_weight / (n * opt_.prior_var), gamma = gamma_in + opt_.damping;
+  const double da = static_cast<double>(st.a.size(0)), ds = static_cast<double>(st.s.size(0));
+  const double pi = std::sqrt((st.a.trace().item<double>() / da + 1e-8) / (st.s.trace().item<double>() / ds + 1e-8));
+  auto eig = [](const torch::Tensor& m) {
+    auto [e, q] = torch::linalg_eigh(0.5 * (m + m.t()) + 1e-8 * torch::eye(m.size(0), m.options()));
+    return std::pair{e.clamp_min(1e-10), q};
+  };
+  const auto [ea, qa] = eig(st.a);
+  const auto [es, qs] = eig(st.s);
+  const auto dtype = st.layer->mean().scalar_type();
+  // preconditioners (A + π√γ I)⁻¹, (S + √γ/π I)⁻¹
+  st.a_inv = (qa * (1.0 / (ea + pi * std::sqrt(gamma)))).mm(qa.t()).to(dtype);
+  st.s_inv = (qs * (1.0 / (es + std::sqrt(gamma) / pi))).mm(qs.t()).to(dtype);
+  // sampling: Σ = sqrt(λ/N) (F + c_in I)⁻¹ = L Lᵀ with L = Q diag(sqrt(sqrt(λ/N) / (e + c_in)))
+  const double c = std::sqrt(opt_.kl_weight / n);
+  const auto va = c / (ea + pi * std::sqrt(gamma_in)), vs = c / (es + std::sqrt(gamma_in) / pi);
+  st.layer->set_sampling((qa * va.sqrt()).to(dtype), (qs * vs.sqrt()).to(dtype), va.log().sum().item<double>(),
+                         vs.log().sum().item<double>());
+}
+
+torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t, const at::Generator& gen) {
+  const int64_t B = xb.size(0), P = opt_.particles;
+  const auto xr = P > 1 ? xb.repeat({P, 1}) : xb;
+  const auto yr = P > 1 ? yb.repeat({P}) : yb;
+  auto& lik = model_->likelihood();
+  for (auto& p : model_->parameters()) p.mutable_grad() = torch::Tensor();
+
+  models::KfacCapture cap;
+  models::ForwardCtx ctx;
+  ctx.mode = models::Mode::kSample;
+  ctx.gen = gen;
+  ctx.draws = P;
+  ctx.capture = &cap;
+  const auto f = model_->forward_standardized(xr, ctx);
+  WHVI_ASSERT(cap.entries.size() == layers_.size());
+  // per-row gradients of log p(ỹ | s) for S: ỹ from the model (true Fisher) or y
+  std::vector<torch::Tensor> ss;
+  for (const auto& e : cap.entries) ss.push_back(e.s);
+  const auto y_fisher = opt_.true_fisher ? lik.sample(f, gen) : yr;
+  const auto lp = -lik.nll_sum(f, y_fisher);
+  const auto gs = torch::autograd::grad({lp}, ss, {}, /*retain_graph=*/true);
+  // the data term: (1/B) Σ_rows nll, so ∇M = -Σ_p G_p
+  const auto nll = lik.nll_sum(f, yr);
+  (nll / static_cast<double>(B)).backward();
+
+  const bool decayed = t >= static_cast<int64_t>(opt_.decay_at * static_cast<double>(total_));
+  const double alpha = opt_.lr * (decayed ? 0.1 : 1.0), beta = opt_.ema * (decayed ? 0.1 : 1.0);
+  const double gamma_in = opt_.kl_weight / (static_cast<double>(n_train_) * opt_.prior_var);
+  ++updates_;
+  const bool refresh_now = updates_ % opt_.inverse_every == 0;
+  {
+    torch::NoGradGuard ng;
+    const double rows = static_cast<double>(xr.size(0));
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      auto& st = layers_[l];
+      const auto& e = cap.entries[l];
+      const auto a64 = e.a_bar.to(torch::kFloat64), g64 = gs[l].to(torch::kFloat64);
+      st.a.mul_(1.0 - beta).add_(a64.t().mm(a64), beta / rows);
+      st.s.mul_(1.0 - beta).add_(g64.t().mm(g64), beta / rows);
+      auto& m = st.layer->mean();
+      const auto v = m.grad() * (-1.0 / static_cast<double>(P)) - gamma_in * e.w_mean;
+      st.momentum.mul_(opt_.momentum).add_(v, 1.0 - opt_.momentum);
+      const double corr = 1.0 - std::pow(opt_.momentum, static_cast<double>(updates_));
+      if (refresh_now) refresh(st);
+      m.add_(st.a_inv.mm(st.momentum).mm(st.s_inv), alpha / corr);
+    }
+  }
+  if (!lik.frozen(t)) noise_adam_->step();
+  torch::NoGradGuard ng;
+  return nll.detach() * (static_cast<double>(n_train_) / static_cast<double>(B * P)) + model_->kl().detach();
+}
+
+double NoisyKfac::step_size(int64_t t) const {
+  const bool decayed = t >= static_cast<int64_t>(opt_.decay_at * static_cast<double>(total_));
+  return opt_.lr * (decayed ? 0.1 : 1.0);
+}
+
+double NoisyKfac::max_abs_param() const {
+  double m = 0;
+  for (const auto& p : model_->parameters()) {
+    const double a = p.detach().abs().max().item<double>();
+    if (!(a <= m)) m = a;
+  }
+  return m;
+}
+
+void NoisyKfac::end() {
+  for (auto& p : model_->parameters()) p.mutable_grad() = torch::Tensor();
+  noise_adam_.reset();
+}
+
+torch::Tensor NoisyKfac::predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) {
+  return predict_with(*model_, x, S, gen);
+}
+
+torch::Tensor NoisyKfac::mean_standardized(const torch::Tensor& x) {
+  torch::NoGradGuard ng;
+  return model_->forward_standardized(x.to(model_->parameters().front().scalar_type()), models::Mode::kMean);
+}
+
+NamedTensors NoisyKfac::state() {
+  NamedTensors out;
+  for (const auto& p : model_->named_parameters()) out.emplace_back(p.key(), p.value());
+  for (const auto& b : model_->named_buffers()) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
+std::unique_ptr<Inference> make_nng(std::shared_ptr<models::RegressionModel> model, const config::Config& cfg) {
+  return std::make_unique<NoisyKfac>(std::move(model), NngOptions::from(cfg));
+}
+
+}  // namespace whvi::infer

@@ -1,0 +1,71 @@
+// Noisy natural gradient (noisy K-FAC; Zhang, Sun, Duvenaud & Grosse 2018;
+// shared/notes/baselines.md §4) on the inference seam. Per iteration, with P
+// weight particles (model.nng.particles) shared by the mini-batch's rows:
+//  1. sample W̄_p = M + L_A E L_Sᵀ in every layer (models/nng_layer.h);
+//  2. forward; G = ∇_W̄ (1/B) Σ_b log p(y_b | x_b, W̄) (averaged over particles);
+//  3. V = G - γ_in W̄ (the particles' mean W̄), γ_in = λ / (N η);
+//  4. A ← (1-β) A + β E[ā āᵀ],  S ← (1-β) S + β E[g gᵀ], g = ∂ log p(ỹ | s)/∂s per
+//     row, ỹ drawn from the model's predictive (the true Fisher; model.nng.fisher:
+//     empirical uses the observed y);
+//  5. every model.nng.inverse_every steps: π = sqrt((tr A/dim A)/(tr S/dim S)),
+//     (A + π√γ I)⁻¹, (S + √γ/π I)⁻¹ for the update (γ = γ_in + damping), and the
+//     sampling factors Σ_A = sqrt(λ/N) (A + π√γ_in I)⁻¹, Σ_S = sqrt(λ/N) (S + √γ_in/π I)⁻¹;
+//  6. bias-corrected momentum m ← μ m + (1-μ) V, M ← M + α (A^γ)⁻¹ (m / (1-μ^k)) (S^γ)⁻¹.
+// α and β are multiplied by 0.1 after model.nng.decay_at of the steps (the
+// authors: after 500 of 1000 epochs). The Gaussian likelihood's noise is
+// learned by Adam on the same data term (training.lr × likelihood.lr_factor,
+// frozen in its first phase), where the authors sample it from a Gamma
+// posterior: one likelihood for every method here.
+#pragma once
+
+#include <memory>
+
+#include "infer/inference.h"
+#include "models/nng_layer.h"
+
+namespace whvi::infer {
+
+struct NngOptions {
+  double prior_var = 1, kl_weight = 1, lr = 0.01, ema = 1e-3, damping = 0, momentum = 0.9, decay_at = 0.5;
+  int64_t particles = 10, inverse_every = 1;
+  bool true_fisher = true;
+  double noise_lr = 1e-3;
+  static NngOptions from(const config::Config& cfg);
+};
+
+class NoisyKfac : public Inference {
+ public:
+  NoisyKfac(std::shared_ptr<models::RegressionModel> model, const NngOptions& o);
+  ~NoisyKfac() override;
+  void to(torch::ScalarType dtype) override;
+  void begin(int64_t n_train, int64_t total_steps, const at::Generator& gen) override;
+  torch::Tensor step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t, const at::Generator& gen) override;
+  double step_size(int64_t t) const override;
+  double max_abs_param() const override;
+  void end() override;
+  torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override;
+  torch::Tensor mean_standardized(const torch::Tensor& x) override;
+  likelihoods::Likelihood& likelihood() override { return model_->likelihood(); }
+  int64_t num_params() const override { return model_->num_params(); }
+  NamedTensors state() override;
+  const char* method() const override { return "nng"; }
+  models::RegressionModel& model() override { return *model_; }
+
+  // The Kronecker factors of layer l (float64), for tests.
+  const torch::Tensor& factor_a(size_t l) const { return layers_[l].a; }
+  const torch::Tensor& factor_s(size_t l) const { return layers_[l].s; }
+
+ private:
+  struct LayerState {
+    models::NngLayer* layer;
+    torch::Tensor a, s, momentum, a_inv, s_inv;
+  };
+  void refresh(LayerState& st);
+  std::shared_ptr<models::RegressionModel> model_;
+  NngOptions opt_;
+  std::vector<LayerState> layers_;
+  int64_t n_train_ = 0, total_ = 0, updates_ = 0;
+  std::unique_ptr<torch::optim::Adam> noise_adam_;
+};
+
+}  // namespace whvi::infer

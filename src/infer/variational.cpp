@@ -1,0 +1,161 @@
+// Variational inference: the negative ELBO on the standardised scale,
+//   loss = (N / (B S)) Σ_{rows} -log p(y | f) + KL,
+// KL = the layers' closed-form terms + their Monte Carlo terms from the
+// forward context (planar flows), one independent draw of the network's
+// randomness per (sample, row); minimised by Adam (optim/flat_adam.h) with
+// lr_t = lr_0 (1 + γ t)^-p. The likelihood's parameters come last in the
+// optimiser, at their own learning-rate factor, frozen while the likelihood
+// says so (the Gaussian's first phase).
+#include "infer/variational.h"
+
+#include "common/errors.h"
+#include "optim/flat_adam.h"
+
+namespace whvi::infer {
+
+VariationalOptions VariationalOptions::from(const config::Config& cfg) {
+  VariationalOptions o;
+  o.lr = cfg.get_float("training.lr");
+  o.lr_gamma = cfg.get_float("training.lr_gamma");
+  o.lr_power = cfg.get_float("training.lr_power");
+  o.mc_samples = cfg.get_int("training.mc_samples");
+  return o;
+}
+
+double learning_rate(double lr0, double gamma, double power, int64_t t) {
+  return lr0 * std::pow(1.0 + gamma * static_cast<double>(t), -power);
+}
+
+torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor& xb_in, const torch::Tensor& yb_in,
+                            int64_t n_train, int64_t S, const at::Generator& gen) {
+  const int64_t B = xb_in.size(0);
+  const auto xb = S > 1 ? xb_in.repeat({S, 1}) : xb_in;
+  const auto yb = S > 1 ? yb_in.repeat({S}) : yb_in;
+  models::ForwardCtx ctx;
+  ctx.mode = models::Mode::kSample;
+  ctx.gen = gen;
+  ctx.draws = S;
+  const auto f = model.forward_standardized(xb, ctx);
+  const auto nll = model.likelihood().nll_sum(f, yb);
+  const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
+  auto loss = scale * nll + model.kl();
+  if (ctx.mc_kl.defined()) loss = loss + ctx.mc_kl;
+  return loss;
+}
+
+torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& x_in, int64_t S,
+                           const at::Generator& gen) {
+  torch::NoGradGuard ng;
+  const auto dtype = model.parameters().front().scalar_type();
+  const auto x = x_in.to(dtype).contiguous();
+  const int64_t N = x.size(0);
+  auto out = torch::empty({S, N}, torch::kFloat64);
+  if (N == 0) return out;
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 17) / N);
+  for (int64_t s = 0; s < S; s += chunk) {
+    const int64_t c = std::min(chunk, S - s);
+    models::ForwardCtx ctx;
+    ctx.mode = models::Mode::kSample;
+    ctx.gen = gen;
+    ctx.draws = c;
+    auto f = model.forward_standardized(c == 1 ? x : x.repeat({c, 1}), ctx);
+    out.narrow(0, s, c).copy_(model.likelihood().to_original(f.view({c, N})));
+  }
+  return out;
+}
+
+struct VariationalInference::Optimiser {
+  std::unique_ptr<optim::FlatAdam<float>> f;
+  std::unique_ptr<optim::FlatAdam<double>> d;
+  template <class Fn>
+  auto visit(Fn&& fn) {
+    return f ? fn(*f) : fn(*d);
+  }
+};
+
+VariationalInference::VariationalInference(std::shared_ptr<models::RegressionModel> model,
+                                           const VariationalOptions& o)
+    : model_(std::move(model)), opt_(o) {}
+
+VariationalInference::~VariationalInference() = default;
+
+void VariationalInference::to(torch::ScalarType dtype) {
+  model_->to(dtype);
+  dtype_ = dtype;
+}
+
+void VariationalInference::begin(int64_t n_train, int64_t, const at::Generator&) {
+  n_train_ = n_train;
+  // Parameter order: the network's, then the likelihood's.
+  auto& lik = model_->likelihood();
+  const auto lik_params = lik.parameters();
+  params_.clear();
+  for (auto& p : model_->parameters())
+    if (std::none_of(lik_params.begin(), lik_params.end(), [&](const torch::Tensor& q) { return p.is_same(q); }))
+      params_.push_back(p);
+  first_lik_ = params_.size();
+  params_.insert(params_.end(), lik_params.begin(), lik_params.end());
+  adam_ = std::make_unique<Optimiser>();
+  if (dtype_ == torch::kFloat64)
+    adam_->d = std::make_unique<optim::FlatAdam<double>>(params_, dtype_);
+  else
+    adam_->f = std::make_unique<optim::FlatAdam<float>>(params_, dtype_);
+  adam_->visit([&](auto& a) {
+    for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).lr_factor = lik.lr_factor();
+    return 0;
+  });
+}
+
+torch::Tensor VariationalInference::step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t,
+                                         const at::Generator& gen) {
+  WHVI_ASSERT(adam_);
+  auto& lik = model_->likelihood();
+  const auto loss = negative_elbo(*model_, xb, yb, n_train_, opt_.mc_samples, gen);
+  adam_->visit([&](auto& a) {
+    for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).frozen = lik.frozen(t);
+    a.zero_grad();
+    loss.backward();
+    a.step(step_size(t));
+    return 0;
+  });
+  return loss;
+}
+
+double VariationalInference::step_size(int64_t t) const {
+  return learning_rate(opt_.lr, opt_.lr_gamma, opt_.lr_power, t);
+}
+
+double VariationalInference::max_abs_param() const {
+  WHVI_ASSERT(adam_);
+  return adam_->visit([](auto& a) { return a.max_abs_param(); });
+}
+
+void VariationalInference::end() {
+  // Leave the parameters as ordinary tensors (the flat buffers go away).
+  torch::NoGradGuard ng;
+  for (auto& p : params_) {
+    p.set_data(p.detach().clone());
+    p.mutable_grad() = torch::Tensor();
+  }
+  adam_.reset();
+  params_.clear();
+}
+
+torch::Tensor VariationalInference::predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) {
+  return predict_with(*model_, x, S, gen);
+}
+
+torch::Tensor VariationalInference::mean_standardized(const torch::Tensor& x) {
+  torch::NoGradGuard ng;
+  return model_->forward_standardized(x.to(model_->parameters().front().scalar_type()), models::Mode::kMean);
+}
+
+int64_t VariationalInference::num_params() const { return model_->num_params(); }
+
+NamedTensors VariationalInference::state() {
+  NamedTensors out;
+  for (const auto& p : model_->named_parameters()) out.emplace_back(p.key(), p.value());
+  return out;
+}
+
+}  // namespace whvi::infer

@@ -1,0 +1,59 @@
+// Variational inference on the inference seam (see variational.cpp).
+#pragma once
+
+#include <memory>
+
+#include "infer/inference.h"
+
+namespace whvi::infer {
+
+struct VariationalOptions {
+  double lr = 1e-3, lr_gamma = 5e-4, lr_power = 0.3;  // training.lr, training.lr_gamma, training.lr_power
+  int64_t mc_samples = 1;                             // training.mc_samples
+  static VariationalOptions from(const config::Config& cfg);
+};
+
+// lr_t = lr0 (1 + gamma t)^-power: the paper's decay, t counted from 0 over both phases.
+double learning_rate(double lr0, double gamma, double power, int64_t t);
+
+// The negative ELBO of a mini-batch on the standardised scale:
+//   (N / B) Σ_{i<B} mean_{s<S} -log p(y_i | f_s(x_i)) + KL (closed form + Monte Carlo),
+// one independent draw of the network per (sample, row), from `gen`.
+// xb [B, D], yb [B]; N = n_train.
+torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor& xb, const torch::Tensor& yb,
+                            int64_t n_train, int64_t mc_samples, const at::Generator& gen);
+
+// S predictive samples of a network's mean function in original units, [S, N] float64.
+torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& x, int64_t S,
+                           const at::Generator& gen);
+
+class VariationalInference : public Inference {
+ public:
+  VariationalInference(std::shared_ptr<models::RegressionModel> model, const VariationalOptions& o);
+  ~VariationalInference() override;
+  void to(torch::ScalarType dtype) override;
+  void begin(int64_t n_train, int64_t total_steps, const at::Generator& gen) override;
+  torch::Tensor step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t, const at::Generator& gen) override;
+  double step_size(int64_t t) const override;
+  double max_abs_param() const override;
+  void end() override;
+  torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override;
+  torch::Tensor mean_standardized(const torch::Tensor& x) override;
+  likelihoods::Likelihood& likelihood() override { return model_->likelihood(); }
+  int64_t num_params() const override;
+  NamedTensors state() override;
+  const char* method() const override { return "variational"; }
+  models::RegressionModel& model() override { return *model_; }
+
+ private:
+  struct Optimiser;
+  std::shared_ptr<models::RegressionModel> model_;
+  VariationalOptions opt_;
+  torch::ScalarType dtype_ = torch::kFloat32;
+  int64_t n_train_ = 0;
+  std::vector<torch::Tensor> params_;
+  size_t first_lik_ = 0;
+  std::unique_ptr<Optimiser> adam_;
+};
+
+}  // namespace whvi::infer

@@ -1,0 +1,39 @@
+// Deterministic linear layer, for the sampling methods (SGHMC moves its
+// weights; there is no variational distribution). Its kl() is the negative
+// log prior of the weights up to a constant,
+//   (|W|^2 + |b|^2) / (2 prior_var)        (prior N(0, prior_var) per scalar),
+// so "loss = (N/B) nll + kl" is the potential energy U(theta) of the posterior.
+// Init: U(+-1/sqrt(fan_in)) for W and b (LibTorch's Linear default).
+#include <cmath>
+
+#include "models/layer.h"
+
+namespace whvi::models {
+namespace {
+
+class LinearLayer : public BayesianLayer {
+ public:
+  LinearLayer(int64_t in, int64_t out, double prior_var, const at::Generator& gen)
+      : BayesianLayer("linear", in, out), prior_var_(prior_var) {
+    const double a = 1.0 / std::sqrt(static_cast<double>(in));
+    torch::NoGradGuard ng;
+    w_ = register_parameter("w", torch::empty({in, out}).uniform_(-a, a, gen));
+    b_ = register_parameter("b", torch::empty({out}).uniform_(-a, a, gen));
+  }
+
+ protected:
+  torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx&) override { return torch::addmm(b_, x, w_); }
+  torch::Tensor kl_impl() override { return (w_.square().sum() + b_.square().sum()) * (0.5 / prior_var_); }
+
+ private:
+  double prior_var_ = 1;
+  torch::Tensor w_, b_;
+};
+
+}  // namespace
+
+LayerPtr make_linear_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
+  return std::make_shared<LinearLayer>(in, out, cfg.get_float("model.sghmc.prior_var"), ctx.gen);
+}
+
+}  // namespace whvi::models

@@ -1,0 +1,93 @@
+// NF-WHVI (paper §2.4, supplement C): the WHVI layer W = S1 H diag(g) H S2
+// with q(g) a diagonal Gaussian q0 pushed through K planar flows
+// (Rezende & Mohamed 2015; models/planar_flow.h, with the invertibility
+// constraint wᵀû > -1, so every flow is invertible).
+// The KL term has no closed form: each forward in Mode::kSample adds to the
+// forward context the Monte Carlo estimate
+//   mean over rows of [ log q0(z_0) - Σ_k log|det J_k| - log p(z_K) ],   p = N(0, λ I),
+// as a tensor carrying its gradient to μ, σ and the flow parameters (the
+// authors' public code adds the log-determinants, evaluates the prior at z_0
+// and detaches the term: shared/notes/whvi-reference.md §2.3).
+//
+// Sampling: local reparameterisation no longer applies, so g itself is drawn,
+// one independent draw per row (data point x MC sample), as the WHVI layer
+// draws its noise; each row's g goes through the flows. The product is the
+// explicit s1 ⊙ H (g ⊙ H (s2 ⊙ x)) through the differentiable FWHT op (the fused
+// kernel takes only Gaussian g). Mode::kMean: g = f_K(...f_1(μ)).
+//
+// Everything else (S1, S2, μ and log σ² init, prior λ, blocks, shared g, the
+// bias) follows the WHVI layer and its model.whvi.* options; the initial
+// values are drawn in the same order, so with 0 flows this layer is the WHVI
+// layer. Flow parameters: u, w ~ N(0, 0.01²), b = 0 (model.nf_whvi.flows each
+// group of g).
+#include <cmath>
+
+#include "fwht.h"
+#include "models/layer.h"
+#include "models/planar_flow.h"
+#include "models/whvi_params.h"
+#include "ops/fwht_op.h"
+
+namespace whvi::models {
+namespace {
+
+constexpr double kLnTwoPi = 1.8378770664093453;
+
+class NfWhviLayer : public BayesianLayer {
+ public:
+  NfWhviLayer(int64_t in, int64_t out, const WhviOptions& o, int64_t flows, const at::Generator& gen)
+      : BayesianLayer("nf-whvi", in, out), p_(*this, in, out, o, gen), flows_(flows) {
+    torch::NoGradGuard ng;
+    if (flows_ > 0) {
+      u_ = register_parameter("flow_u", torch::randn({flows_, p_.groups, p_.d}, gen) * 0.01);
+      w_ = register_parameter("flow_w", torch::randn({flows_, p_.groups, p_.d}, gen) * 0.01);
+      b_ = register_parameter("flow_b", torch::zeros({flows_, p_.groups}));
+    }
+  }
+
+  // z [n, groups, D] through the flows; returns z_K and Σ_k log|det J_k| [n].
+  std::pair<torch::Tensor, torch::Tensor> flow(const torch::Tensor& z) const {
+    if (flows_ == 0) return {z, torch::zeros({z.size(0)}, z.options())};
+    return planar_flows(z, u_, w_, b_);
+  }
+
+ protected:
+  torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) override {
+    const int64_t n = x.size(0), d = p_.d, groups = p_.groups;
+    const double lambda = p_.opt.prior_var;
+    auto xp = d == in_features() ? x : torch::constant_pad_nd(x, {0, d - in_features()});
+    torch::Tensor g;
+    if (ctx.mode == Mode::kSample) {
+      const auto eps = torch::randn({n, groups, d}, ctx.gen, x.options());
+      const auto z0 = p_.g_mu + (0.5 * p_.g_logvar).exp() * eps;
+      auto [zk, logdet] = flow(z0);
+      const auto log_q0 = -0.5 * (kLnTwoPi + p_.g_logvar + eps.square()).sum({1, 2});
+      const auto log_p = -0.5 * (std::log(2.0 * M_PI * lambda) * static_cast<double>(groups * d) +
+                                 zk.square().sum({1, 2}) / lambda);
+      ctx.add_kl((log_q0 - logdet - log_p).mean());
+      g = zk;
+    } else {
+      g = flow(p_.g_mu.unsqueeze(0)).first.expand({n, groups, d});
+    }
+    // y[i, k] = s1[k] ⊙ H (g[i, q] ⊙ H (s2[k] ⊙ x[i]))
+    auto t = ops::fwht(xp.unsqueeze(1) * p_.s2);  // [n, blocks, D]
+    auto y = p_.s1 * ops::fwht(t * g);             // g [n, groups, D] broadcasts when groups = 1
+    return p_.finish(y.reshape({n, p_.blocks * d}), out_features(), ctx);
+  }
+
+  // The closed-form part: the Bayesian bias only (g's KL goes into the context).
+  torch::Tensor kl_impl() override { return p_.bias_kl(); }
+
+ private:
+  WhviParams p_;
+  int64_t flows_ = 0;
+  torch::Tensor u_, w_, b_;
+};
+
+}  // namespace
+
+LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
+  return std::make_shared<NfWhviLayer>(in, out, WhviOptions::from(cfg), cfg.get_int("model.nf_whvi.flows"), ctx.gen);
+}
+
+}  // namespace whvi::models

@@ -1,0 +1,142 @@
+#include "train/loop.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "common/errors.h"
+
+namespace whvi::train {
+namespace {
+
+
+// Throws the divergence error for `label` at step t.
+[[noreturn]] void diverged(const std::string& label, int64_t t, const std::string& what,
+                           const config::Config& cfg) {
+  throw Error(detail::concat(label, ": training diverged at step ", t, ": ", what,
+                             ". Most likely cause: ", divergence_suspects(cfg),
+                             ". Lower the learning rate (or restore those settings) and run again; "
+                             "nothing was written for this split"));
+}
+
+TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
+                      const config::Config& cfg, const LoopOptions& o, const at::Generator& gen,
+                      const std::string& label) {
+  const auto x = x_in.to(o.dtype).contiguous();
+  const auto y = y_in.to(o.dtype).contiguous();
+  const int64_t N = x.size(0);
+  WHVI_CHECK(N > 0, "training: the training set is empty");
+  const int64_t B = std::min<int64_t>(o.batch_size, N);
+  const int64_t total = o.total_steps;
+  const bool tty = ::isatty(STDERR_FILENO);
+  auto& lik = inf.likelihood();
+  inf.begin(N, total, gen);
+
+  constexpr double kMaxAbsParam = 1e6;
+  constexpr int64_t kCheckEvery = 100;
+  torch::Tensor perm = torch::randperm(N, gen, torch::kInt64);
+  int64_t pos = 0;
+  TrainStats st;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_print = t0;
+  double loss_value = std::nan("");
+  for (int64_t t = 0; t < total; ++t) {
+    if (pos + B > N) {
+      perm = torch::randperm(N, gen, torch::kInt64);
+      pos = 0;
+    }
+    const auto idx = perm.narrow(0, pos, B);
+    pos += B;
+    const auto loss = inf.step(x.index_select(0, idx), y.index_select(0, idx), t, gen);
+    const double lr = inf.step_size(t);
+    st.final_lr = lr;
+
+    const bool last = t + 1 == total;
+    const bool log_line = (t + 1) % o.log_every == 0 || last;
+    const auto now = std::chrono::steady_clock::now();
+    const bool progress = tty && std::chrono::duration<double>(now - last_print).count() > 0.25;
+    if (log_line || progress || (t + 1) % kCheckEvery == 0) {
+      loss_value = loss.item<double>();
+      if (!std::isfinite(loss_value))
+        diverged(label, t + 1, detail::concat("the loss is ", loss_value), cfg);
+      const double max_abs = inf.max_abs_param();
+      if (!(max_abs <= kMaxAbsParam))
+        diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), cfg);
+      const double secs = std::chrono::duration<double>(now - t0).count();
+      const double rate = (t + 1) / std::max(secs, 1e-9);
+      if (progress && !log_line) {
+        std::fprintf(stderr, "\r%s step %lld/%lld  loss %.4g  lr %.3g  %.0f steps/s   ", label.c_str(),
+                     static_cast<long long>(t + 1), static_cast<long long>(total), loss_value, lr, rate);
+        last_print = now;
+      } else if (log_line) {
+        if (tty) std::fprintf(stderr, "\r%*s\r", 100, "");
+        spdlog::info("{} step {}/{}  {} {:.5g}  {}  lr {:.3g}  {:.0f} steps/s", label, t + 1, total,
+                     inf.method() == std::string("sghmc") ? "U" : "-ELBO", loss_value, lik.log_text(), lr, rate);
+      }
+    }
+  }
+  st.steps = total;
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.steps_per_second = total / std::max(st.seconds, 1e-9);
+  st.final_loss = loss_value;
+  inf.end();
+  // Final health checks: an exploded likelihood parameter (the Gaussian's
+  // noise variance) or a fit far worse than the constant predictor is
+  // divergence, not a result.
+  if (const auto problem = lik.health_problem()) diverged(label, total, *problem, cfg);
+  const int64_t n_fit = std::min<int64_t>(N, 2048);
+  const auto fit = inf.mean_standardized(x.narrow(0, 0, n_fit));
+  const double fit_rmse = (fit.to(torch::kFloat64) - y.narrow(0, 0, n_fit).to(torch::kFloat64))
+                              .square().mean().sqrt().item<double>();
+  if (!(fit_rmse <= 10.0))
+    diverged(label, total,
+             detail::concat("the mean network's training RMSE is ", fit_rmse,
+                            " standard deviations of the targets (a constant predictor has 1)"),
+             cfg);
+  return st;
+}
+
+}  // namespace
+
+std::string divergence_suspects(const config::Config& cfg) {
+  std::ostringstream os;
+  os << "training.lr = " << cfg.get_float("training.lr") << " (default "
+     << config::find_param("training.lr")->def << ")";
+  for (const auto& p : config::schema()) {
+    if (p.type != config::Type::kFloat || p.key == "training.lr") continue;
+    if (p.key.rfind("model.", 0) != 0 && p.key.rfind("likelihood.", 0) != 0 &&
+        p.key.rfind("training.", 0) != 0)
+      continue;
+    const double d = std::strtod(p.def.c_str(), nullptr), v = cfg.get_float(p.key);
+    if (d == 0 || v == d) continue;
+    const double r = std::fabs(v / d);
+    if (r > 10 || r < 0.1)
+      os << ", " << p.key << " = " << v << " (default " << p.def << ")";
+  }
+  return os.str();
+}
+
+LoopOptions LoopOptions::from(const config::Config& cfg) {
+  LoopOptions o;
+  o.batch_size = cfg.get_int("training.batch_size");
+  o.total_steps = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
+  o.log_every = cfg.get_int("training.log_every");
+  o.dtype = cfg.get_string("training.dtype") == "float64" ? torch::kFloat64 : torch::kFloat32;
+  return o;
+}
+
+TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
+                 const config::Config& cfg, const at::Generator& gen, const std::string& label) {
+  const auto o = LoopOptions::from(cfg);
+  inference.to(o.dtype);
+  return train_loop(inference, x, y, cfg, o, gen, label);
+}
+
+}  // namespace whvi::train

@@ -1,0 +1,53 @@
+// The training loop, the same for every inference method (infer/inference.h):
+// mini-batches drawn without replacement from a permutation that is redrawn
+// when exhausted, one Inference::step per batch, progress lines, and the
+// divergence checks.
+//
+// Divergence: every 100 steps the objective and the parameters must be finite
+// and no parameter larger than 1e6 in magnitude; at the end the likelihood
+// must report no problem (the Gaussian: noise variance below 100 times the
+// target variance) and the mean network's training RMSE must stay below 10
+// standardised units. A failed check throws whvi::Error naming the step, what
+// exploded and the settings that most likely caused it; nothing is written
+// as a result.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "config/config.h"
+#include "infer/inference.h"
+
+namespace whvi::train {
+
+struct LoopOptions {
+  int64_t batch_size = 64;   // training.batch_size
+  int64_t total_steps = 0;   // training.steps_fixed_noise + training.steps
+  int64_t log_every = 5000;  // training.log_every
+  torch::ScalarType dtype = torch::kFloat32;  // training.dtype
+  static LoopOptions from(const config::Config& cfg);
+};
+
+struct TrainStats {
+  int64_t steps = 0;
+  double seconds = 0;
+  double steps_per_second = 0;
+  double final_loss = 0;  // last step's objective (standardised scale, one mini-batch estimate)
+  double final_lr = 0;    // the step size of the last step
+};
+
+// x: [N, D] standardised inputs; y: [N] standardised targets. `label`
+// prefixes progress lines. Mini-batches and noise come from `gen` only, so the
+// run is deterministic for a given generator state, thread count and machine.
+// `cfg` names the likely culprits when training diverges.
+TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
+                 const config::Config& cfg, const at::Generator& gen, const std::string& label);
+
+// The settings that most plausibly make training diverge, for error messages:
+// "training.lr = 10 (default 0.001)" and every numeric model/likelihood/training
+// key that differs from its default by more than 10x.
+std::string divergence_suspects(const config::Config& cfg);
+
+}  // namespace whvi::train
