@@ -3,6 +3,8 @@
 // log prior of the weights up to a constant,
 //   (|W|^2 + |b|^2) / (2 prior_var)        (prior N(0, prior_var) per scalar),
 // so "loss = (N/B) nll + kl" is the potential energy U(theta) of the posterior.
+// prior_var = model.sghmc.prior_var, 0 meaning 1/fan_in (as MFG's default), so
+// that the prior over functions keeps its scale as the network widens.
 // Init: U(+-1/sqrt(fan_in)) for W and b (LibTorch's Linear default).
 #include <cmath>
 
@@ -33,7 +35,8 @@ class LinearLayer : public BayesianLayer {
 }  // namespace
 
 LayerPtr make_linear_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<LinearLayer>(in, out, cfg.get_float("model.sghmc.prior_var"), ctx.gen);
+  const double pv = cfg.get_float("model.sghmc.prior_var");
+  return std::make_shared<LinearLayer>(in, out, pv > 0 ? pv : 1.0 / static_cast<double>(in), ctx.gen);
 }
 
 }  // namespace whvi::models
