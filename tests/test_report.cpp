@@ -242,3 +242,32 @@ TEST(ReportFiles, RefusesTheSameFileTwiceAndTwoResultsForOneCell) {
 }
 
 }  // namespace
+
+// Table 6 transcribed: spot values against the paper's printed table.
+TEST(ReportPaperFile, HasTable6) {
+  const json paper = load_json_file(std::string(WHVI_SOURCE_DIR) + "/results/paper/whvi-neurips2020-table6.json");
+  const json& r = paper.at("results");
+  EXPECT_EQ(r.size(), 8u);
+  EXPECT_DOUBLE_EQ(r.at("boston").at("nng").at("rmse")[0].get<double>(), 2.74);
+  EXPECT_DOUBLE_EQ(r.at("yacht").at("whvi").at("mnll")[0].get<double>(), 1.28);
+  EXPECT_DOUBLE_EQ(r.at("naval").at("mcd").at("mnll")[0].get<double>(), -9.93);
+  EXPECT_DOUBLE_EQ(r.at("protein").at("mfg").at("rmse")[1].get<double>(), 0.05);
+}
+
+// `whvi table --csv`: one row per file with the width, parameter count and
+// the summary's means and stds (the numbers behind Fig. 5).
+TEST(ReportFiles, CsvHasOneRowPerFileWithWidthParamsAndStats) {
+  json r = yacht_whvi();
+  r["config"]["model"] = {{"depth", 2}, {"width", 64}};
+  const std::string f = temp_path("yacht-whvi-w64.json");
+  write(f, r.dump());
+  const std::string csv = whvi::report::render_csv_from_files({f});
+  const auto nl = csv.find('\n');
+  EXPECT_EQ(csv.substr(0, nl),
+            "file,dataset,model,depth,width,params,splits,rmse_mean,rmse_std,mnll_mean,mnll_std,"
+            "mnll_paper_mean,mnll_paper_std");
+  EXPECT_TRUE(contains(csv, ",yacht,whvi,2.000000000000,64.000000000000,2100.000000000000,8,0.712300000000,"
+                            "0.104900000000,1.234500000000,0.333300000000,1.456700000000,0.432100000000\n"))
+      << csv;
+  std::filesystem::remove(f);
+}

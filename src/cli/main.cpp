@@ -254,6 +254,8 @@ int main(int argc, char** argv) {
   table->add_option("--paper", paper_file, "The paper's numbers (JSON); '' for none")->capture_default_str();
   table->add_option("--out", table_out, "Write the Markdown here (default: stdout)");
   table->add_option("--title", table_title, "Title")->capture_default_str();
+  bool table_csv = false;
+  table->add_flag("--csv", table_csv, "Write one CSV row per result file (dataset, model, width, params, metric means and stds) instead of Markdown");
 
   auto* select = app.add_subcommand("select", "Rank hyper-parameter candidates by validation MNLL (selection runs only)");
   std::vector<std::string> select_files;
@@ -369,7 +371,8 @@ int main(int argc, char** argv) {
       return finish(0);
     }
     if (app.got_subcommand(table)) {
-      const auto md = whvi::report::render_from_files(table_files, paper_file, table_title) +
+      const auto md = table_csv ? whvi::report::render_csv_from_files(table_files)
+                                : whvi::report::render_from_files(table_files, paper_file, table_title) +
                       "\nRendered by: `" + command_line + "`\n";
       if (table_out.empty()) std::cout << md;
       else whvi::write_file_atomic(table_out, md), spdlog::info("wrote {}", table_out);

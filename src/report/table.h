@@ -37,6 +37,10 @@ std::string render_markdown_table(const std::vector<nlohmann::json>& results,
 std::string render_from_files(const std::vector<std::string>& result_paths,
                               const std::string& paper_path, const std::string& title);
 
+// One CSV row per result file: file, dataset, model, depth, width, params (of split 0), splits,
+// then mean and std of rmse, mnll and mnll_paper (for plots such as the paper's Fig. 5).
+std::string render_csv_from_files(const std::vector<std::string>& result_paths);
+
 // "mean ± std" with 3 significant digits of the larger of |mean| and std, both to the same
 // decimals (e.g. "3.14 ± 0.71", "0.00123 ± 0.00016", "-6.25 ± 0.01"). Exposed for tests.
 std::string format_mean_std(double mean, double std);

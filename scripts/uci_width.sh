@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Tables 11 and 12 and Fig. 5 of the WHVI paper: the UCI protocol with 64, 128,
+# 256 and 512 hidden units per layer for MCD, MFG, NNG and WHVI
+# (configs/uci-width/<dataset>-<model>-w<NF>.yaml, results in
+# results/uci-width/<dataset>-<model>-w<NF>.json), then the tables and figures:
+#
+#   scripts/uci_width.sh [-j JOBS] [--set KEY=VALUE]... [PATTERN]
+#
+# PATTERN selects configs by glob on the file stem (default '*': all 128; e.g.
+# 'yacht-*' for Fig. 5 alone). Runs scripts/sweep.sh (GNU parallel, each run
+# resumes its finished splits), then scripts/render_uci_width.sh. On a Slurm
+# cluster instead:
+#   ls configs/uci-width/*.yaml > width.txt
+#   sbatch --array=0-127 scripts/slurm_sweep.sbatch width.txt
+#   scripts/render_uci_width.sh        # when the array is done
+set -euo pipefail
+cd "$(dirname "$0")/.."
+args=()
+while (($#)); do
+  case $1 in
+    -j|--set) args+=("$1" "$2"); shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -*) echo "uci_width: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+pattern=${1:-*}
+shopt -s nullglob
+configs=(configs/uci-width/$pattern.yaml)
+((${#configs[@]})) || { echo "uci_width: no config matches configs/uci-width/$pattern.yaml" >&2; exit 2; }
+bash scripts/sweep.sh "${args[@]}" "${configs[@]}"
+bash scripts/render_uci_width.sh
