@@ -14,6 +14,10 @@
 # stage 1) under configs/selection/protocol-full.yaml (the full 50,500 steps, 1
 # split); results in results/selection/stage2/.
 #
+# Stage sghmc: the step h of preconditioned SGHMC (configs/selection/candidates-sghmc.txt)
+# under configs/selection/protocol-sghmc.yaml (the full 50,500 steps, 1 split, 20%
+# validation); results in results/selection/sghmc/.
+#
 # Resumable: run the same command again after an interruption.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +30,8 @@ fi
 case $STAGE in
   1) PROTOCOL=configs/selection/protocol.yaml CANDIDATES=configs/selection/candidates.txt OUT=results/selection/runs ;;
   2) PROTOCOL=configs/selection/protocol-full.yaml CANDIDATES=configs/selection/candidates-stage2.txt OUT=results/selection/stage2 ;;
-  *) echo "select_defaults: --stage must be 1 or 2" >&2; exit 2 ;;
+  sghmc) PROTOCOL=configs/selection/protocol-sghmc.yaml CANDIDATES=configs/selection/candidates-sghmc.txt OUT=results/selection/sghmc ;;
+  *) echo "select_defaults: --stage must be 1, 2 or sghmc" >&2; exit 2 ;;
 esac
 WHVI=${WHVI:-${BUILD_DIR:-build}/whvi}
 args=("$@")
@@ -35,7 +40,7 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 done
 
 DATASETS=(boston concrete energy kin8nm naval power protein yacht)
-GEN=results/selection/configs$([[ $STAGE == 2 ]] && echo -stage2)
+GEN=results/selection/configs$([[ $STAGE != 1 ]] && echo "-stage$STAGE")
 mkdir -p "$GEN"
 protocol=$(grep -v '^\s*#' "$PROTOCOL" | sed '/^\s*$/d')
 CONFIGS=()

@@ -200,14 +200,20 @@ Conjugate linear_gaussian(int64_t n, double noise_var, double prior_var) {
 }
 
 // SGHMC on Bayesian linear regression (noise known, prior N(0, 1)): the mean
-// and covariance of the stored samples match the exact Gaussian posterior.
-TEST(Sghmc, SamplesMatchTheExactPosteriorOfALinearModel) {
+// and covariance of the stored samples match the exact Gaussian posterior,
+// plain and preconditioned (whose mass matrix is frozen after the burn-in).
+class Sghmc : public ::testing::TestWithParam<bool> {};
+
+TEST_P(Sghmc, SamplesMatchTheExactPosteriorOfALinearModel) {
   set_threads(1);
+  const bool pre = GetParam();
   const double noise_var = 0.25;
   const auto c = linear_gaussian(40, noise_var, 1.0);
   const int64_t steps = 60000;
   auto cfg = cfg_with({"model.kind=sghmc", "model.depth=0", "model.sghmc.prior_var=1", "model.sghmc.samples=3000",
-                       "model.sghmc.burn_in=0.1", "model.sghmc.lr=0.02", "model.sghmc.friction=0.1",
+                       "model.sghmc.burn_in=0.1", "model.sghmc.friction=0.1",
+                       pre ? "model.sghmc.lr=0.3" : "model.sghmc.lr=0.02",
+                       pre ? "model.sghmc.precondition=true" : "model.sghmc.precondition=false",
                        "likelihood.init_log_noise_var=" + std::to_string(std::log(noise_var)),
                        "training.steps_fixed_noise=" + std::to_string(steps), "training.steps=0",
                        "training.batch_size=40", "training.dtype=float64", "training.log_every=1000000"});
@@ -235,6 +241,8 @@ TEST(Sghmc, SamplesMatchTheExactPosteriorOfALinearModel) {
   // predictions use every sample
   EXPECT_EQ(inf->predict(c.x.narrow(0, 0, 5), 64, make_generator(1)).size(0), 3000);
 }
+
+INSTANTIATE_TEST_SUITE_P(PlainAndPreconditioned, Sghmc, ::testing::Bool());
 
 // NNG on the same problem: the mean M converges to the exact posterior mean
 // (the fixed point of V = G - γ_in W̄ with λ = 1 is the MAP of the ELBO's

@@ -4,8 +4,18 @@
 // of their Gaussian prior):
 //   U(θ) = (N/B) Σ_batch -log p(y | f_θ(x)) - log p(θ),
 //   v ← (1 - α) v - η ∇U(θ) + N(0, 2 α η),   θ ← θ + v,
-// with η = model.sghmc.lr / N (a step per datum, so the same lr suits data
-// sets of any size) and friction α = model.sghmc.friction. The noise variance
+// with friction α = model.sghmc.friction. The step η is per parameter:
+//  - model.sghmc.precondition (default): the scale-adapted SGHMC of
+//    Springenberg et al. (2016, BOHAMIANN), η_i = h² m_i / N with h =
+//    model.sghmc.lr and m_i = 1/sqrt(v̂_i), v̂ a moving average of the squared
+//    gradient of U (rate max(1/(t+1), 0.01)) that adapts during the burn-in
+//    only and is frozen afterwards, so the chain that fills the bank is an
+//    SGHMC with a constant diagonal mass matrix. Without it the step of a
+//    coordinate is the same whatever the scale of its gradient, and a data
+//    set such as naval (U ~ 1e7 at the start) diverges at any useful step;
+//  - otherwise η = h / N for every parameter (plain SGHMC, as Chen et al.).
+// The injected noise is N(0, 2 α η_i) per coordinate (the estimated
+// gradient-noise term β̂ is taken as 0). The noise variance
 // is sampled too, with a Gamma(a, b) prior on its precision τ = exp(-log σ²)
 // (in log σ²: -log p = a log σ² + b exp(-log σ²) + const), except during the
 // likelihood's frozen first phase. After the burn-in (a fraction of all
@@ -22,7 +32,8 @@ namespace whvi::infer {
 namespace {
 
 struct SghmcOptions {
-  double lr = 0.001, friction = 0.05, burn_in = 0.5;
+  double lr = 0.01, friction = 0.05, burn_in = 0.5;
+  bool precondition = true;
   int64_t samples = 100;
   double noise_shape = 1, noise_rate = 1;
   static SghmcOptions from(const config::Config& cfg) {
@@ -31,6 +42,7 @@ struct SghmcOptions {
     o.friction = cfg.get_float("model.sghmc.friction");
     o.burn_in = cfg.get_float("model.sghmc.burn_in");
     o.samples = cfg.get_int("model.sghmc.samples");
+    o.precondition = cfg.get_bool("model.sghmc.precondition");
     o.noise_shape = cfg.get_float("model.sghmc.noise_prior_shape");
     o.noise_rate = cfg.get_float("model.sghmc.noise_prior_rate");
     return o;
@@ -61,7 +73,8 @@ class Sghmc : public Inference {
                burn_, " of ", total, ") cannot fill model.sghmc.samples = ", opt_.samples,
                " samples; lower model.sghmc.samples or model.sghmc.burn_in, or train longer");
     velocity_.clear();
-    for (const auto& p : params_) velocity_.push_back(torch::zeros_like(p));
+    v_hat_.clear();
+    for (const auto& p : params_) velocity_.push_back(torch::zeros_like(p)), v_hat_.push_back(torch::Tensor());
     lik_params_ = model_->likelihood().parameters();
     torch::NoGradGuard ng;
     count_.zero_();
@@ -71,15 +84,24 @@ class Sghmc : public Inference {
     for (auto& p : params_) p.mutable_grad() = torch::Tensor();
     const auto u = potential(xb, yb, gen);
     u.backward();
-    const double eta = opt_.lr / static_cast<double>(n_train_);
-    const double a = opt_.friction, noise_sd = std::sqrt(2.0 * a * eta);
+    const double n = static_cast<double>(n_train_), a = opt_.friction;
     const bool lik_frozen = model_->likelihood().frozen(t);
     torch::NoGradGuard ng;
     for (size_t i = 0; i < params_.size(); ++i) {
       auto& p = params_[i];
       if (lik_frozen && is_likelihood_param(p)) continue;
       auto& v = velocity_[i];
-      v.mul_(1.0 - a).add_(p.grad(), -eta).add_(torch::randn(p.sizes(), gen, p.options()), noise_sd);
+      const auto& g = p.grad();
+      if (opt_.precondition) {
+        auto& vh = v_hat_[i];
+        if (!vh.defined()) vh = g.square();
+        else if (t < burn_) vh.lerp_(g.square(), std::max(1.0 / static_cast<double>(t + 1), 0.01));
+        const auto eta = (vh.sqrt() + 1e-12).reciprocal() * (opt_.lr * opt_.lr / n);
+        v.mul_(1.0 - a).addcmul_(eta, g, -1.0).addcmul_((2.0 * a * eta).sqrt(), torch::randn(p.sizes(), gen, p.options()));
+      } else {
+        const double eta = opt_.lr / n;
+        v.mul_(1.0 - a).add_(g, -eta).add_(torch::randn(p.sizes(), gen, p.options()), std::sqrt(2.0 * a * eta));
+      }
       p.add_(v);
     }
     if (t >= burn_ && (t - burn_ + 1) % thin_ == 0) {
@@ -92,7 +114,11 @@ class Sghmc : public Inference {
     return u.detach();
   }
 
-  double step_size(int64_t) const override { return opt_.lr / static_cast<double>(std::max<int64_t>(n_train_, 1)); }
+  // the plain step h/N, or h²/N (to be multiplied by the preconditioner)
+  double step_size(int64_t) const override {
+    const double n = static_cast<double>(std::max<int64_t>(n_train_, 1));
+    return opt_.precondition ? opt_.lr * opt_.lr / n : opt_.lr / n;
+  }
 
   double max_abs_param() const override {
     double m = 0;
@@ -107,6 +133,7 @@ class Sghmc : public Inference {
     torch::NoGradGuard ng;
     for (auto& p : params_) p.mutable_grad() = torch::Tensor();
     velocity_.clear();
+    v_hat_.clear();
     const int64_t k = count_.item<int64_t>();
     WHVI_CHECK(k > 0, "sghmc: no sample was stored; train longer or lower model.sghmc.burn_in");
     // the predictive noise: the bank's mean noise variance (written into the likelihood)
@@ -196,7 +223,7 @@ class Sghmc : public Inference {
   std::shared_ptr<models::RegressionModel> model_;
   SghmcOptions opt_;
   std::vector<std::string> names_;
-  std::vector<torch::Tensor> params_, velocity_, lik_params_;
+  std::vector<torch::Tensor> params_, velocity_, v_hat_, lik_params_;
   int64_t n_flat_ = 0, n_train_ = 0, burn_ = 0, thin_ = 1;
   torch::Tensor bank_, count_;
 };
