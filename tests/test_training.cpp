@@ -175,3 +175,30 @@ TEST(FlatAdam, MatchesTorchAdamPerSegment) {
   // and the updates are not no-ops
   for (size_t i = 0; i < a.size(); ++i) EXPECT_GT((a[i] - init[i]).abs().max().item<double>(), 1e-3) << i;
 }
+
+// The other rules of the flat optimiser against LibTorch's SGD (momentum) and RMSprop.
+TEST(FlatAdam, SgdAndRmspropMatchTorch) {
+  for (auto rule : {optim::Rule::kSgd, optim::Rule::kRmsprop}) {
+    auto gen = make_generator(12);
+    auto t = torch::randn({4, 3}, gen, torch::kFloat64);
+    std::vector<torch::Tensor> a = {t.clone().requires_grad_(true)};
+    auto b = t.clone().requires_grad_(true);
+    optim::FlatAdam<double> flat(a, torch::kFloat64, rule, 0.8);
+    std::unique_ptr<torch::optim::Optimizer> ref;
+    if (rule == optim::Rule::kSgd)
+      ref = std::make_unique<torch::optim::SGD>(std::vector<torch::Tensor>{b}, torch::optim::SGDOptions(0.01).momentum(0.8));
+    else
+      ref = std::make_unique<torch::optim::RMSprop>(std::vector<torch::Tensor>{b}, torch::optim::RMSpropOptions(0.01));
+    auto loss = [](const torch::Tensor& p) { return ((p - 0.3).pow(4) + p.sin()).sum(); };
+    for (int s = 0; s < 25; ++s) {
+      flat.zero_grad();
+      loss(a[0]).backward();
+      flat.step(0.01);
+      ref->zero_grad();
+      loss(b).backward();
+      ref->step();
+    }
+    EXPECT_TRUE(torch::allclose(a[0], b, 1e-12, 1e-12)) << (a[0] - b).abs().max();
+    EXPECT_GT((a[0] - t).abs().max().item<double>(), 1e-3);
+  }
+}

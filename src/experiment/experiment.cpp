@@ -62,6 +62,12 @@ std::string fingerprint(const config::Config& cfg) {
     for (const auto& g : groups(l)) used.insert(g);
   for (const char* k : {"whvi", "mfg", "mcd", "nf_whvi", "sghmc", "nng"})
     if (!used.count(k)) j["model"].erase(k);
+  // keys added after results were committed, left out at their defaults so
+  // those results still resume and extend
+  if (cfg.get_string("training.optimizer") == "adam") {
+    j["training"].erase("optimizer");
+    j["training"].erase("momentum");
+  }
   return j.dump();
 }
 

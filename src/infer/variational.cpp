@@ -2,8 +2,8 @@
 //   loss = (N / (B S)) Σ_{rows} -log p(y | f) + KL,
 // KL = the layers' closed-form terms + their Monte Carlo terms from the
 // forward context (planar flows), one independent draw of the network's
-// randomness per (sample, row); minimised by Adam (optim/flat_adam.h) with
-// lr_t = lr_0 (1 + γ t)^-p. The likelihood's parameters come last in the
+// randomness per (sample, row); minimised by Adam (or SGD with momentum, or
+// RMSprop: training.optimizer; optim/flat_adam.h) with lr_t = lr_0 (1 + γ t)^-p. The likelihood's parameters come last in the
 // optimiser, at their own learning-rate factor, frozen while the likelihood
 // says so (the Gaussian's first phase).
 #include "infer/variational.h"
@@ -19,6 +19,8 @@ VariationalOptions VariationalOptions::from(const config::Config& cfg) {
   o.lr_gamma = cfg.get_float("training.lr_gamma");
   o.lr_power = cfg.get_float("training.lr_power");
   o.mc_samples = cfg.get_int("training.mc_samples");
+  o.optimizer = cfg.get_string("training.optimizer");
+  o.momentum = cfg.get_float("training.momentum");
   return o;
 }
 
@@ -96,10 +98,13 @@ void VariationalInference::begin(int64_t n_train, int64_t, const at::Generator&)
   first_lik_ = params_.size();
   params_.insert(params_.end(), lik_params.begin(), lik_params.end());
   adam_ = std::make_unique<Optimiser>();
+  const auto rule = opt_.optimizer == "sgd"       ? optim::Rule::kSgd
+                    : opt_.optimizer == "rmsprop" ? optim::Rule::kRmsprop
+                                                  : optim::Rule::kAdam;
   if (dtype_ == torch::kFloat64)
-    adam_->d = std::make_unique<optim::FlatAdam<double>>(params_, dtype_);
+    adam_->d = std::make_unique<optim::FlatAdam<double>>(params_, dtype_, rule, opt_.momentum);
   else
-    adam_->f = std::make_unique<optim::FlatAdam<float>>(params_, dtype_);
+    adam_->f = std::make_unique<optim::FlatAdam<float>>(params_, dtype_, rule, opt_.momentum);
   adam_->visit([&](auto& a) {
     for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).lr_factor = lik.lr_factor();
     return 0;

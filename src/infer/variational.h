@@ -10,6 +10,8 @@ namespace whvi::infer {
 struct VariationalOptions {
   double lr = 1e-3, lr_gamma = 5e-4, lr_power = 0.3;  // training.lr, training.lr_gamma, training.lr_power
   int64_t mc_samples = 1;                             // training.mc_samples
+  std::string optimizer = "adam";                     // training.optimizer: adam, sgd, rmsprop
+  double momentum = 0.9;                              // training.momentum (sgd)
   static VariationalOptions from(const config::Config& cfg);
 };
 

@@ -18,6 +18,11 @@ namespace whvi::optim {
 // parameter tensor) has its own learning-rate factor and step count, so a
 // frozen segment keeps no moments, as in PyTorch's Adam with requires_grad
 // off.
+// The update rule (training.optimizer): Adam (β = 0.9, 0.999, ε = 1e-8), SGD
+// with momentum μ (PyTorch's: b ← μ b + g, the first b = g; p ← p - lr b) or
+// RMSprop (PyTorch's defaults: v ← 0.99 v + 0.01 g², p ← p - lr g / (√v + 1e-8)).
+enum class Rule { kAdam, kSgd, kRmsprop };
+
 template <class T>
 class FlatAdam {
  public:
@@ -28,7 +33,9 @@ class FlatAdam {
     int64_t t = 0;
   };
 
-  explicit FlatAdam(const std::vector<torch::Tensor>& params, torch::ScalarType dtype) {
+  explicit FlatAdam(const std::vector<torch::Tensor>& params, torch::ScalarType dtype, Rule rule = Rule::kAdam,
+                    double momentum = 0.9)
+      : rule_(rule), momentum_(momentum) {
     int64_t total = 0;
     for (const auto& p : params) total += p.numel();
     flat_ = torch::empty({total}, torch::TensorOptions().dtype(dtype));
@@ -71,6 +78,22 @@ class FlatAdam {
     for (auto& s : segments_) {
       if (s.frozen) continue;
       ++s.t;
+      if (rule_ == Rule::kSgd) {
+        const T step = static_cast<T>(lr * s.lr_factor), mu = static_cast<T>(momentum_);
+        for (int64_t i = s.offset; i < s.offset + s.size; ++i) {
+          m[i] = s.t == 1 ? g[i] : mu * m[i] + g[i];
+          p[i] -= step * m[i];
+        }
+        continue;
+      }
+      if (rule_ == Rule::kRmsprop) {
+        const T step = static_cast<T>(lr * s.lr_factor), alpha = T(0.99), teps = T(1e-8);
+        for (int64_t i = s.offset; i < s.offset + s.size; ++i) {
+          v[i] = alpha * v[i] + (T(1) - alpha) * g[i] * g[i];
+          p[i] -= step * g[i] / (std::sqrt(v[i]) + teps);
+        }
+        continue;
+      }
       const double c1 = 1.0 - std::pow(b1, static_cast<double>(s.t));
       const double c2 = 1.0 - std::pow(b2, static_cast<double>(s.t));
       const T step = static_cast<T>(lr * s.lr_factor / c1);
@@ -85,6 +108,8 @@ class FlatAdam {
   }
 
  private:
+  Rule rule_ = Rule::kAdam;
+  double momentum_ = 0.9;
   torch::Tensor flat_, grad_, m_, v_;
   std::vector<Segment> segments_;
 };
