@@ -384,6 +384,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
             {"train_seconds", ts.seconds},
             {"steps_per_second", ts.steps_per_second},
             {"eval_seconds", eval_s},
+            {"predictive_samples", f.size(0)},
             {"final_neg_elbo", ts.final_loss},
             {"noise_var", noise_var},
             {"params", {{"total", inf->num_params()}}},
@@ -587,6 +588,7 @@ json run_eval(const EvalOptions& o) {
   r["command"] = o.command_line;
   r["split"] = split;
   r["mc_samples"] = S;
+  r["predictive_samples"] = f.size(0);  // SGHMC: its whole bank, whatever S
   r["n_test"] = prep.x_test.size(0);
   r["evaluated_on"] = cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test";
   r.update(metrics_json(m));
