@@ -22,11 +22,6 @@ namespace whvi::bench {
 
 namespace {
 
-double peak_rss_mib() {
-  struct rusage ru {};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux: KiB
-}
 
 double train_seconds(const config::Config& cfg, const torch::Tensor& x, const torch::Tensor& y,
                      uint64_t seed, int64_t* params) {

@@ -1,3 +1,4 @@
+#include <sys/resource.h>
 #include "common/runtime.h"
 
 #include <dlfcn.h>
@@ -17,6 +18,12 @@
 #include "fwht_cuda.h"
 
 namespace whvi {
+
+double peak_rss_mib() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux: KiB
+}
 namespace {
 std::atomic<int> g_threads{0};
 

@@ -20,6 +20,9 @@ int max_threads();       // 4 x hardware_threads(), at most 1024
 // Physical memory in bytes (the cgroup limit when lower); 0 if unknown.
 unsigned long long physical_memory_bytes();
 
+// The process's peak resident memory so far, in MiB (getrusage).
+double peak_rss_mib();
+
 std::string cpu_model();
 std::string blas_info();  // "OpenBLAS <config>" or a warning about reference BLAS
 bool cuda_available();    // LibTorch sees a CUDA device

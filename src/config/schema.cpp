@@ -64,7 +64,7 @@ const std::vector<Param>& schema() {
       I("model.nng.inverse_every", "10", 1, 1e9, "steps between eigendecompositions of the factors (authors: 1; the README gives the cost of each)"),
       S("model.nng.fisher", "true", {"true", "empirical"}, "S from gradients of targets drawn from the model (true Fisher, the authors) or of the observed targets"),
       F("model.sghmc.prior_var", "0", 0, kInf, "prior N(0, v) on every weight and bias of the deterministic network; 0 = 1/fan_in (as model.mfg.prior_var)"),
-      F("model.sghmc.lr", "0.01", 1e-12, 100, "h: preconditioned, the step of coordinate i is h^2 / (N sqrt(v_i)) (BOHAMIANN's default h = 0.01); plain, h / N (0.01 and above diverge on the toy problem; 0.001 works)"),
+      F("model.sghmc.lr", "0.1", 1e-12, 100, "h: preconditioned, the step of coordinate i is h^2 / (N sqrt(v_i)) (0.1 chosen on validation data, results/selection/sghmc; BOHAMIANN's default is 0.01); plain, h / N (0.01 and above diverge on the toy problem; 0.001 works)"),
       B("model.sghmc.precondition", "true", "scale-adapted SGHMC (Springenberg et al. 2016): a diagonal mass matrix from squared gradients averaged during the burn-in, frozen after it"),
       F("model.sghmc.friction", "0.05", 1e-6, 1, "alpha: v <- (1 - alpha) v - eta grad U + N(0, 2 alpha eta)"),
       F("model.sghmc.burn_in", "0.5", 0, 0.99, "fraction of the steps before samples are kept"),

@@ -385,6 +385,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
             {"steps_per_second", ts.steps_per_second},
             {"eval_seconds", eval_s},
             {"predictive_samples", f.size(0)},
+            {"peak_rss_mib", peak_rss_mib()},  // of the whole process so far
             {"final_neg_elbo", ts.final_loss},
             {"noise_var", noise_var},
             {"params", {{"total", inf->num_params()}}},

@@ -32,7 +32,7 @@ namespace whvi::infer {
 namespace {
 
 struct SghmcOptions {
-  double lr = 0.01, friction = 0.05, burn_in = 0.5;
+  double lr = 0.1, friction = 0.05, burn_in = 0.5;
   bool precondition = true;
   int64_t samples = 100;
   double noise_shape = 1, noise_rate = 1;
