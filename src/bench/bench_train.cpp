@@ -50,9 +50,20 @@ std::string join(const std::vector<std::string>& v) {
 
 nlohmann::json run_train_bench(const TrainBenchOptions& o) {
   const auto kinds = config::find_param("model.kind")->choices;
-  for (const auto& k : o.kinds)
+  // a kind may carry settings: "nng:model.nng.inverse_every=1:model.nng.particles=5"
+  auto split_spec = [](const std::string& spec) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t pos; (pos = spec.find(':', start)) != std::string::npos; start = pos + 1)
+      parts.push_back(spec.substr(start, pos - start));
+    parts.push_back(spec.substr(start));
+    return parts;
+  };
+  for (const auto& spec : o.kinds) {
+    const auto k = split_spec(spec).front();
     WHVI_CHECK(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), "bench train: unknown kind '", k,
                "' in --kinds; registered: ", join(kinds));
+  }
   WHVI_CHECK(!o.kinds.empty() && !o.widths.empty(), "bench train: --kinds and --widths must not be empty");
   for (int64_t w : o.widths)
     WHVI_CHECK(w >= 1 && w <= 65536, "bench train: width ", w, " in --widths is out of range [1, 65536]");
@@ -70,13 +81,18 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
 
   std::printf("%6s %7s %9s | %10s %10s %10s\n", "kind", "width", "params", "steps/s", "ms/step", "peak MiB");
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& kind : o.kinds) {
+  for (const auto& spec : o.kinds) {
+    const auto parts = split_spec(spec);
+    const std::string& kind = parts.front();
     for (int64_t w : o.widths) {
       auto sets = [&](int64_t steps) {
-        return std::vector<std::string>{
+        std::vector<std::string> v{
             "model.kind=" + kind, "model.width=" + std::to_string(w), "model.depth=" + std::to_string(o.depth),
             "training.batch_size=" + std::to_string(o.batch), "training.steps=" + std::to_string(steps),
             "training.steps_fixed_noise=0", "training.log_every=100000000"};
+        v.insert(v.end(), parts.begin() + 1, parts.end());
+        v.insert(v.end(), o.sets.begin(), o.sets.end());
+        return v;
       };
       // The untimed warm-up run pays for first-touch allocations; the timed
       // run's seconds minus the warm-up's is the time of `steps` steps.
@@ -88,6 +104,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
       const double secs = std::max(t_all - (o.warmup > 0 ? t_warm : 0.0), 1e-9);
       nlohmann::json r;
       r["kind"] = kind;
+      if (parts.size() > 1) r["spec"] = spec;
       r["width"] = w;
       r["depth"] = o.depth;
       r["params"] = params;
@@ -96,7 +113,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
       r["steps_per_second"] = static_cast<double>(o.steps) / secs;
       r["ms_per_step"] = secs * 1e3 / static_cast<double>(o.steps);
       r["peak_rss_mib"] = peak_rss_mib();
-      std::printf("%6s %7lld %9lld | %10.1f %10.4f %10.1f\n", kind.c_str(), static_cast<long long>(w),
+      std::printf("%6s %7lld %9lld | %10.1f %10.4f %10.1f\n", spec.c_str(), static_cast<long long>(w),
                   static_cast<long long>(params), r["steps_per_second"].get<double>(),
                   r["ms_per_step"].get<double>(), r["peak_rss_mib"].get<double>());
       std::fflush(stdout);
@@ -110,6 +127,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
   doc["timing"] =
       "wall clock of `steps` training steps (run of warmup+steps minus a run of warmup steps); "
       "peak_rss_mib is the process's peak resident memory so far (monotone over rows)";
+  doc["sets"] = o.sets;
   doc["rows"] = rows;
   return doc;
 }

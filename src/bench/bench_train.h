@@ -21,9 +21,12 @@ struct TrainBenchOptions {
   int64_t steps = 2000;  // timed steps per configuration (after `warmup` untimed ones)
   int64_t warmup = 100;
   uint64_t seed = 0;
+  std::vector<std::string> sets;  // --set KEY=VALUE, applied to every configuration
   std::string command_line;
 };
 
+// A kind may carry its own settings, "KIND:KEY=VALUE:KEY=VALUE" (e.g.
+// nng:model.nng.inverse_every=1), so variants run side by side in one run.
 // Throws whvi::Error for an unknown kind or a size out of range, before any
 // training.
 nlohmann::json run_train_bench(const TrainBenchOptions& options);

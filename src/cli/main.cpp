@@ -309,7 +309,8 @@ int main(int argc, char** argv) {
   auto* btrain = bench->add_subcommand("train", "Training speed per layer kind and width on synthetic data");
   whvi::bench::TrainBenchOptions bt;
   std::string bt_kinds = "whvi,mfg,mcd", bt_widths = "64,128,256,512", bt_json, bt_csv;
-  btrain->add_option("--kinds", bt_kinds, "Comma-separated model kinds (model.kind: whvi, mfg, mcd, nf-whvi, nng, sghmc)")->capture_default_str();
+  btrain->add_option("--kinds", bt_kinds, "Comma-separated model kinds (model.kind: whvi, mfg, mcd, nf-whvi, nng, sghmc), each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
+  btrain->add_option("--set", bt.sets, "Config override for every configuration, KEY=VALUE (repeatable)");
   btrain->add_option("--widths", bt_widths, "Comma-separated hidden widths")->capture_default_str();
   btrain->add_option("--depth", bt.depth, "Hidden layers")->capture_default_str()
       ->check(integer_in(0, 64, "an integer from 0 to 64", " (e.g. --depth 2)"));
