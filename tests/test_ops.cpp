@@ -5,6 +5,7 @@
 #include "bench/bench_fwht.h"
 #include "bench/bench_train.h"
 #include "common/errors.h"
+#include "common/io.h"
 #include "common/runtime.h"
 #include "ops/fwht_op.h"
 
@@ -253,4 +254,13 @@ TEST(BenchTrain, WritesOneRowPerKindAndWidthAndRefusesBadOptions) {
   bad = o;
   bad.batch = 1000;  // more than the rows
   EXPECT_THROW(whvi::bench::run_train_bench(bad), whvi::Error);
+}
+
+// Records carry no absolute path of this machine: an absolute argv[0] becomes
+// "whvi"; a relative one and the arguments are kept, shell-quoted.
+TEST(CommandLine, AbsoluteBinaryPathIsRecordedAsWhvi) {
+  const char* abs[] = {"/tmp/bin/whvi-copy", "train", "--set", "a=b c"};
+  EXPECT_EQ(whvi::join_command_line(4, abs), "whvi train --set 'a=b c'");
+  const char* rel[] = {"build/whvi", "table"};
+  EXPECT_EQ(whvi::join_command_line(2, rel), "build/whvi table");
 }

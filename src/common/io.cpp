@@ -38,6 +38,8 @@ std::string join_command_line(int argc, const char* const* argv) {
   std::string out;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
+    // an absolute path of the binary names this machine, not the command: records say "whvi"
+    if (i == 0 && !a.empty() && a[0] == '/') a = "whvi";
     const bool plain = !a.empty() && a.find_first_of(" \t\n'\"$`\\*?;&|<>()") == std::string::npos;
     if (!out.empty()) out += ' ';
     if (plain) {

@@ -10,7 +10,8 @@ namespace whvi {
 // Creates missing parent folders. Throws whvi::Error naming the path.
 void write_file_atomic(const std::string& path, const std::string& content);
 
-// The command line as one shell-quoted string (recorded in result files).
+// The command line as one shell-quoted string (recorded in result files); an
+// absolute path of the binary (argv[0]) is recorded as "whvi".
 std::string join_command_line(int argc, const char* const* argv);
 
 }  // namespace whvi
