@@ -12,27 +12,11 @@
 # this script with --render-only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WHVI=${WHVI:-build/whvi}
-args=()
-render_only=0
-while (($#)); do
-  case $1 in
-    -j|--set) args+=("$1" "$2"); shift 2 ;;
-    --render-only) render_only=1; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    -*) echo "uci_shallow: unknown option $1" >&2; exit 2 ;;
-    *) break ;;
-  esac
-done
-pattern=${1:-*}
-shopt -s nullglob
-if ((!render_only)); then
-  configs=()
-  for c in configs/uci-shallow/$pattern.yaml; do [[ $(basename "$c") == base.yaml ]] || configs+=("$c"); done
-  ((${#configs[@]})) || { echo "uci_shallow: no config matches $pattern" >&2; exit 2; }
-  bash scripts/sweep.sh "${args[@]}" "${configs[@]}"
+if [[ ${1:-} == --render-table ]]; then
+  shopt -s nullglob
+  results=(results/uci-shallow/*.json)
+  ((${#results[@]})) || { echo "uci_shallow: no results yet" >&2; exit 2; }
+  exec "${WHVI:-build/whvi}" table "${results[@]}" --paper results/paper/whvi-neurips2020-table6.json \
+    --title "UCI regression, 1 hidden layer (the paper's Table 6)" --out results/uci-shallow/TABLE.md
 fi
-results=(results/uci-shallow/*.json)
-((${#results[@]})) || { echo "uci_shallow: no results yet" >&2; exit 2; }
-"$WHVI" table "${results[@]}" --paper results/paper/whvi-neurips2020-table6.json \
-  --title "UCI regression, 1 hidden layer (the paper's Table 6)" --out results/uci-shallow/TABLE.md
+exec bash scripts/sweep_grid.sh uci_shallow configs/uci-shallow '*' 2,12 bash scripts/uci_shallow.sh --render-table -- "$@"

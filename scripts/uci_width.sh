@@ -14,19 +14,4 @@
 #   sbatch --array=0-127 scripts/slurm_sweep.sbatch width.txt
 #   scripts/render_uci_width.sh        # when the array is done
 set -euo pipefail
-cd "$(dirname "$0")/.."
-args=()
-while (($#)); do
-  case $1 in
-    -j|--set) args+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
-    -*) echo "uci_width: unknown option $1" >&2; exit 2 ;;
-    *) break ;;
-  esac
-done
-pattern=${1:-*}
-shopt -s nullglob
-configs=(configs/uci-width/$pattern.yaml)
-((${#configs[@]})) || { echo "uci_width: no config matches configs/uci-width/$pattern.yaml" >&2; exit 2; }
-bash scripts/sweep.sh "${args[@]}" "${configs[@]}"
-bash scripts/render_uci_width.sh
+exec bash "$(dirname "$0")/sweep_grid.sh" uci_width configs/uci-width '*' 2,17 bash scripts/render_uci_width.sh -- "$@"

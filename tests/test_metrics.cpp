@@ -299,5 +299,5 @@ TEST(GaussianLikelihood, MatchesTheDensityItsRulesAndItsUnits) {
   EXPECT_NEAR(m.likelihood().noise_var_original(), std::exp(-0.7) * 9.0, 1e-6);
   EXPECT_TRUE(m.likelihood().frozen(2));
   EXPECT_FALSE(m.likelihood().frozen(3));
-  EXPECT_EQ(likelihoods::registered_likelihoods(), std::vector<std::string>{"gaussian"});
+  EXPECT_EQ(likelihoods::registered_likelihoods(), (std::vector<std::string>{"gaussian", "softmax"}));
 }

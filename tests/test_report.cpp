@@ -265,9 +265,9 @@ TEST(ReportFiles, CsvHasOneRowPerFileWithWidthParamsAndStats) {
   const auto nl = csv.find('\n');
   EXPECT_EQ(csv.substr(0, nl),
             "file,dataset,model,depth,width,params,splits,rmse_mean,rmse_std,mnll_mean,mnll_std,"
-            "mnll_paper_mean,mnll_paper_std");
+            "mnll_paper_mean,mnll_paper_std,error_mean,error_std,ece_mean,ece_std");
   EXPECT_TRUE(contains(csv, ",yacht,whvi,2.000000000000,64.000000000000,2100.000000000000,8,0.712300000000,"
-                            "0.104900000000,1.234500000000,0.333300000000,1.456700000000,0.432100000000\n"))
+                            "0.104900000000,1.234500000000,0.333300000000,1.456700000000,0.432100000000,,,,\n"))
       << csv;
   std::filesystem::remove(f);
 }

@@ -25,9 +25,9 @@ Param B(std::string key, std::string def, std::string help) {
 const std::vector<Param>& schema() {
   static const std::vector<Param> params = {
       // ---- data
-      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear), or a path to a folder in the UCI layout"),
+      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter: needs likelihood.kind softmax), 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear), or a path to a folder in the UCI layout"),
       S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
-      S("data.protocol", "paper", {"paper", "standard"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits"),
+      S("data.protocol", "paper", {"paper", "standard", "stratified"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits; stratified (classification): random splits that keep each class's share"),
       I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),
       I("data.split_seed", "0", 0, 9.0e15, "seed of the paper protocol's splits (and of the toy data)"),
       F("data.train_fraction", "0.9", 0.01, 0.99, "training fraction of the paper protocol's splits"),
@@ -72,7 +72,7 @@ const std::vector<Param>& schema() {
       F("model.sghmc.noise_prior_shape", "1.0", 1e-6, kInf, "a: Gamma(a, b) prior on the noise precision (standardised scale)"),
       F("model.sghmc.noise_prior_rate", "1.0", 0, kInf, "b: Gamma(a, b) prior on the noise precision"),
       // ---- likelihood
-      S("likelihood.kind", "gaussian", {"gaussian"}, "likelihood"),
+      S("likelihood.kind", "gaussian", {"gaussian", "softmax"}, "gaussian (regression) or softmax (classification: a categorical likelihood over the network's C outputs)"),
       F("likelihood.init_log_noise_var", "-1.5", -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5)"),
       F("likelihood.lr_factor", "1.0", 0, kInf, "learning rate of the noise variance relative to training.lr"),
       // ---- training

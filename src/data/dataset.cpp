@@ -382,9 +382,38 @@ std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string
     }
     return out;
   }
+  if (protocol == "stratified") {
+    WHVI_CHECK(d.is_classification(), "protocol 'stratified' keeps each class's share and needs a "
+               "classification data set, but '", d.name, "' is a regression data set; use 'paper' or 'standard'.");
+    WHVI_CHECK(n_splits > 0, "protocol 'stratified' needs a positive number of splits, got ", n_splits, ".");
+    WHVI_CHECK(train_fraction > 0.0 && train_fraction < 1.0, "train fraction ", train_fraction,
+               " is not in (0, 1) (protocol 'stratified').");
+    std::vector<std::vector<int64_t>> by_class(static_cast<size_t>(d.num_classes));
+    const auto y = d.y.to(torch::kFloat64).contiguous();
+    for (int64_t i = 0; i < y.size(0); ++i) {
+      const double c = y[i][0].item<double>();
+      WHVI_CHECK(c >= 0 && c < static_cast<double>(d.num_classes) && c == std::floor(c), "data set '", d.name,
+                 "': row ", i, " has class ", c, ", not an index below ", d.num_classes, ".");
+      by_class[static_cast<size_t>(c)].push_back(i);
+    }
+    for (int k = 0; k < n_splits; ++k) {
+      std::mt19937_64 gen(seed + 1000003ULL * static_cast<uint64_t>(k));
+      SplitIndices s;
+      for (auto rows : by_class) {
+        shuffle(rows, gen);
+        const auto n_tr = static_cast<size_t>(std::llround(train_fraction * static_cast<double>(rows.size())));
+        s.train.insert(s.train.end(), rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n_tr));
+        s.test.insert(s.test.end(), rows.begin() + static_cast<std::ptrdiff_t>(n_tr), rows.end());
+      }
+      shuffle(s.train, gen);
+      shuffle(s.test, gen);
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
   throw Error(detail::concat("unknown split protocol '", protocol,
-                             "'. Use 'standard' (the stored splits of the data set) or 'paper' (",
-                             "random 90/10 splits drawn from the seed)."));
+                             "'. Use 'standard' (the stored splits of the data set), 'paper' (",
+                             "random 90/10 splits drawn from the seed) or, for classification, 'stratified'."));
 }
 
 Standardizer fit_standardizer(const torch::Tensor& x_in, const torch::Tensor& y_in) {
@@ -435,6 +464,10 @@ PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s) {
   const auto x_tr = x.index_select(0, tr);
   p.y_train_raw = y.index_select(0, tr);
   p.stats = fit_standardizer(x_tr, p.y_train_raw);
+  if (d.is_classification()) {  // class indices are not standardised
+    p.stats.y_mean = torch::zeros({1}, torch::kFloat64);
+    p.stats.y_std = torch::ones({1}, torch::kFloat64);
+  }
   p.x_train = (x_tr - p.stats.x_mean) / p.stats.x_std;
   p.y_train = (p.y_train_raw - p.stats.y_mean) / p.stats.y_std;
   p.x_test = (x.index_select(0, te) - p.stats.x_mean) / p.stats.x_std;

@@ -45,7 +45,12 @@ struct RegressionData {
   std::string name;    // the alias or folder name asked for ("toy" for make_toy)
   std::string source;  // the folder it was read from ("generated" for make_toy)
   torch::Tensor x;     // [N, D] raw features
-  torch::Tensor y;     // [N, 1] raw targets
+  torch::Tensor y;     // [N, 1] raw targets; for classification the class index 0..C-1 (as a double)
+  // Classification: the number of classes C (0 = regression) and their names
+  // in class-index order.
+  int64_t num_classes = 0;
+  std::vector<std::string> class_names;
+  bool is_classification() const { return num_classes > 0; }
   // The stored standard splits, train and test row numbers in file order
   // (make_toy: one split, train = all rows, test empty).
   std::vector<std::vector<int64_t>> std_train, std_test;
@@ -67,6 +72,11 @@ struct SplitIndices {
   std::vector<int64_t> train, test;
 };
 
+// protocol "stratified" (classification only): n_splits random splits that
+//   keep each class's share. Split k draws from std::mt19937_64(seed +
+//   1000003*k): for each class in index order, its rows (in file order) are
+//   shuffled and the first round(train_fraction * n_c) go to training, the
+//   rest to test; then the training and the test rows are shuffled again.
 // protocol "standard": the stored splits, the first n_splits of them
 //   (n_splits <= 0: all of them; more than stored is an error naming the count).
 // protocol "paper": n_splits (> 0) random splits. Split k is a permutation of
@@ -93,6 +103,7 @@ struct Standardizer {
 // Computes the statistics of (x [N, D], y [N, 1]) as described above; N >= 1.
 Standardizer fit_standardizer(const torch::Tensor& x, const torch::Tensor& y);
 
+// Classification splits standardise x only: y keeps the class index (y_mean 0, y_std 1).
 struct PreparedSplit {
   torch::Tensor x_train, y_train;  // standardised x [Ntr, D]; standardised y [Ntr, 1]
   torch::Tensor x_test, y_test;    // standardised x [Nte, D] (train stats); RAW y [Nte, 1]
@@ -103,6 +114,24 @@ struct PreparedSplit {
 // Selects and standardises one split. The training set must not be empty; the
 // test set may be (then x_test is [0, D] and y_test [0, 1]). Indices are checked.
 PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s);
+
+// ---- UCI classification (the WHVI paper's Table 13) -----------------------------
+//
+// Data sets in <data_dir>/uci-class/<name>/, as the UCI repository ships them:
+//   eeg     EEG_Eye_State.arff        ARFF: 14 numeric attributes, class {0,1} last
+//   magic   magic04.data              CSV, no header: 10 features, class g|h last
+//   letter  letter-recognition.data   CSV, no header: class A..Z first, 16 features
+// Blank lines, CR line ends and ARFF comments (%) are skipped. Classes are
+// numbered in the order the ARFF header declares them, otherwise in sorted
+// order of their labels. They have no stored splits: use data.protocol
+// stratified (or paper).
+std::vector<std::string> classification_aliases();
+bool is_classification_dataset(const std::string& name);
+RegressionData load_uci_class(const std::string& name, const std::string& data_dir);
+// The parser behind it, for a file's text: `label_col` 0 = first column,
+// -1 = last; `arff` skips the header up to @data and takes the class order
+// from the last @attribute's {...} list. `what` names the file in errors.
+RegressionData parse_class_table(const std::string& text, int label_col, bool arff, const std::string& what);
 
 // ---- the toy problem of the WHVI paper (Rossi et al. 2020, section 3.1) -------
 //

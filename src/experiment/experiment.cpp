@@ -91,6 +91,7 @@ data::RegressionData load_data(const config::Config& cfg) {
   const auto seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
   if (ds == "toy") return data::make_toy(seed, static_cast<int>(cfg.get_int("data.toy_points")));
   if (data::is_synthetic(ds)) return data::make_synthetic(ds, seed, cfg.get_int("data.synthetic_rows"));
+  if (data::is_classification_dataset(ds)) return data::load_uci_class(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
   return data::load_uci(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
 }
 
@@ -152,7 +153,7 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
 json protocol_json(const config::Config& cfg, size_t planned, size_t done) {
   const int64_t steps = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
   const bool toy = is_toy(cfg);
-  const bool paper = cfg.get_string("data.protocol") == "paper";
+  const bool paper = cfg.get_string("data.protocol") == "paper" || cfg.get_string("data.protocol") == "stratified";
   const bool validation = cfg.get_float("data.validation_fraction") > 0;
   std::string note;
   bool shortened = false;
@@ -175,10 +176,17 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done) {
           {"note", note}};
 }
 
-json summary_json(const std::vector<json>& splits) {
+bool is_classification(const config::Config& cfg) { return cfg.get_string("likelihood.kind") == "softmax"; }
+
+const std::vector<const char*>& metric_names(const config::Config& cfg) {
+  return is_classification(cfg) ? train::classification_metric_names() : train::regression_metric_names();
+}
+
+json summary_json(const config::Config& cfg, const std::vector<json>& splits) {
   json s = json::object();
-  std::vector<std::string> keys(train::regression_metric_names().begin(), train::regression_metric_names().end());
-  keys.insert(keys.end(), {"noise_var", "steps_per_second", "train_seconds"});
+  std::vector<std::string> keys(metric_names(cfg).begin(), metric_names(cfg).end());
+  if (!is_classification(cfg)) keys.push_back("noise_var");
+  keys.insert(keys.end(), {"steps_per_second", "train_seconds"});
   for (const auto& key : keys) {
     std::vector<double> v;
     for (const auto& r : splits)
@@ -229,6 +237,7 @@ struct CheckpointMeta {
   std::string config_yaml, source, data_fp;
   int64_t split = 0, d_in = 0;
   double y_mean = 0, y_std = 1;
+  int64_t num_classes = 0;  // written (and hashed) only for classifiers, so older checkpoints stay valid
 };
 
 std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) {
@@ -239,6 +248,7 @@ std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) 
   }
   for (const auto* s : {&m.config_yaml, &m.data_fp}) h.add(s->data(), s->size());
   h.add_value(m.split).add_value(m.d_in).add_value(m.y_mean).add_value(m.y_std);
+  if (m.num_classes > 0) h.add_value(m.num_classes);
   return hex(h.value());
 }
 
@@ -252,6 +262,7 @@ void save_checkpoint(const std::string& path, infer::Inference& inf, const Check
   ar.write("meta/y_mean", c10::IValue(m.y_mean));
   ar.write("meta/y_std", c10::IValue(m.y_std));
   ar.write("meta/data_fingerprint", c10::IValue(m.data_fp));
+  if (m.num_classes > 0) ar.write("meta/num_classes", c10::IValue(m.num_classes));
   ar.write("meta/checksum", c10::IValue(checkpoint_checksum(inf, m)));
   std::ostringstream os;
   ar.save_to(os);
@@ -329,7 +340,9 @@ json read_split_file(const std::string& path, const std::string& fp) {
   WHVI_CHECK(r["config_fingerprint"].get<std::string>() == fp, path,
              " was produced by a different configuration; delete ", fs::path(path).parent_path().string(),
              " or choose another output.name to keep both");
-  for (const char* key : train::regression_metric_names()) {
+  std::vector<const char*> keys(train::regression_metric_names());
+  keys.insert(keys.end(), train::classification_metric_names().begin(), train::classification_metric_names().end());
+  for (const char* key : keys) {
     if (!r.contains(key)) continue;
     const auto& v = r[key];
     WHVI_CHECK(v.is_null() || v.is_number(), path, ": '", key, "' is not a number.", fix);
@@ -342,13 +355,73 @@ json read_split_file(const std::string& path, const std::string& fp) {
   return r;
 }
 
-json metrics_json(const train::RegressionMetrics& m) {
+json metrics_json(const likelihoods::Evaluation& e) {
   json j = json::object();
-  for (const char* key : train::regression_metric_names()) {
-    const double v = train::metric_value(m, key);
-    j[key] = std::isfinite(v) ? json(v) : json(nullptr);
-  }
+  for (const auto& [key, v] : e.metrics) j[key] = std::isfinite(v) ? json(v) : json(nullptr);
   return j;
+}
+
+json reliability_json(const std::vector<train::ReliabilityBin>& bins) {
+  json a = json::array();
+  for (const auto& b : bins)
+    a.push_back({{"lo", b.lo},
+                 {"hi", b.hi},
+                 {"count", b.count},
+                 {"accuracy", std::isfinite(b.accuracy) ? json(b.accuracy) : json(nullptr)},
+                 {"confidence", std::isfinite(b.confidence) ? json(b.confidence) : json(nullptr)}});
+  return a;
+}
+
+// The reliability diagram of all finished splits together (their bins
+// pooled: counts added, accuracy and confidence weighted by count), as a JSON
+// array, a CSV and a PNG (scripts/plot_reliability.sh) beside the experiment's record.
+json pooled_reliability(const std::vector<json>& splits, const std::string& stem, const std::string& title,
+                        bool plot) {
+  std::vector<double> lo, hi, n, acc, conf;
+  for (const auto& r : splits) {
+    if (!r.contains("reliability") || !r["reliability"].is_array()) continue;
+    const auto& bins = r["reliability"];
+    if (lo.empty())
+      for (const auto& b : bins) {
+        lo.push_back(b["lo"].get<double>()), hi.push_back(b["hi"].get<double>());
+        n.push_back(0), acc.push_back(0), conf.push_back(0);
+      }
+    if (bins.size() != lo.size()) continue;
+    for (size_t i = 0; i < bins.size(); ++i) {
+      const double c = bins[i]["count"].get<double>();
+      if (c <= 0) continue;
+      n[i] += c;
+      acc[i] += c * bins[i]["accuracy"].get<double>();
+      conf[i] += c * bins[i]["confidence"].get<double>();
+    }
+  }
+  if (lo.empty()) return nullptr;
+  json out = json::array();
+  std::ostringstream csv;
+  csv << "lo,hi,count,accuracy,confidence\n";
+  double total = 0, ece = 0;
+  for (double c : n) total += c;
+  for (size_t i = 0; i < lo.size(); ++i) {
+    const bool any = n[i] > 0;
+    const double a = any ? acc[i] / n[i] : std::nan(""), f = any ? conf[i] / n[i] : std::nan("");
+    if (any) ece += n[i] / total * std::fabs(a - f);
+    out.push_back({{"lo", lo[i]}, {"hi", hi[i]}, {"count", n[i]},
+                   {"accuracy", any ? json(a) : json(nullptr)}, {"confidence", any ? json(f) : json(nullptr)}});
+    csv << lo[i] << ',' << hi[i] << ',' << n[i] << ',';
+    if (any) csv << a << ',' << f;
+    else csv << "NaN,NaN";
+    csv << '\n';
+  }
+  write_file_atomic(stem + "-reliability.csv", csv.str());
+  if (plot && fs::exists("scripts/plot_reliability.sh")) {
+    char e[32];
+    std::snprintf(e, sizeof e, "%.4f", ece);
+    const std::string cmd = "bash scripts/plot_reliability.sh '" + stem + "-reliability.csv' '" + stem +
+                            "-reliability.png' '" + title + ": ECE " + e + " (" + std::to_string(splits.size()) +
+                            " split(s) pooled)' >/dev/null";
+    if (std::system(cmd.c_str()) != 0) spdlog::warn("plotting the reliability diagram failed ({})", cmd);
+  }
+  return {{"bins", out}, {"ece_pooled", ece}, {"csv", fs::path(stem + "-reliability.csv").filename().string()}};
 }
 
 // Trains and evaluates split k; returns its record (also written to stem.json).
@@ -357,7 +430,8 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
   const auto prep = data::prepare_split(d, split);
   const auto inf = infer::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
-                                         prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit));
+                                         prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit),
+                                         d.num_classes);
   spdlog::info("{}: {} train / {} {} rows, {} parameters, {}", label, prep.x_train.size(0), prep.x_test.size(0),
                cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", inf->num_params(),
                inf->method());
@@ -371,9 +445,8 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const auto m = inf->likelihood().evaluate(f, y_test);
   const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
   if (y_test.size(0) > 0)
-    for (const char* key : train::regression_metric_names())
-      WHVI_CHECK(std::isfinite(train::metric_value(m, key)), label, ": the test ", key, " is ",
-                 train::metric_value(m, key), " over ", y_test.size(0),
+    for (const auto& [key, value] : m.metrics)
+      WHVI_CHECK(std::isfinite(value), label, ": the test ", key, " is ", value, " over ", y_test.size(0),
                  " rows: the numbers overflow (largest |test target| ", y_test.abs().max().item<double>(),
                  ", noise variance ", noise_var, "); rescale the target column");
   json r = {{"split", k},
@@ -387,16 +460,17 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
             {"predictive_samples", f.size(0)},
             {"peak_rss_mib", peak_rss_mib()},  // of the whole process so far
             {"final_neg_elbo", ts.final_loss},
-            {"noise_var", noise_var},
+            {"noise_var", std::isfinite(noise_var) ? json(noise_var) : json(nullptr)},  // null: no noise (softmax)
             {"params", {{"total", inf->num_params()}}},
             {"inference", inf->method()},
             {"config_fingerprint", fp},
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
+  if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   if (cfg.get_bool("output.checkpoints"))
     save_checkpoint(stem + ".ckpt", *inf,
                     {cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),
-                     prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>()});
+                     prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(), d.num_classes});
   if (cfg.get_int("output.grid_points") > 0) {
     const auto toy = write_grid(*inf, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
     if (!toy.is_null()) {
@@ -406,8 +480,14 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
     }
   }
   write_file_atomic(stem + ".json", r.dump(2) + "\n");
-  spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
-               m.rmse, m.mnll, m.coverage_95, m.crps, ts.seconds, ts.steps_per_second);
+  if (d.is_classification())
+    spdlog::info("{}: error {:.4g}  MNLL {:.4g}  ECE {:.3g}  Brier {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
+                 m.metric("error"), m.metric("mnll"), m.metric("ece"), m.metric("brier"), ts.seconds,
+                 ts.steps_per_second);
+  else
+    spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
+                 m.metric("rmse"), m.metric("mnll"), m.metric("coverage_95"), m.metric("crps"), ts.seconds,
+                 ts.steps_per_second);
   return r;
 }
 
@@ -448,6 +528,8 @@ json run_train(const TrainOptions& o) {
   doc["experiment"] = name;
   doc["dataset"] = cfg.get_string("data.dataset");
   doc["model"] = cfg.get_string("model.kind");
+  doc["task"] = d.is_classification() ? "classification" : "regression";
+  if (d.is_classification()) doc["classes"] = d.class_names;
   doc["command"] = o.command_line;
   doc["config"] = cfg.to_json();
   doc["config_file"] = o.config_path;
@@ -462,8 +544,10 @@ json run_train(const TrainOptions& o) {
   auto write_doc = [&] {
     doc["protocol"] = protocol_json(cfg, splits.size(), done.size());
     doc["splits"] = done;
-    doc["summary"] = summary_json(done);
+    doc["summary"] = summary_json(cfg, done);
     doc["complete"] = done.size() == splits.size();
+    if (d.is_classification())
+      doc["reliability"] = pooled_reliability(done, (out_dir / name).string(), name, cfg.get_bool("output.plot"));
     write_file_atomic(exp_path, doc.dump(2) + "\n");
   };
   for (size_t k = 0; k < splits.size(); ++k) {
@@ -485,6 +569,13 @@ json run_train(const TrainOptions& o) {
   }
   write_doc();  // also when every split was resumed
   const auto& s = doc["summary"];
+  if (d.is_classification()) {
+    spdlog::info("{}: {} split(s): error {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, ECE {:.3g}, Brier {:.4g} -> {}", name,
+                 done.size(), s["error"]["mean"].get<double>(), s["error"]["std"].get<double>(),
+                 s["mnll"]["mean"].get<double>(), s["mnll"]["std"].get<double>(), s["ece"]["mean"].get<double>(),
+                 s["brier"]["mean"].get<double>(), exp_path);
+    return doc;
+  }
   if (s["rmse"]["n"].get<int64_t>() == 0) {
     spdlog::info("{}: {} split(s) trained; the toy problem has no test rows -> {}", name, done.size(), exp_path);
     return doc;
@@ -530,6 +621,7 @@ json run_eval(const EvalOptions& o) {
     meta.y_mean = read_iv("meta/y_mean").toDouble();
     meta.y_std = read_iv("meta/y_std").toDouble();
     meta.data_fp = read_iv("meta/data_fingerprint").toStringRef();
+    if (ar.try_read("meta/num_classes", v)) meta.num_classes = v.toInt();
   } catch (const c10::Error& e) {
     throw Error("'" + o.checkpoint + "' is damaged: " + printable(e.what_without_backtrace()));
   }
@@ -547,8 +639,10 @@ json run_eval(const EvalOptions& o) {
   const auto split = static_cast<size_t>(meta.split);
   const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
 
+  WHVI_CHECK(meta.num_classes >= 0 && meta.num_classes < (int64_t{1} << 24), o.checkpoint, " is damaged (",
+             meta.num_classes, " classes)");
   const auto inf = infer::make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std,
-                                         make_generator(seed, split, Stream::kInit));
+                                         make_generator(seed, split, Stream::kInit), meta.num_classes);
   inf->to(train::LoopOptions::from(cfg).dtype);
   {
     torch::NoGradGuard ng;
@@ -574,7 +668,7 @@ json run_eval(const EvalOptions& o) {
 
   const auto d = load_data(cfg);
   const auto splits = load_splits(cfg, d);
-  WHVI_CHECK(split < splits.size() && d.x.size(1) == meta.d_in, o.checkpoint,
+  WHVI_CHECK(split < splits.size() && d.x.size(1) == meta.d_in && d.num_classes == meta.num_classes, o.checkpoint,
              ": its split or input size no longer matches the data (", d.source, ")");
   const auto prep = data::prepare_split(d, splits[split]);
   WHVI_CHECK(data_fingerprint(prep) == meta.data_fp, "the data of split ", split, " (", d.source,
@@ -593,6 +687,7 @@ json run_eval(const EvalOptions& o) {
   r["n_test"] = prep.x_test.size(0);
   r["evaluated_on"] = cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test";
   r.update(metrics_json(m));
+  if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   return r;
 }
 

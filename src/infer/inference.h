@@ -49,8 +49,9 @@ class Inference {
   // After the last step.
   virtual void end() = 0;
   // S predictive samples of the mean function in ORIGINAL units, [S', N]
-  // float64; S' = S for the variational methods, the size of the sample bank
-  // for SGHMC (it predicts with every stored sample).
+  // float64 (classification: log class probabilities, [S', N, C]); S' = S for
+  // the variational methods, the size of the sample bank for SGHMC (it
+  // predicts with every stored sample).
   virtual torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) = 0;
   // The mean network's output on the standardised scale (the final fit check).
   virtual torch::Tensor mean_standardized(const torch::Tensor& x) = 0;
@@ -66,8 +67,9 @@ class Inference {
 
 // The method for cfg's model.kind, with its network built from cfg (`init`
 // draws the initial values). y_mean, y_std: the training targets' statistics.
+// num_classes > 0: a classifier with that many classes (likelihood.kind softmax).
 std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
-                                          const at::Generator& init);
+                                          const at::Generator& init, int64_t num_classes = 0);
 // model.kind -> the registered method's name.
 std::string method_of(const std::string& model_kind);
 std::vector<std::string> registered_methods();

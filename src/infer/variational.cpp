@@ -51,9 +51,10 @@ torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& 
   const auto dtype = model.parameters().front().scalar_type();
   const auto x = x_in.to(dtype).contiguous();
   const int64_t N = x.size(0);
-  auto out = torch::empty({S, N}, torch::kFloat64);
+  const int64_t C = model.likelihood().out_dim();
+  auto out = C == 1 ? torch::empty({S, N}, torch::kFloat64) : torch::empty({S, N, C}, torch::kFloat64);
   if (N == 0) return out;
-  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 17) / N);
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 17) / (N * C));
   for (int64_t s = 0; s < S; s += chunk) {
     const int64_t c = std::min(chunk, S - s);
     models::ForwardCtx ctx;
@@ -61,7 +62,8 @@ torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& 
     ctx.gen = gen;
     ctx.draws = c;
     auto f = model.forward_standardized(c == 1 ? x : x.repeat({c, 1}), ctx);
-    out.narrow(0, s, c).copy_(model.likelihood().to_original(f.view({c, N})));
+    f = C == 1 ? f.view({c, N}) : f.view({c, N, C});
+    out.narrow(0, s, c).copy_(model.likelihood().to_original(f));
   }
   return out;
 }

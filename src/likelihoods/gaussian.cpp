@@ -44,8 +44,23 @@ double GaussianLikelihood::noise_var_original() const {
   return std::exp(log_noise_var_.item<double>()) * y_std_ * y_std_;
 }
 
-train::RegressionMetrics GaussianLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
-  return train::regression_metrics(f, y, noise_var_original());
+double Evaluation::metric(const std::string& name) const {
+  for (const auto& [k, v] : metrics)
+    if (k == name) return v;
+  return std::nan("");
+}
+
+Evaluation GaussianLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
+  return {train::to_metrics(train::regression_metrics(f, y, noise_var_original())), {}};
+}
+
+std::optional<std::string> GaussianLikelihood::fit_problem(const torch::Tensor& f, const torch::Tensor& y) const {
+  const double rmse = (f.to(torch::kFloat64) - y.to(torch::kFloat64)).square().mean().sqrt().item<double>();
+  if (rmse <= 10.0) return std::nullopt;
+  std::ostringstream os;
+  os << "the mean network's training RMSE is " << rmse
+     << " standard deviations of the targets (a constant predictor has 1)";
+  return os.str();
 }
 
 std::optional<std::string> GaussianLikelihood::health_problem() const {
@@ -62,12 +77,23 @@ std::string GaussianLikelihood::log_text() const {
   return buf;
 }
 
-std::shared_ptr<Likelihood> make_likelihood(const config::Config& cfg, double y_mean, double y_std) {
+std::shared_ptr<Likelihood> make_likelihood(const config::Config& cfg, double y_mean, double y_std,
+                                            int64_t num_classes) {
   const std::string kind = cfg.get_string("likelihood.kind");
-  if (kind == "gaussian") return std::make_shared<GaussianLikelihood>(GaussianOptions::from(cfg), y_mean, y_std);
-  throw Error("likelihood.kind '" + kind + "' is not registered; registered: gaussian");
+  const std::string ds = cfg.get_string("data.dataset");
+  if (kind == "gaussian") {
+    WHVI_CHECK(num_classes == 0, cfg.source(), ": data set '", ds, "' is a classification data set (",
+               num_classes, " classes), but likelihood.kind is gaussian; set likelihood.kind: softmax");
+    return std::make_shared<GaussianLikelihood>(GaussianOptions::from(cfg), y_mean, y_std);
+  }
+  if (kind == "softmax") {
+    WHVI_CHECK(num_classes >= 2, cfg.source(), ": likelihood.kind softmax needs a classification data set "
+               "(eeg, magic, letter), but '", ds, "' has real-valued targets; set likelihood.kind: gaussian");
+    return std::make_shared<SoftmaxLikelihood>(num_classes);
+  }
+  throw Error("likelihood.kind '" + kind + "' is not registered; registered: gaussian, softmax");
 }
 
-std::vector<std::string> registered_likelihoods() { return {"gaussian"}; }
+std::vector<std::string> registered_likelihoods() { return {"gaussian", "softmax"}; }
 
 }  // namespace whvi::likelihoods

@@ -17,11 +17,23 @@
 
 namespace whvi::likelihoods {
 
+// What a likelihood reports about a set of predictions: its metrics, in
+// order, and (classification) the reliability diagram's bins.
+struct Evaluation {
+  train::Metrics metrics;
+  std::vector<train::ReliabilityBin> reliability;
+  double metric(const std::string& name) const;  // NaN if absent
+};
+
 class Likelihood : public torch::nn::Module {
  public:
   ~Likelihood() override = default;
-  // -sum over all entries of log p(y | f), on the network's (standardised)
-  // scale; f and y have the same shape.
+  // "regression" or "classification" (written into every result).
+  virtual const char* task() const = 0;
+  // Network outputs per input: 1 (Gaussian) or the number of classes.
+  virtual int64_t out_dim() const = 0;
+  // -sum over all rows of log p(y | f), on the network's (standardised)
+  // scale: f [M] (out_dim 1) or [M, C], y [M].
   virtual torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) = 0;
   // Draws ỹ ~ p(y | f) (the sampled-target Fisher of NNG), on the network's scale.
   virtual torch::Tensor sample(const torch::Tensor& f, const at::Generator& gen) const = 0;
@@ -29,13 +41,20 @@ class Likelihood : public torch::nn::Module {
   // lr_factor() times the learning rate, and not while frozen(t).
   virtual bool frozen(int64_t step) const = 0;
   virtual double lr_factor() const = 0;
-  // Network outputs [S, N] on the standardised scale -> original units (float64).
+  // Network outputs -> the predictive quantity in original units, float64:
+  // Gaussian: f [..] -> f y_std + y_mean; softmax: logits [.., C] -> log class probabilities.
   virtual torch::Tensor to_original(const torch::Tensor& f) const = 0;
-  // Predictive metrics of samples f [S, N] (original units) for targets y [N].
-  virtual train::RegressionMetrics evaluate(const torch::Tensor& f, const torch::Tensor& y) = 0;
+  // Predictive metrics of S samples from predict() ([S, N] or [S, N, C]) for targets y [N].
+  virtual Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) = 0;
+  // The metric names evaluate() returns, in its order.
+  virtual const std::vector<const char*>& metric_names() const = 0;
   // A description of a diverged end state (e.g. an exploded noise), if any.
   virtual std::optional<std::string> health_problem() const = 0;
-  // Scalars recorded with each result (e.g. the noise variance in original units).
+  // The mean network's outputs on training rows (standardised scale) against
+  // their targets: a description if the fit is far worse than a constant predictor.
+  virtual std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const = 0;
+  // Scalars recorded with each result (the Gaussian's noise variance in
+  // original units; NaN where there is none).
   virtual double noise_var_original() const = 0;
   // Step-log text ("noise var 0.123").
   virtual std::string log_text() const = 0;
@@ -54,13 +73,17 @@ class GaussianLikelihood : public Likelihood {
  public:
   // y_mean, y_std: the training targets' statistics (original = f * y_std + y_mean).
   GaussianLikelihood(const GaussianOptions& o, double y_mean, double y_std);
+  const char* task() const override { return "regression"; }
+  int64_t out_dim() const override { return 1; }
   torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) override;
   torch::Tensor sample(const torch::Tensor& f, const at::Generator& gen) const override;
   bool frozen(int64_t step) const override { return step < opt_.steps_fixed; }
   double lr_factor() const override { return opt_.lr_factor; }
   torch::Tensor to_original(const torch::Tensor& f) const override;
-  train::RegressionMetrics evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
+  Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
+  const std::vector<const char*>& metric_names() const override { return train::regression_metric_names(); }
   std::optional<std::string> health_problem() const override;
+  std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const override;
   double noise_var_original() const override;
   std::string log_text() const override;
   torch::Tensor& log_noise_var() { return log_noise_var_; }
@@ -71,8 +94,36 @@ class GaussianLikelihood : public Likelihood {
   torch::Tensor log_noise_var_;
 };
 
+// Softmax (categorical) p(y = c | f) = exp(f_c) / Σ_k exp(f_k) over C
+// network outputs; no parameters of its own. Predictions average the class
+// probabilities over the Monte Carlo samples (train/metrics.h).
+class SoftmaxLikelihood : public Likelihood {
+ public:
+  explicit SoftmaxLikelihood(int64_t num_classes);
+  const char* task() const override { return "classification"; }
+  int64_t out_dim() const override { return classes_; }
+  torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) override;
+  torch::Tensor sample(const torch::Tensor& f, const at::Generator& gen) const override;
+  bool frozen(int64_t) const override { return false; }
+  double lr_factor() const override { return 1.0; }
+  torch::Tensor to_original(const torch::Tensor& f) const override;
+  Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
+  const std::vector<const char*>& metric_names() const override { return train::classification_metric_names(); }
+  std::optional<std::string> health_problem() const override { return std::nullopt; }
+  std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const override;
+  double noise_var_original() const override;
+  std::string log_text() const override { return ""; }
+
+ private:
+  int64_t classes_;
+};
+
 // The registry: likelihood.kind -> a likelihood built from its own options.
-std::shared_ptr<Likelihood> make_likelihood(const config::Config& cfg, double y_mean, double y_std);
+// y_mean, y_std: the training targets' statistics (regression); num_classes:
+// the data set's classes (0 for regression). A kind that does not fit the
+// data (softmax on regression targets, gaussian on classes) is refused.
+std::shared_ptr<Likelihood> make_likelihood(const config::Config& cfg, double y_mean, double y_std,
+                                            int64_t num_classes = 0);
 std::vector<std::string> registered_likelihoods();
 
 }  // namespace whvi::likelihoods

@@ -16,7 +16,7 @@ double estimated_param_count(int64_t d_in, const config::Config& cfg) {
 }
 
 RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean,
-                                 double y_std, const at::Generator& init) {
+                                 double y_std, const at::Generator& init, int64_t num_classes) {
   {
     // parameters, gradients and Adam's two moments, in float64 at most
     const double bytes = estimated_param_count(d_in, cfg) * 4.0 * 8.0;
@@ -37,9 +37,10 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
     register_module("layer" + std::to_string(l), layers_.back());
     in = width;
   }
-  layers_.push_back(make_layer(out_kind, in, 1, cfg, {true, init}));
+  auto lik = likelihoods::make_likelihood(cfg, y_mean, y_std, num_classes);
+  layers_.push_back(make_layer(out_kind, in, lik->out_dim(), cfg, {true, init}));
   register_module("layer" + std::to_string(depth), layers_.back());
-  likelihood_ = register_module("likelihood", likelihoods::make_likelihood(cfg, y_mean, y_std));
+  likelihood_ = register_module("likelihood", lik);
 }
 
 std::string hidden_layer_kind(const std::string& model_kind) {

@@ -21,10 +21,12 @@ class RegressionModel : public torch::nn::Module {
   // x model.width, the output layer per model.output_layer. y_mean/y_std: training target statistics.
   // `init` draws the initial parameter values. A network whose parameters
   // would not fit in this machine's memory is refused before allocation.
+  // num_classes > 0: a classifier (likelihood.kind softmax) with that many outputs.
   RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
-                  const at::Generator& init);
+                  const at::Generator& init, int64_t num_classes = 0);
 
-  // f on the standardised target scale: x [N, d_in] -> [N]. kSample draws
+  // f on the standardised target scale: x [N, d_in] -> [N] (or [N, C] for a
+  // likelihood with C > 1 outputs). kSample draws
   // from `gen`.
   torch::Tensor forward_standardized(const torch::Tensor& x, Mode mode, const at::Generator& gen = {});
   // The same with a forward context (draws, Monte Carlo KL terms, captures).

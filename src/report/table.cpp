@@ -22,8 +22,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kPaperDatasetOrder = {"boston", "concrete", "energy", "kin8nm",
-                                                     "naval",  "power",    "protein", "yacht"};
+const std::vector<std::string> kPaperDatasetOrder = {"boston", "concrete", "energy", "kin8nm", "naval",
+                                                     "power",  "protein",  "yacht",  "drive",  "eeg",
+                                                     "letter", "magic",    "miniboo", "mocap"};
 const std::vector<std::string> kModelOrder = {"mcd", "mfg", "nng", "whvi", "nf-whvi", "sghmc"};
 const char* const kDash = "–";
 const char* const kDagger = "†";
@@ -270,6 +271,44 @@ void calibration_table(std::ostringstream& os, const std::vector<std::string>& d
   }
 }
 
+// Classification: test error and MNLL beside the paper, then calibration (ECE, Brier).
+void classification_tables(std::ostringstream& os, const std::vector<std::string>& datasets,
+                           const std::vector<std::string>& models,
+                           const std::function<const Entry*(const std::string&, const std::string&)>& find,
+                           const json& paper) {
+  auto section = [&](const std::string& heading, const std::string& note,
+                     const std::vector<std::pair<std::string, std::string>>& cols) {
+    os << "## " << heading << "\n\n";
+    if (!note.empty()) os << note << "\n\n";
+    std::vector<std::string> head = {"dataset"}, rule = {"---"};
+    for (const auto& m : models)
+      for (const auto& c : cols) head.push_back(upper(m) + " " + c.first), rule.push_back("---:");
+    row(os, head);
+    row(os, rule);
+    for (const auto& d : datasets) {
+      std::vector<std::string> cells = {escape_cell(d)};
+      for (const auto& m : models)
+        for (const auto& c : cols)
+          cells.push_back(c.first == "paper" ? paper_cell(paper, d, m, c.second) : ours_cell(find(d, m), c.second));
+      row(os, cells);
+    }
+    os << "\n";
+  };
+  section("Test error", "Fraction of test points whose most probable class (of the Monte Carlo average of the "
+          "class probabilities) is wrong.", {{"ours", "error"}, {"paper", "error"}});
+  section("Test MNLL (nats per test point)",
+          "*ours* is `mnll_paper`, the authors' convention (mean over Monte Carlo samples of -log p_s(y|x)), "
+          "comparable with *paper*; *ours pred.* is -log of the Monte Carlo average of p_s(y|x), the "
+          "predictive MNLL, which is lower.",
+          {{"ours", "mnll_paper"}, {"paper", "mnll"}, {"ours pred.", "mnll"}});
+  section("Calibration (test rows)",
+          "*ECE*: expected calibration error over 15 equal-width confidence bins (0 is perfect); *Brier*: "
+          "mean over test points of the squared distance between the predicted probabilities and the "
+          "one-hot label (0 to 2, lower is better). The paper reports neither. Each result's reliability "
+          "diagram is the PNG beside its JSON.",
+          {{"ECE", "ece"}, {"Brier", "brier"}});
+}
+
 // Which model has the lowest mean, per data set and metric: where the baselines beat WHVI.
 void best_per_dataset(std::ostringstream& os, const std::vector<std::string>& datasets,
                       const std::vector<std::string>& models,
@@ -381,6 +420,15 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
              : std::string("mean (std) over 8 random 90/10 splits"))
      << ", as printed in the paper (" << kDash << " where it has no value).\n\n";
 
+  // Classification results: every entry must be one (a table mixes no tasks).
+  auto task_of = [](const Entry& e) { return string_field(*e.r, "task") == "classification"; };
+  const bool classification = std::any_of(entries.begin(), entries.end(), task_of);
+  if (classification) {
+    for (const auto& e : entries)
+      WHVI_CHECK(task_of(e), "result ", name_of(e), " is a regression result, but others are classification "
+                 "results; render each task in its own table");
+    classification_tables(os, datasets, models, find, paper);
+  } else {
   // RMSE.
   os << "## Test RMSE\n\n";
   {
@@ -446,6 +494,7 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
 
   calibration_table(os, datasets, models, find);
   best_per_dataset(os, datasets, models, find);
+  }
 
   // Footnotes, in table order.
   std::vector<std::string> footnotes;
@@ -538,7 +587,7 @@ std::string render_from_files(const std::vector<std::string>& result_paths, cons
 std::string render_csv_from_files(const std::vector<std::string>& result_paths) {
   std::ostringstream os;
   os << "file,dataset,model,depth,width,params,splits,rmse_mean,rmse_std,mnll_mean,mnll_std,"
-        "mnll_paper_mean,mnll_paper_std\n";
+        "mnll_paper_mean,mnll_paper_std,error_mean,error_std,ece_mean,ece_std\n";
   auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 12) : std::string(); };
   for (const auto& p : result_paths) {
     const json r = load_json_file(p);
@@ -549,9 +598,9 @@ std::string render_csv_from_files(const std::vector<std::string>& result_paths) 
       params = number(object_field((*it)[0], "params"), "total");
     os << '"' << p << "\"," << string_field(r, "dataset") << ',' << string_field(r, "model") << ','
        << num(number(model, "depth")) << ',' << num(number(model, "width")) << ',' << num(params) << ',';
-    const auto rmse = stat_of(r, "rmse");
-    os << (rmse && rmse->n ? std::to_string(*rmse->n) : std::string());
-    for (const char* m : {"rmse", "mnll", "mnll_paper"}) {
+    const auto n_of = stat_of(r, "mnll");
+    os << (n_of && n_of->n ? std::to_string(*n_of->n) : std::string());
+    for (const char* m : {"rmse", "mnll", "mnll_paper", "error", "ece"}) {
       const auto st = stat_of(r, m);
       os << ',' << (st ? fixed(st->mean, 12) : std::string()) << ',' << (st ? num(st->std) : std::string());
     }

@@ -38,6 +38,70 @@ double metric_value(const RegressionMetrics& m, const std::string& name) {
   return 0;
 }
 
+Metrics to_metrics(const RegressionMetrics& m) {
+  Metrics out;
+  for (const char* k : regression_metric_names()) out.emplace_back(k, metric_value(m, k));
+  return out;
+}
+
+const std::vector<const char*>& classification_metric_names() {
+  static const std::vector<const char*> names = {"error", "mnll", "mnll_paper", "ece", "brier"};
+  return names;
+}
+
+ClassificationMetrics classification_metrics(const torch::Tensor& log_p_in, const torch::Tensor& y_in, int n_bins) {
+  WHVI_CHECK_AS(ShapeError, log_p_in.dim() == 3 && y_in.dim() == 1 && log_p_in.size(1) == y_in.size(0) &&
+                                log_p_in.size(0) >= 1 && log_p_in.size(2) >= 2 && n_bins >= 1,
+                "classification_metrics needs log-probabilities [S, N, C] (C >= 2) and labels [N]");
+  ClassificationMetrics m;
+  const int64_t S = log_p_in.size(0), N = log_p_in.size(1), C = log_p_in.size(2);
+  const double nan = std::nan("");
+  if (N == 0) {
+    m.error = m.mnll = m.mnll_paper = m.ece = m.brier = nan;
+    return m;
+  }
+  const auto log_p = log_p_in.to(torch::kFloat64);
+  const auto y = y_in.to(torch::kInt64);
+  WHVI_CHECK(y.min().item<int64_t>() >= 0 && y.max().item<int64_t>() < C, "classification_metrics: a label is "
+             "outside 0..", C - 1);
+  const auto log_mean = torch::logsumexp(log_p, 0) - std::log(static_cast<double>(S));  // [N, C]
+  const auto p_mean = log_mean.exp();
+  const auto idx = y.unsqueeze(1);
+  m.mnll = -log_mean.gather(1, idx).mean().item<double>();
+  m.mnll_paper = -log_p.gather(2, idx.unsqueeze(0).expand({S, N, 1})).mean().item<double>();
+  const auto [conf, pred] = p_mean.max(1);
+  const auto correct = pred.eq(y).to(torch::kFloat64);
+  m.error = 1.0 - correct.mean().item<double>();
+  m.brier = (p_mean - torch::one_hot(y, C).to(torch::kFloat64)).square().sum(1).mean().item<double>();
+  const auto bin = (conf * static_cast<double>(n_bins)).ceil().to(torch::kInt64).sub(1).clamp(0, n_bins - 1);
+  const auto ca = conf.accessor<double, 1>();
+  const auto ka = correct.accessor<double, 1>();
+  const auto ba = bin.accessor<int64_t, 1>();
+  std::vector<double> sum_acc(n_bins, 0.0), sum_conf(n_bins, 0.0);
+  std::vector<int64_t> count(n_bins, 0);
+  for (int64_t i = 0; i < N; ++i) {
+    ++count[ba[i]];
+    sum_acc[ba[i]] += ka[i];
+    sum_conf[ba[i]] += ca[i];
+  }
+  m.ece = 0;
+  for (int b = 0; b < n_bins; ++b) {
+    ReliabilityBin r;
+    r.lo = static_cast<double>(b) / n_bins;
+    r.hi = static_cast<double>(b + 1) / n_bins;
+    r.count = count[b];
+    r.accuracy = count[b] ? sum_acc[b] / count[b] : nan;
+    r.confidence = count[b] ? sum_conf[b] / count[b] : nan;
+    if (count[b]) m.ece += (static_cast<double>(count[b]) / N) * std::fabs(r.accuracy - r.confidence);
+    m.bins.push_back(r);
+  }
+  return m;
+}
+
+Metrics to_metrics(const ClassificationMetrics& m) {
+  return {{"error", m.error}, {"mnll", m.mnll}, {"mnll_paper", m.mnll_paper}, {"ece", m.ece}, {"brier", m.brier}};
+}
+
 torch::Tensor mixture_cdf(const torch::Tensor& f, const torch::Tensor& y, double noise_var) {
   return std_normal_cdf((y.unsqueeze(0) - f) / std::sqrt(noise_var)).mean(0);
 }

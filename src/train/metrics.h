@@ -6,6 +6,8 @@
 // fitted to it), in original units.
 #pragma once
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -45,6 +47,42 @@ torch::Tensor mixture_cdf(const torch::Tensor& f, const torch::Tensor& y, double
 // The mixture's CRPS at each y, [N]. Exact for S <= 512; above, the mean over
 // pairs of distinct samples is estimated from 255 cyclic pairings (unbiased).
 torch::Tensor mixture_crps(const torch::Tensor& f, const torch::Tensor& y, double noise_var);
+
+// Named metric values in the order they are written and tabulated.
+using Metrics = std::vector<std::pair<std::string, double>>;
+Metrics to_metrics(const RegressionMetrics& m);
+
+// ---- classification --------------------------------------------------------------
+//
+// The predictive distribution is the Monte Carlo average of the class
+// probabilities, p̄(c | x) = (1/S) Σ_s p_s(c | x), and the metrics are:
+//   error       fraction of test points whose argmax_c p̄ (first on ties) is not the label
+//   mnll        -mean_n log p̄(y_n | x_n)  (from log-probabilities by log-sum-exp)
+//   mnll_paper  -mean_n mean_s log p_s(y_n | x_n)  (the WHVI authors' convention)
+//   ece         expected calibration error over kEceBins equal-width bins of the
+//               confidence max_c p̄: Σ_b (n_b / N) |accuracy_b - confidence_b|,
+//               bin b = (b/B, (b+1)/B] (a confidence of exactly 0 goes to bin 0)
+//   brier       mean_n Σ_c (p̄_c - [c = y_n])², in [0, 2]
+inline constexpr int kEceBins = 15;
+const std::vector<const char*>& classification_metric_names();
+
+struct ReliabilityBin {
+  double lo = 0, hi = 0;
+  int64_t count = 0;
+  double accuracy = 0, confidence = 0;  // means over the bin's points (NaN when empty)
+};
+
+struct ClassificationMetrics {
+  double error = 0, mnll = 0, mnll_paper = 0, ece = 0, brier = 0;
+  std::vector<ReliabilityBin> bins;  // kEceBins of them
+};
+
+// log_p: [S, N, C] log class probabilities of S samples; y: [N] class indices
+// (any dtype holding integers). Computed in float64. N = 0 gives NaN metrics
+// and empty bins.
+ClassificationMetrics classification_metrics(const torch::Tensor& log_p, const torch::Tensor& y,
+                                             int bins = kEceBins);
+Metrics to_metrics(const ClassificationMetrics& m);
 
 // mean, population std (ddof 0), standard error std/sqrt(n) of values.
 struct Summary {

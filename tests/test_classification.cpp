@@ -1,0 +1,292 @@
+// Classification (issue 10, part 1): the softmax likelihood, the metrics
+// against hand computations, the UCI classification loaders and their bad
+// input, stratified splits, and a classifier end to end through `whvi train`
+// and `whvi eval`.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "common/errors.h"
+#include "common/rng.h"
+#include "common/runtime.h"
+#include "config/config.h"
+#include "data/dataset.h"
+#include "experiment/experiment.h"
+#include "infer/inference.h"
+#include "likelihoods/likelihood.h"
+#include "report/table.h"
+#include "train/metrics.h"
+
+using namespace whvi;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string data_dir() {
+  const char* env = std::getenv("WHVI_DATA_DIR");
+  return env && *env ? env : WHVI_TEST_DATA_DIR;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(SoftmaxLikelihood, NllIsMinusTheLogOfTheNormalisedExponential) {
+  likelihoods::SoftmaxLikelihood lik(3);
+  const auto f = torch::tensor({{1.0, 2.0, 0.5}, {-1.0, 0.0, 3.0}}, torch::kFloat64);
+  const auto y = torch::tensor({1.0, 0.0}, torch::kFloat64);
+  const double z0 = std::exp(1.0) + std::exp(2.0) + std::exp(0.5);
+  const double z1 = std::exp(-1.0) + std::exp(0.0) + std::exp(3.0);
+  const double expected = -(2.0 - std::log(z0)) - (-1.0 - std::log(z1));
+  EXPECT_NEAR(lik.nll_sum(f, y).item<double>(), expected, 1e-12);
+  // to_original gives log class probabilities that sum to one
+  const auto lp = lik.to_original(f);
+  EXPECT_NEAR(lp[0][2].item<double>(), 0.5 - std::log(z0), 1e-12);
+  EXPECT_TRUE(torch::allclose(lp.exp().sum(1), torch::ones({2}, torch::kFloat64)));
+  EXPECT_EQ(lik.out_dim(), 3);
+  EXPECT_STREQ(lik.task(), "classification");
+}
+
+TEST(SoftmaxLikelihood, SampledLabelsFollowTheClassProbabilities) {
+  likelihoods::SoftmaxLikelihood lik(3);
+  const auto f = torch::log(torch::tensor({0.2, 0.5, 0.3}, torch::kFloat64)).repeat({40000, 1});
+  const auto s = lik.sample(f, make_generator(5)).to(torch::kInt64);
+  for (int c = 0; c < 3; ++c) {
+    const double share = s.eq(c).to(torch::kFloat64).mean().item<double>();
+    const double want[3] = {0.2, 0.5, 0.3};
+    EXPECT_NEAR(share, want[c], 0.01) << c;
+  }
+}
+
+// Two Monte Carlo samples of three test points, three classes, numbers chosen
+// away from the bin edges (multiples of 1/15); every metric by hand.
+TEST(ClassificationMetrics, MatchHandComputations) {
+  const double s0[3][3] = {{.72, .18, .10}, {.12, .60, .28}, {.20, .20, .60}};
+  const double s1[3][3] = {{.52, .38, .10}, {.32, .40, .28}, {.30, .30, .40}};
+  auto p = torch::empty({2, 3, 3}, torch::kFloat64);
+  for (int n = 0; n < 3; ++n)
+    for (int c = 0; c < 3; ++c) p[0][n][c] = s0[n][c], p[1][n][c] = s1[n][c];
+  const auto y = torch::tensor({0, 2, 2}, torch::kInt64);
+  const auto m = train::classification_metrics(p.log(), y);
+  // mean probabilities: [.62 .28 .10], [.22 .50 .28], [.25 .25 .50]; predictions 0, 1, 2
+  EXPECT_NEAR(m.error, 1.0 / 3.0, 1e-12);
+  EXPECT_NEAR(m.mnll, -(std::log(.62) + std::log(.28) + std::log(.50)) / 3.0, 1e-12);
+  EXPECT_NEAR(m.mnll_paper,
+              -((std::log(.72) + std::log(.52)) / 2 + (std::log(.28) + std::log(.28)) / 2 +
+                (std::log(.60) + std::log(.40)) / 2) / 3.0,
+              1e-12);
+  const double b0 = .38 * .38 + .28 * .28 + .10 * .10, b1 = .22 * .22 + .50 * .50 + .72 * .72,
+               b2 = .25 * .25 + .25 * .25 + .50 * .50;
+  EXPECT_NEAR(m.brier, (b0 + b1 + b2) / 3.0, 1e-12);
+  // confidences .62 (bin 9, correct) and .50, .50 (bin 7: one right, one wrong)
+  EXPECT_NEAR(m.ece, (1.0 / 3.0) * (1.0 - .62), 1e-12);
+  ASSERT_EQ(m.bins.size(), 15u);
+  EXPECT_EQ(m.bins[9].count, 1);
+  EXPECT_EQ(m.bins[7].count, 2);
+  EXPECT_NEAR(m.bins[7].accuracy, 0.5, 1e-12);
+  EXPECT_NEAR(m.bins[7].confidence, 0.5, 1e-12);
+  EXPECT_NEAR(m.bins[9].lo, 9.0 / 15.0, 1e-15);
+  int64_t total = 0;
+  for (const auto& b : m.bins) total += b.count;
+  EXPECT_EQ(total, 3);
+  EXPECT_TRUE(std::isnan(m.bins[0].accuracy));
+}
+
+// A perfectly calibrated predictor has ECE ~ 0 on many points; an
+// overconfident one has ECE = confidence - accuracy.
+TEST(ClassificationMetrics, EceOfCalibratedAndOverconfidentPredictors) {
+  const int64_t N = 200000;
+  auto gen = make_generator(9);
+  const auto y_cal = torch::bernoulli(torch::full({N}, 0.3, torch::kFloat64), gen);  // P(class 1) = .3
+  auto lp = torch::log(torch::tensor({0.7, 0.3}, torch::kFloat64)).repeat({1, N, 1});
+  EXPECT_LT(train::classification_metrics(lp, y_cal).ece, 0.005);
+  const auto over = torch::log(torch::tensor({0.95, 0.05}, torch::kFloat64)).repeat({1, N, 1});
+  const auto m = train::classification_metrics(over, y_cal);
+  EXPECT_NEAR(m.ece, 0.95 - 0.7, 0.005);
+  EXPECT_NEAR(m.error, 0.3, 0.005);
+}
+
+TEST(ClassificationMetrics, UnderflowingProbabilitiesStayFinite) {
+  // log-probabilities far below exp's range: the mean over samples by log-sum-exp
+  auto lp = torch::full({2, 1, 2}, -2000.0, torch::kFloat64);
+  lp[0][0][0] = 0.0, lp[1][0][0] = 0.0;
+  const auto m = train::classification_metrics(lp, torch::tensor({1}, torch::kInt64));
+  EXPECT_NEAR(m.mnll, 2000.0, 1e-9);
+  EXPECT_TRUE(std::isfinite(m.mnll_paper));
+  EXPECT_EQ(m.error, 1.0);
+}
+
+TEST(ClassTable, ParsesArffWithHeaderCommentsAndCrlf) {
+  const std::string text =
+      "% a comment\r\n@RELATION eye\r\n\r\n@ATTRIBUTE a NUMERIC\r\n@ATTRIBUTE b NUMERIC\r\n"
+      "@ATTRIBUTE eyeDetection {1,0}\r\n@DATA\r\n1.5,2,0\r\n% inside\r\n-3,4e1,1\r\n\r\n";
+  const auto d = data::parse_class_table(text, -1, true, "t.arff");
+  ASSERT_EQ(d.x.size(0), 2);
+  EXPECT_EQ(d.num_classes, 2);
+  EXPECT_EQ(d.class_names, (std::vector<std::string>{"1", "0"}));  // the declared order
+  EXPECT_EQ(d.y[0][0].item<double>(), 1.0);  // label "0" is class 1
+  EXPECT_EQ(d.x[1][1].item<double>(), 40.0);
+}
+
+TEST(ClassTable, LabelFirstColumnAndSortedClassNames) {
+  const auto d = data::parse_class_table("T,1,2\nA,3,4\nT,5,6\n", 0, false, "t.data");
+  EXPECT_EQ(d.class_names, (std::vector<std::string>{"A", "T"}));
+  EXPECT_EQ(d.y[0][0].item<double>(), 1.0);
+  EXPECT_EQ(d.x[1][0].item<double>(), 3.0);
+}
+
+TEST(ClassTable, BadFilesGetErrorsNamingLineAndFix) {
+  auto err = [](const std::string& text, bool arff = false) {
+    return error_of([&] { data::parse_class_table(text, -1, arff, "f.csv"); });
+  };
+  EXPECT_TRUE(contains(err("1,2,g\n3,h\n"), "line 2: 2 columns, but the first row has 3")) << err("1,2,g\n3,h\n");
+  EXPECT_TRUE(contains(err("1,?,g\n2,3,h\n"), "line 1, column 2: '?' is not a finite number"));
+  EXPECT_TRUE(contains(err("1,nan,g\n2,3,h\n"), "not a finite number"));
+  EXPECT_TRUE(contains(err("1,2,g\n3,4,g\n"), "only one class"));
+  EXPECT_TRUE(contains(err(""), "no data rows"));
+  EXPECT_TRUE(contains(err("@attribute c {0,1}\n@data\n1,2,7\n", true), "class '7' is not among the classes"));
+  EXPECT_TRUE(contains(err("@relation x\n1,2,0\n", true), "neither an ARFF header line"));
+  EXPECT_TRUE(contains(err("@relation x\n", true), "no @data line"));
+  EXPECT_TRUE(contains(err("1,2,\n3,4,h\n"), "the class label (column 3) is empty"));
+}
+
+TEST(ClassData, UciSetsLoadWithTheirDocumentedShapes) {
+  const std::string dir = data_dir();
+  if (!fs::exists(fs::path(dir) / "uci-class")) GTEST_SKIP() << "no uci-class data under " << dir;
+  struct Want {
+    const char* name;
+    int64_t rows, dims, classes;
+    int64_t first_class_count;
+  };
+  for (const Want w : {Want{"eeg", 14980, 14, 2, 8257}, Want{"magic", 19020, 10, 2, 12332},
+                       Want{"letter", 20000, 16, 26, 789}}) {
+    const auto d = data::load_uci_class(w.name, dir);
+    EXPECT_EQ(d.x.size(0), w.rows) << w.name;
+    EXPECT_EQ(d.x.size(1), w.dims) << w.name;
+    EXPECT_EQ(d.num_classes, w.classes) << w.name;
+    EXPECT_EQ(d.y.eq(0).sum().item<int64_t>(), w.first_class_count) << w.name;
+  }
+  EXPECT_TRUE(contains(error_of([&] { data::load_uci_class("eeg", "/nonexistent"); }), "WHVI_DATA_DIR"));
+}
+
+TEST(ClassData, StratifiedSplitsKeepEachClassShareAndAreDisjoint) {
+  data::RegressionData d;
+  const int64_t n = 1003;
+  d.x = torch::randn({n, 2}, make_generator(1)).to(torch::kFloat64);
+  d.y = torch::empty({n, 1}, torch::kFloat64);
+  std::vector<int64_t> per_class(3, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = i < 700 ? 0 : i < 950 ? 1 : 2;
+    d.y[i][0] = static_cast<double>(c);
+    ++per_class[c];
+  }
+  d.num_classes = 3;
+  d.name = "t";
+  const auto splits = data::make_splits(d, "stratified", 3, 11, 0.9);
+  ASSERT_EQ(splits.size(), 3u);
+  for (const auto& s : splits) {
+    std::vector<int64_t> seen(n, 0), tr(3, 0);
+    for (auto i : s.train) ++seen[i], ++tr[static_cast<int64_t>(d.y[i][0].item<double>())];
+    for (auto i : s.test) ++seen[i];
+    for (auto v : seen) ASSERT_EQ(v, 1);  // disjoint cover
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(tr[c], std::llround(0.9 * per_class[c])) << c;
+  }
+  EXPECT_NE(splits[0].test, splits[1].test);
+  EXPECT_EQ(data::make_splits(d, "stratified", 3, 11, 0.9)[2].test, splits[2].test);  // deterministic
+  data::RegressionData reg = d;
+  reg.num_classes = 0;
+  EXPECT_TRUE(contains(error_of([&] { data::make_splits(reg, "stratified", 1, 0, 0.9); }),
+                       "needs a classification data set"));
+  // classification targets are not standardised
+  const auto p = data::prepare_split(d, splits[0]);
+  EXPECT_TRUE(torch::equal(p.y_train, p.y_train_raw));
+}
+
+TEST(ClassLikelihood, KindMustFitTheData) {
+  const auto soft = config::Config::parse("data: {dataset: yacht}\nlikelihood: {kind: softmax}\n", "a.yaml");
+  EXPECT_TRUE(contains(error_of([&] { likelihoods::make_likelihood(soft, 0, 1, 0); }), "set likelihood.kind: gaussian"));
+  const auto gauss = config::Config::parse("data: {dataset: eeg}\n", "b.yaml");
+  EXPECT_TRUE(contains(error_of([&] { likelihoods::make_likelihood(gauss, 0, 1, 2); }), "set likelihood.kind: softmax"));
+  const auto sghmc = config::Config::parse("data: {dataset: eeg}\nlikelihood: {kind: softmax}\nmodel: {kind: sghmc}\n", "c.yaml");
+  EXPECT_TRUE(contains(error_of([&] { infer::make_inference(3, sghmc, 0, 1, make_generator(1), 2); }),
+                       "supports regression only"));
+}
+
+// A small separable problem written as an ARFF file in a data folder of its
+// own: train, evaluate, resume, and evaluate again from the checkpoint.
+TEST(ClassExperiment, TrainsEvaluatesAndReproducesFromItsCheckpoint) {
+  set_threads(1);
+  const fs::path dir = fs::temp_directory_path() / "whvi_class_exp";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "uci-class" / "eeg");
+  {
+    std::ofstream f(dir / "uci-class" / "eeg" / "EEG_Eye_State.arff");
+    f << "@relation toy\n@attribute a numeric\n@attribute b numeric\n@attribute c {0,1}\n@data\n";
+    auto g = make_generator(4);
+    const auto x = torch::randn({400, 2}, g, torch::kFloat64);
+    for (int64_t i = 0; i < 400; ++i) {
+      const double a = x[i][0].item<double>(), b = x[i][1].item<double>();
+      f << a << ',' << b << ',' << (a + 0.5 * b > 0 ? 1 : 0) << '\n';
+    }
+  }
+  std::ofstream(dir / "exp.yaml") << "data: {dataset: eeg, dir: '" << dir.string()
+                                  << "', protocol: stratified, splits: 2}\nlikelihood: {kind: softmax}\n"
+                                     "model: {kind: whvi, width: 16}\n"
+                                     "training: {steps: 400, steps_fixed_noise: 0, log_every: 100000}\n"
+                                     "evaluation: {mc_samples: 8}\noutput: {dir: '"
+                                  << dir.string() << "', plot: false}\n";
+  experiment::TrainOptions o;
+  o.config_path = (dir / "exp.yaml").string();
+  const auto doc = experiment::run_train(o);
+  EXPECT_EQ(doc["task"], "classification");
+  EXPECT_EQ(doc["classes"], json({"0", "1"}));
+  const auto& s0 = doc["splits"][0];
+  EXPECT_LT(s0["error"].get<double>(), 0.15);
+  EXPECT_EQ(s0["n_test"].get<int64_t>(), 40);
+  EXPECT_EQ(s0["reliability"].size(), 15u);
+  EXPECT_TRUE(s0["noise_var"].is_null());
+  for (const char* k : {"error", "mnll", "mnll_paper", "ece", "brier"})
+    EXPECT_EQ(doc["summary"][k]["n"].get<int64_t>(), 2) << k;
+  EXPECT_FALSE(doc["summary"].contains("rmse"));
+  EXPECT_TRUE(fs::exists(dir / "exp-reliability.csv"));
+  EXPECT_EQ(doc["reliability"]["bins"].size(), 15u);
+  // eval from the checkpoint gives the training-time numbers
+  experiment::EvalOptions eo;
+  eo.checkpoint = (dir / "exp" / "split-01.ckpt").string();
+  const auto e = experiment::run_eval(eo);
+  for (const char* k : {"error", "mnll", "mnll_paper", "ece", "brier"})
+    EXPECT_EQ(e[k], doc["splits"][1][k]) << k;
+  // resume trusts finished classification splits
+  o.resume = true;
+  const auto again = experiment::run_train(o);
+  EXPECT_EQ(again["summary"], doc["summary"]);
+  // the table renders it, and refuses to mix it with regression
+  std::ofstream(dir / "r.json") << doc.dump();
+  const auto md = report::render_from_files({(dir / "r.json").string()}, "", "t");
+  EXPECT_TRUE(contains(md, "## Test error")) << md;
+  EXPECT_TRUE(contains(md, "WHVI ECE")) << md;
+  json reg = doc;
+  reg["task"] = "regression";
+  reg["dataset"] = "yacht";
+  std::ofstream(dir / "g.json") << reg.dump();
+  EXPECT_TRUE(contains(error_of([&] {
+                         report::render_from_files({(dir / "r.json").string(), (dir / "g.json").string()}, "", "t");
+                       }),
+                       "render each task in its own table"));
+  fs::remove_all(dir);
+}
