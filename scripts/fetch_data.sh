@@ -8,6 +8,8 @@
 # Usage: scripts/fetch_data.sh [--dir DIR] [DATASET ...]
 #   DATASET   aliases or folder names (default: all 9):
 #             boston concrete energy kin8nm naval power protein wine yacht
+#             and the classification sets of Table 13, into <dir>/uci-class/<name>/,
+#             from the UCI repository: eeg magic letter
 #   --dir DIR where to put uci/ (default: data/ in the repository root)
 #   --list    print the data sets and exit
 # Idempotent: files already present (non-empty) are not downloaded again.
@@ -32,7 +34,13 @@ protein protein-tertiary-structure 45730 5
 wine wine-quality-red 1599 20
 yacht yacht 308 20"
 
-usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# classification: alias file rows URL (UCI repository)
+UCI=https://archive.ics.uci.edu/ml/machine-learning-databases
+CLASS_TABLE="eeg EEG_Eye_State.arff 14980 ${UCI}/00264/EEG%20Eye%20State.arff
+magic magic04.data 19020 ${UCI}/magic/magic04.data
+letter letter-recognition.data 20000 ${UCI}/letter-recognition/letter-recognition.data"
+
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "fetch_data.sh: $*" >&2; exit 1; }
 
 names=()
@@ -40,7 +48,10 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) [[ $# -ge 2 ]] || die "--dir needs a folder"; DIR="$2"; shift 2 ;;
     --dir=*) DIR="${1#--dir=}"; shift ;;
-    --list) echo "$TABLE" | awk '{printf "%-9s -> uci/%s (%d rows, %d splits)\n", $1, $2, $3, $4}'; exit 0 ;;
+    --list)
+      echo "$TABLE" | awk '{printf "%-9s -> uci/%s (%d rows, %d splits)\n", $1, $2, $3, $4}'
+      echo "$CLASS_TABLE" | awk '{printf "%-9s -> uci-class/%s/%s (%d rows)\n", $1, $1, $2, $3}'
+      exit 0 ;;
     -h|--help) usage; exit 0 ;;
     -*) usage >&2; die "unknown option '$1'" ;;
     *) names+=("$1"); shift ;;
@@ -48,7 +59,7 @@ while [[ $# -gt 0 ]]; do
 done
 command -v curl >/dev/null || die "curl is not installed (Debian: sudo apt-get install curl)"
 if [[ ${#names[@]} -eq 0 ]]; then
-  mapfile -t names < <(echo "$TABLE" | awk '{print $1}')
+  mapfile -t names < <(echo "$TABLE" | awk '{print $1}'; echo "$CLASS_TABLE" | awk '{print $1}')
 fi
 
 # Downloads $1 (URL) to $2 unless $2 exists and is non-empty; atomic via a temp file.
@@ -67,8 +78,21 @@ fetch() {
 
 n_downloaded=0
 for name in "${names[@]}"; do
+  crow="$(echo "$CLASS_TABLE" | awk -v n="$name" '$1 == n')"
+  if [[ -n "$crow" ]]; then
+    read -r alias file rows url <<<"$crow"
+    dest="${DIR}/uci-class/${alias}"
+    mkdir -p "$dest"
+    echo "${alias}: ${dest}"
+    fetch "$url" "${dest}/${file}"
+    # data rows: lines with a comma that are not ARFF header or comment lines
+    got_rows="$(grep -v '^[[:space:]]*[@%]' "${dest}/${file}" | grep -c ',' || true)"
+    [[ "$got_rows" == "$rows" ]] ||
+      die "${dest}/${file} has ${got_rows} data rows, expected ${rows}; delete it and retry"
+    continue
+  fi
   row="$(echo "$TABLE" | awk -v n="$name" '$1 == n || $2 == n')"
-  [[ -n "$row" ]] || die "unknown data set '$name'; known: $(echo "$TABLE" | awk '{printf "%s ", $1}')"
+  [[ -n "$row" ]] || die "unknown data set '$name'; known: $(echo "$TABLE" | awk '{printf "%s ", $1}')$(echo "$CLASS_TABLE" | awk '{printf "%s ", $1}')"
   read -r alias folder rows splits <<<"$row"
   dest="${DIR}/uci/${folder}"
   mkdir -p "$dest"
@@ -89,7 +113,7 @@ for name in "${names[@]}"; do
 done
 
 abs_dir="$(cd "$DIR" && pwd)"
-echo "done: ${n_downloaded} file(s) downloaded; data sets are in ${abs_dir}/uci/"
+echo "done: ${n_downloaded} file(s) downloaded; data sets are in ${abs_dir}/uci/ and ${abs_dir}/uci-class/"
 echo "point whvi at them with either"
 echo "  export WHVI_DATA_DIR=${abs_dir}"
 echo "or, in the experiment config,"

@@ -290,3 +290,159 @@ TEST(ClassExperiment, TrainsEvaluatesAndReproducesFromItsCheckpoint) {
                        "render each task in its own table"));
   fs::remove_all(dir);
 }
+
+// ---- Variational Structured Dropout (issue 10, part 3) --------------------------
+
+namespace {
+config::Config vsd_cfg(const std::string& extra = "") {
+  return config::Config::parse("model: {kind: vsd" + extra + "}\n", "vsd.yaml");
+}
+torch::Tensor param(models::BayesianLayer& l, const std::string& name) {
+  for (const auto& p : l.named_parameters())
+    if (p.key() == name) return p.value();
+  ADD_FAILURE() << "no parameter " << name;
+  return {};
+}
+}  // namespace
+
+TEST(Vsd, HouseholderProductIsOrthogonalAndEqualsTheExplicitProduct) {
+  const auto vs = torch::randn({3, 5}, make_generator(2)).to(torch::kFloat64);
+  const auto u = models::householder_product(vs);
+  EXPECT_TRUE(torch::allclose(torch::matmul(u, u.t()), torch::eye(5, torch::kFloat64), 1e-12, 1e-12));
+  auto want = torch::eye(5, torch::kFloat64);
+  for (int t = 0; t < 3; ++t) {
+    const auto v = vs[t];
+    const auto h = torch::eye(5, torch::kFloat64) - 2.0 * torch::outer(v, v) / v.dot(v);
+    want = torch::matmul(h, want);  // H_T ... H_1
+  }
+  EXPECT_TRUE(torch::allclose(u, want, 1e-12, 1e-12));
+}
+
+// Eq. 5 is the KL of the column marginals N(θ_j, D_j Σ D_j) against the
+// Gaussian prior with the empirical-Bayes variances θ_ij² (1 + Σ_ii): the
+// same number from explicit covariance matrices, and those variances are
+// where that KL is smallest.
+TEST(Vsd, Eq5IsTheEmpiricalBayesKlOfTheColumnMarginals) {
+  auto g = make_generator(3);
+  const int64_t K = 3, Q = 2;
+  const auto theta = torch::randn({K, Q}, g).to(torch::kFloat64);
+  const auto log_alpha = torch::randn({K}, g).to(torch::kFloat64);
+  const auto u = models::householder_product(torch::randn({2, K}, g).to(torch::kFloat64));
+  const auto sigma = torch::matmul(torch::matmul(u, torch::diag(log_alpha.exp())), u.t());
+  auto kl_at = [&](const torch::Tensor& prior_var /*[K, Q]*/) {
+    double total = 0;
+    for (int64_t j = 0; j < Q; ++j) {
+      const auto d = torch::diag(theta.select(1, j));
+      const auto s = torch::matmul(torch::matmul(d, sigma), d);
+      const auto pv = prior_var.select(1, j);
+      total += 0.5 * ((torch::diagonal(s) / pv).sum() + (theta.select(1, j).square() / pv).sum() -
+                      static_cast<double>(K) + pv.log().sum() - torch::logdet(s))
+                         .item<double>();
+    }
+    return total;
+  };
+  const auto eb = theta.square() * (1.0 + torch::diagonal(sigma)).unsqueeze(1);
+  EXPECT_NEAR(kl_at(eb), models::vsd_kl(log_alpha, u, Q).item<double>(), 1e-9);
+  for (double f : {0.9, 1.1}) {
+    auto p = eb.clone();
+    p[1][0] *= f;
+    EXPECT_GT(kl_at(p), kl_at(eb)) << f;
+  }
+  // T = 0 (U = I): the known Gaussian-dropout form (Q/2) Σ log(1 + 1/α)
+  EXPECT_NEAR(models::vsd_kl(log_alpha, torch::eye(K, torch::kFloat64), Q).item<double>(),
+              0.5 * Q * torch::log1p((-log_alpha).exp()).sum().item<double>(), 1e-12);
+}
+
+// The noise a VSD layer multiplies its inputs with has mean 1 and covariance
+// U diag(α) Uᵀ (checked with Θ = I so the outputs are the noise itself).
+TEST(Vsd, LayerNoiseHasTheStructuredCovariance) {
+  for (int T : {1, 2}) {
+    const auto cfg = vsd_cfg(", vsd: {householder: " + std::to_string(T) + ", init_dropout: 0.3}");
+    auto layer = models::make_layer("vsd", 4, 4, cfg, {false, make_generator(7)});
+    {
+      torch::NoGradGuard ng;
+      param(*layer, "w").copy_(torch::eye(4));
+      param(*layer, "b").zero_();
+      param(*layer, "log_alpha").copy_(torch::tensor({-1.0, -0.5, 0.0, -2.0}));
+    }
+    const int64_t N = 200000;
+    const auto y = layer->forward(torch::ones({N, 4}), models::Mode::kSample, make_generator(8)).to(torch::kFloat64);
+    std::vector<torch::Tensor> vs = {param(*layer, "v1").to(torch::kFloat64)};
+    if (T == 2) vs.push_back(torch::matmul(param(*layer, "a1").to(torch::kFloat64), vs[0]) + param(*layer, "c1"));
+    const auto u = models::householder_product(torch::stack(vs));
+    const auto cov_want =
+        torch::matmul(torch::matmul(u, torch::diag(torch::tensor({-1.0, -0.5, 0.0, -2.0}, torch::kFloat64).exp())), u.t());
+    const auto c = y - y.mean(0);
+    const auto cov = torch::matmul(c.t(), c) / static_cast<double>(N);
+    EXPECT_TRUE(torch::allclose(y.mean(0), torch::ones({4}, torch::kFloat64), 0, 0.01)) << T;
+    EXPECT_TRUE(torch::allclose(cov, cov_want, 0, 0.015)) << T << "\n" << cov << "\n" << cov_want;
+    // the layer's KL is eq. 5 of its parameters
+    EXPECT_NEAR(layer->kl().item<double>(),
+                models::vsd_kl(param(*layer, "log_alpha").to(torch::kFloat64), u, 4).item<double>(), 1e-4);
+    // the mean network is the deterministic layer
+    EXPECT_TRUE(torch::allclose(layer->forward(torch::ones({2, 4}), models::Mode::kMean), torch::ones({2, 4})));
+  }
+}
+
+// With the prior hierarchy the KL gains Σ_i KL(LogNormal(m_i, s_i²) ‖ Gamma(a, b)):
+// the closed form against a Monte Carlo estimate of E_q[log q(z) - log p(z)].
+TEST(Vsd, HierarchicalKlAddsTheLogNormalGammaKl) {
+  const auto cfg = vsd_cfg(", vsd: {hierarchical: true, z_prior_shape: 2.0, z_prior_rate: 1.5}");
+  auto layer = models::make_layer("vsd", 3, 2, cfg, {false, make_generator(9)});
+  const std::vector<double> m = {0.2, -0.3, 0.1}, lv = {std::log(0.25), std::log(0.04), std::log(0.5)};
+  {
+    torch::NoGradGuard ng;
+    param(*layer, "z_m").copy_(torch::tensor(m));
+    param(*layer, "z_logvar").copy_(torch::tensor(lv));
+  }
+  const auto u = models::householder_product(param(*layer, "v1").to(torch::kFloat64).unsqueeze(0));
+  const double base = models::vsd_kl(param(*layer, "log_alpha").to(torch::kFloat64), u, 2).item<double>();
+  auto gen = make_generator(10);
+  double mc = 0;
+  const double a = 2.0, b = 1.5;
+  for (int i = 0; i < 3; ++i) {
+    const double s = std::exp(0.5 * lv[i]);
+    const auto eps = torch::randn({400000}, gen, torch::kFloat64);
+    const auto logz = m[i] + s * eps;
+    const auto log_q = -0.5 * eps.square() - std::log(s) - 0.5 * std::log(2 * M_PI) - logz;
+    const auto log_p = a * std::log(b) - std::lgamma(a) + (a - 1) * logz - b * logz.exp();
+    mc += (log_q - log_p).mean().item<double>();
+  }
+  EXPECT_NEAR(layer->kl().item<double>() - base, mc, 0.01);
+}
+
+TEST(Mnist, MiniLoadsWithItsSplitScaledPixelsAndKnownLabels) {
+  const std::string dir = data_dir();
+  if (!fs::exists(fs::path(dir) / "mnist-mini")) GTEST_SKIP() << "no mnist-mini under " << dir;
+  const auto d = data::load_mnist("mnist-mini", dir);
+  EXPECT_EQ(d.x.size(0), 3000);
+  EXPECT_EQ(d.x.size(1), 784);
+  EXPECT_EQ(d.num_classes, 10);
+  EXPECT_GE(d.x.min().item<double>(), 0.0);
+  EXPECT_LE(d.x.max().item<double>(), 1.0);
+  ASSERT_EQ(d.std_train.size(), 1u);
+  EXPECT_EQ(d.std_train[0].size(), 2000u);
+  EXPECT_EQ(d.std_test[0].front(), 2000);
+  const std::vector<double> first_train = {5, 0, 4, 1, 9, 2, 1, 3}, first_test = {7, 2, 1, 0, 4};
+  for (size_t i = 0; i < first_train.size(); ++i) EXPECT_EQ(d.y[i][0].item<double>(), first_train[i]);
+  for (size_t i = 0; i < first_test.size(); ++i) EXPECT_EQ(d.y[2000 + i][0].item<double>(), first_test[i]);
+  // pixels are not standardised
+  const auto p = data::prepare_split(d, {d.std_train[0], d.std_test[0]});
+  EXPECT_TRUE(torch::equal(p.x_train, d.x.narrow(0, 0, 2000)));
+}
+
+TEST(Mnist, BadIdxFilesGetClearErrors) {
+  auto be = [](uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  const std::string im = be(0x803) + be(2) + be(2) + be(2) + std::string(8, '\x10');
+  const std::string lb = be(0x801) + be(2) + std::string{1, 9};
+  EXPECT_NO_THROW(data::parse_idx(im, lb, "f"));
+  EXPECT_TRUE(contains(error_of([&] { data::parse_idx("\x1f\x8b" + im, lb, "f"); }), "gzip"));
+  EXPECT_TRUE(contains(error_of([&] { data::parse_idx(im.substr(0, im.size() - 1), lb, "f"); }), "truncated"));
+  EXPECT_TRUE(contains(error_of([&] { data::parse_idx(im, be(0x801) + be(3) + std::string{1, 9, 2}, "f"); }),
+                       "2 images but 3 labels"));
+  EXPECT_TRUE(contains(error_of([&] { data::parse_idx(im, be(0x801) + be(2) + std::string{1, 12}, "f"); }),
+                       "MNIST labels are 0..9"));
+}

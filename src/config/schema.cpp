@@ -25,7 +25,7 @@ Param B(std::string key, std::string def, std::string help) {
 const std::vector<Param>& schema() {
   static const std::vector<Param> params = {
       // ---- data
-      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter: needs likelihood.kind softmax), 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear), or a path to a folder in the UCI layout"),
+      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) or MNIST (mnist-mini, mnist): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear), or a path to a folder in the UCI layout"),
       S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
       S("data.protocol", "paper", {"paper", "standard", "stratified"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits; stratified (classification): random splits that keep each class's share"),
       I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),
@@ -35,11 +35,11 @@ const std::vector<Param>& schema() {
       I("data.synthetic_rows", "0", 0, 10000000, "rows of a synthetic:<name> problem (0: the problem's default)"),
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
       // ---- model
-      S("model.kind", "whvi", {"whvi", "mfg", "mcd", "nf-whvi", "nng", "sghmc"}, "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi: variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network)"),
+      S("model.kind", "whvi", {"whvi", "mfg", "mcd", "nf-whvi", "vsd", "nng", "sghmc"}, "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd: variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network)"),
       I("model.depth", "2", 0, 64, "number of hidden layers"),
       I("model.width", "128", 1, 1 << 20, "units per hidden layer"),
       S("model.activation", "relu", {"relu", "cos", "tanh"}, "hidden activation"),
-      S("model.output_layer", "auto", {"auto", "mfg", "same"}, "output layer kind: auto = mfg for whvi, nf-whvi and mfg, a dropout-free linear layer for mcd, an nng layer for nng, a linear layer for sghmc; same = the hidden layers' kind"),
+      S("model.output_layer", "auto", {"auto", "mfg", "same"}, "output layer kind: auto = mfg for whvi, nf-whvi and mfg, a dropout-free linear layer for mcd, an nng layer for nng, a vsd layer for vsd, a linear layer for sghmc; same = the hidden layers' kind"),
       F("model.whvi.prior_var", "1.0", 1e-12, kInf, "lambda: prior N(0, lambda I) on g (chosen on validation data, README; the paper says 1e-5)"),
       F("model.whvi.init_g_mean_std", "0.7071067811865476", 0, kInf, "g mean initialised N(0, s^2): s = 1/sqrt(2) gives W a He-scale variance with kaiming-uniform S1, S2"),
       F("model.whvi.init_g_logvar", "-9.2103403719761836", -50, 10, "initial log variance of g (default log(1e-4): starts near a deterministic net)"),
@@ -53,6 +53,11 @@ const std::vector<Param>& schema() {
       F("model.mcd.dropout", "0.1", 0, 0.99, "dropout rate after each hidden linear layer, active at test time (chosen on validation data, README; the paper used 0.005)"),
       F("model.mcd.length_scale", "1.0", 0, kInf, "prior length-scale l: KL term (1-p) l^2/2 |W|^2 + l^2/2 |b|^2 (Gal & Ghahramani; chosen on validation data, README; the paper's code used 0.01)"),
       I("model.nf_whvi.flows", "3", 0, 1000, "planar flows on each WHVI layer's g (paper: 10 on the toy problem, 3 on the CNNs); the other settings are model.whvi.*"),
+      I("model.vsd.householder", "1", 0, 16, "T: Householder reflections of VSD's noise covariance U diag(alpha) U^T (paper: 1 or 2 at scale; 0 = Gaussian dropout); v_{t+1} = A_t v_t + c_t"),
+      F("model.vsd.init_dropout", "0.1", 1e-4, 0.99, "initial alpha = p / (1 - p) of VSD's multiplicative noise (Gaussian dropout with rate p)"),
+      B("model.vsd.hierarchical", "false", "VSD's prior hierarchy (paper 3.3): a scale z per input unit, q(z) LogNormal, p(z) Gamma(shape, rate)"),
+      F("model.vsd.z_prior_shape", "1.0", 1e-6, kInf, "a: Gamma(a, rate b) prior on z (model.vsd.hierarchical)"),
+      F("model.vsd.z_prior_rate", "1.0", 1e-6, kInf, "b: Gamma(a, rate b) prior on z (model.vsd.hierarchical)"),
       F("model.nng.prior_var", "1.0", 1e-12, kInf, "eta: prior N(0, eta I) on the weights (authors' UCI config: 1)"),
       F("model.nng.kl_weight", "1.0", 1e-12, kInf, "lambda: the KL weight (1: the ELBO)"),
       F("model.nng.lr", "0.01", 0, 10, "alpha: step of the mean update (authors: 0.01)"),

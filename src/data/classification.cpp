@@ -177,4 +177,82 @@ RegressionData load_uci_class(const std::string& name, const std::string& data_d
   return d;
 }
 
+namespace {
+
+uint32_t be32(const std::string& b, size_t off) {
+  return (static_cast<uint32_t>(static_cast<unsigned char>(b[off])) << 24) |
+         (static_cast<uint32_t>(static_cast<unsigned char>(b[off + 1])) << 16) |
+         (static_cast<uint32_t>(static_cast<unsigned char>(b[off + 2])) << 8) |
+         static_cast<uint32_t>(static_cast<unsigned char>(b[off + 3]));
+}
+
+std::string read_bytes(const fs::path& p) {
+  std::error_code ec;
+  WHVI_CHECK(fs::is_regular_file(p, ec), "'", p.string(), "' not found. Point data.dir or WHVI_DATA_DIR at the "
+             "folder that holds it (MNIST's IDX files: train-images-idx3-ubyte, train-labels-idx1-ubyte, "
+             "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte)");
+  std::ifstream f(p, std::ios::binary);
+  WHVI_CHECK(f.good(), "cannot open '", p.string(), "' for reading; check its permissions");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+bool is_mnist_dataset(const std::string& name) { return name == "mnist" || name == "mnist-mini"; }
+
+RegressionData parse_idx(const std::string& im, const std::string& lb, const std::string& what) {
+  WHVI_CHECK(im.size() >= 16 && be32(im, 0) == 0x00000803, what, ": the image file does not start with the IDX "
+             "magic number 0x00000803 (unsigned bytes, 3 dimensions); is it gzip-compressed? (gunzip it)");
+  WHVI_CHECK(lb.size() >= 8 && be32(lb, 0) == 0x00000801, what, ": the label file does not start with the IDX "
+             "magic number 0x00000801 (unsigned bytes, 1 dimension); is it gzip-compressed? (gunzip it)");
+  const uint64_t n = be32(im, 4), rows = be32(im, 8), cols = be32(im, 12), nl = be32(lb, 4);
+  WHVI_CHECK(n == nl, what, ": ", n, " images but ", nl, " labels");
+  WHVI_CHECK(n >= 1 && rows >= 1 && cols >= 1 && rows * cols <= (1u << 20), what, ": a header of ", n, " images of ",
+             rows, " x ", cols, " pixels is not usable");
+  WHVI_CHECK(im.size() == 16 + n * rows * cols, what, ": the image file has ", im.size(), " bytes, its header (", n,
+             " images of ", rows, " x ", cols, ") needs ", 16 + n * rows * cols, "; the file is truncated or padded");
+  WHVI_CHECK(lb.size() == 8 + n, what, ": the label file has ", lb.size(), " bytes, its header (", n,
+             " labels) needs ", 8 + n);
+  RegressionData d;
+  const auto N = static_cast<int64_t>(n), P = static_cast<int64_t>(rows * cols);
+  d.x = torch::from_blob(const_cast<char*>(im.data() + 16), {N, P}, torch::kUInt8).to(torch::kFloat64) / 255.0;
+  d.y = torch::empty({N, 1}, torch::kFloat64);
+  for (int64_t i = 0; i < N; ++i) {
+    const int c = static_cast<unsigned char>(lb[8 + static_cast<size_t>(i)]);
+    WHVI_CHECK(c <= 9, what, ": label ", i, " is ", c, "; MNIST labels are 0..9");
+    d.y[i][0] = static_cast<double>(c);
+  }
+  d.num_classes = 10;
+  for (int c = 0; c < 10; ++c) d.class_names.push_back(std::to_string(c));
+  d.standardize_x = false;
+  return d;
+}
+
+RegressionData load_mnist(const std::string& name, const std::string& data_dir) {
+  const fs::path dir = fs::path(data_dir) / name;
+  auto tr = parse_idx(read_bytes(dir / "train-images-idx3-ubyte"), read_bytes(dir / "train-labels-idx1-ubyte"),
+                      "'" + (dir / "train-*-ubyte").string() + "'");
+  auto te = parse_idx(read_bytes(dir / "t10k-images-idx3-ubyte"), read_bytes(dir / "t10k-labels-idx1-ubyte"),
+                      "'" + (dir / "t10k-*-ubyte").string() + "'");
+  WHVI_CHECK(tr.x.size(1) == te.x.size(1), "'", dir.string(), "': training images have ", tr.x.size(1),
+             " pixels, test images ", te.x.size(1));
+  RegressionData d;
+  d.name = name;
+  d.source = dir.string();
+  const int64_t ntr = tr.x.size(0), nte = te.x.size(0);
+  d.x = torch::cat({tr.x, te.x});
+  d.y = torch::cat({tr.y, te.y});
+  d.num_classes = 10;
+  d.class_names = tr.class_names;
+  d.standardize_x = false;
+  std::vector<int64_t> a(static_cast<size_t>(ntr)), b(static_cast<size_t>(nte));
+  for (int64_t i = 0; i < ntr; ++i) a[i] = i;
+  for (int64_t i = 0; i < nte; ++i) b[i] = ntr + i;
+  d.std_train.push_back(a);
+  d.std_test.push_back(b);
+  return d;
+}
+
 }  // namespace whvi::data

@@ -464,6 +464,10 @@ PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s) {
   const auto x_tr = x.index_select(0, tr);
   p.y_train_raw = y.index_select(0, tr);
   p.stats = fit_standardizer(x_tr, p.y_train_raw);
+  if (!d.standardize_x) {
+    p.stats.x_mean = torch::zeros_like(p.stats.x_mean);
+    p.stats.x_std = torch::ones_like(p.stats.x_std);
+  }
   if (d.is_classification()) {  // class indices are not standardised
     p.stats.y_mean = torch::zeros({1}, torch::kFloat64);
     p.stats.y_std = torch::ones({1}, torch::kFloat64);

@@ -50,6 +50,9 @@ struct RegressionData {
   // in class-index order.
   int64_t num_classes = 0;
   std::vector<std::string> class_names;
+  // false: inputs are used as stored (already on a common scale, e.g. pixels
+  // in [0, 1]); per-column standardisation would blow up rarely-lit pixels.
+  bool standardize_x = true;
   bool is_classification() const { return num_classes > 0; }
   // The stored standard splits, train and test row numbers in file order
   // (make_toy: one split, train = all rows, test empty).
@@ -132,6 +135,20 @@ RegressionData load_uci_class(const std::string& name, const std::string& data_d
 // -1 = last; `arff` skips the header up to @data and takes the class order
 // from the last @attribute's {...} list. `what` names the file in errors.
 RegressionData parse_class_table(const std::string& text, int label_col, bool arff, const std::string& what);
+
+// ---- MNIST in the IDX format (LeCun et al.) ---------------------------------------
+//
+// <data_dir>/<folder>/{train,t10k}-{images-idx3,labels-idx1}-ubyte, e.g. the
+// repository's mnist-mini (2,000 training and 1,000 test images; folder
+// "mnist-mini") or the full set (folder "mnist"). Pixels are scaled to [0, 1]
+// and not standardised; 10 classes "0".."9". One stored split: the training
+// file's images train, the test file's images test (data.protocol standard).
+// Bad files (wrong magic number, a header count the file is too short for,
+// image and label counts that differ, a label above 9) are errors naming the file.
+bool is_mnist_dataset(const std::string& name);  // "mnist" or "mnist-mini"
+RegressionData load_mnist(const std::string& name, const std::string& data_dir);
+// The parser behind it, for the bytes of one image file and one label file.
+RegressionData parse_idx(const std::string& images, const std::string& labels, const std::string& what);
 
 // ---- the toy problem of the WHVI paper (Rossi et al. 2020, section 3.1) -------
 //

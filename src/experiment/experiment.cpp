@@ -60,7 +60,7 @@ std::string fingerprint(const config::Config& cfg) {
   std::set<std::string> used = {kind == "nf-whvi" ? "nf_whvi" : kind};
   for (const auto& l : {hidden, out})
     for (const auto& g : groups(l)) used.insert(g);
-  for (const char* k : {"whvi", "mfg", "mcd", "nf_whvi", "sghmc", "nng"})
+  for (const char* k : {"whvi", "mfg", "mcd", "nf_whvi", "sghmc", "nng", "vsd"})
     if (!used.count(k)) j["model"].erase(k);
   // keys added after results were committed, left out at their defaults so
   // those results still resume and extend
@@ -92,6 +92,7 @@ data::RegressionData load_data(const config::Config& cfg) {
   if (ds == "toy") return data::make_toy(seed, static_cast<int>(cfg.get_int("data.toy_points")));
   if (data::is_synthetic(ds)) return data::make_synthetic(ds, seed, cfg.get_int("data.synthetic_rows"));
   if (data::is_classification_dataset(ds)) return data::load_uci_class(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
+  if (data::is_mnist_dataset(ds)) return data::load_mnist(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
   return data::load_uci(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
 }
 

@@ -107,5 +107,11 @@ LayerPtr make_mcd_layer(int64_t in, int64_t out, const config::Config&, const La
 LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
 LayerPtr make_linear_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
 LayerPtr make_nng_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+LayerPtr make_vsd_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+
+// VSD's pieces (models/vsd.cpp), for tests: U = H_T ⋯ H_1 from Householder
+// vectors [T, K] (rows), and the paper's eq. 5 KL for Q outputs.
+torch::Tensor householder_product(const torch::Tensor& vs);
+torch::Tensor vsd_kl(const torch::Tensor& log_alpha, const torch::Tensor& u, int64_t q);
 
 }  // namespace whvi::models

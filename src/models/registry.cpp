@@ -15,6 +15,7 @@ const std::vector<std::pair<std::string, LayerFactory>>& registry() {
       {"nf-whvi", make_nf_whvi_layer},
       {"linear", make_linear_layer},
       {"nng", make_nng_layer},
+      {"vsd", make_vsd_layer},
   };
   return r;
 }

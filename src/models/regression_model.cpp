@@ -50,7 +50,7 @@ std::string hidden_layer_kind(const std::string& model_kind) {
 std::string output_layer_kind(const std::string& model_kind, const std::string& output_layer) {
   if (output_layer == "same") return hidden_layer_kind(model_kind);
   if (output_layer != "auto") return output_layer;
-  if (model_kind == "mcd" || model_kind == "nng") return model_kind;
+  if (model_kind == "mcd" || model_kind == "nng" || model_kind == "vsd") return model_kind;
   if (model_kind == "sghmc") return "linear";
   return "mfg";
 }
