@@ -446,3 +446,47 @@ TEST(Mnist, BadIdxFilesGetClearErrors) {
   EXPECT_TRUE(contains(error_of([&] { data::parse_idx(im, be(0x801) + be(2) + std::string{1, 12}, "f"); }),
                        "MNIST labels are 0..9"));
 }
+
+// ---- CIFAR-10 (issue 10, part 2: the loader) ------------------------------------
+
+TEST(Cifar10, MiniLoadsWithKnownLabelsPixelsAndChannelStatistics) {
+  const std::string dir = data_dir();
+  if (!fs::exists(fs::path(dir) / "cifar10-mini")) GTEST_SKIP() << "no cifar10-mini under " << dir;
+  const auto d = data::load_cifar10("cifar10-mini", dir);
+  EXPECT_EQ(d.x.size(0), 3000);
+  EXPECT_EQ(d.x.size(1), 3072);
+  EXPECT_EQ(d.class_names.front(), "airplane");
+  EXPECT_EQ(d.class_names.back(), "truck");
+  const std::vector<double> train_first = {6, 9, 9, 4, 1, 1, 2, 7, 8, 3}, test_first = {3, 8, 8, 0, 6, 6, 1, 6, 3, 1};
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(d.y[i][0].item<double>(), train_first[i]) << i;
+    EXPECT_EQ(d.y[2000 + i][0].item<double>(), test_first[i]) << i;
+  }
+  // the training images' channels have mean 0 and std 1, and image 0's red
+  // plane is an affine map of the raw file's red bytes (PROVENANCE.md: 59, ...)
+  const auto tr = d.x.narrow(0, 0, 2000).view({2000, 3, 1024});
+  EXPECT_TRUE(torch::allclose(tr.mean(std::vector<int64_t>{0, 2}), torch::zeros({3}, torch::kFloat64), 0, 1e-9));
+  EXPECT_TRUE(torch::allclose(tr.std(std::vector<int64_t>{0, 2}, false), torch::ones({3}, torch::kFloat64), 0, 1e-9));
+  std::ifstream f(fs::path(dir) / "cifar10-mini" / "train.bin", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(f)), {});
+  const auto red = torch::from_blob(raw.data() + 1, {1024}, torch::kUInt8).to(torch::kFloat64) / 255.0;
+  const auto x0 = tr[0][0];
+  // x0 = (red - mu) / sd for one (mu, sd): fit it from two pixels, check the rest
+  const double r0 = red[0].item<double>(), r1 = red[1].item<double>();
+  const double sd = (r0 - r1) / (x0[0].item<double>() - x0[1].item<double>());
+  const double mu = r0 - sd * x0[0].item<double>();
+  EXPECT_TRUE(torch::allclose(x0 * sd + mu, red, 0, 1e-9));
+  EXPECT_EQ(std::lround(red[0].item<double>() * 255), 59);
+}
+
+TEST(Cifar10, BadFilesGetClearErrors) {
+  std::string rec(3073, '\x05');
+  rec[0] = 3;
+  EXPECT_NO_THROW(data::parse_cifar_batch(rec + rec, "f"));
+  EXPECT_TRUE(contains(error_of([&] { data::parse_cifar_batch(rec + "x", "f"); }), "not a whole number of CIFAR-10"));
+  EXPECT_TRUE(contains(error_of([&] { data::parse_cifar_batch("", "f"); }), "not a whole number"));
+  std::string bad = rec;
+  bad[0] = 12;
+  EXPECT_TRUE(contains(error_of([&] { data::parse_cifar_batch(rec + bad, "f"); }), "record 1 has label 12"));
+  EXPECT_TRUE(contains(error_of([&] { data::load_cifar10("cifar10", "/nonexistent"); }), "data_batch_1.bin"));
+}

@@ -25,7 +25,7 @@ Param B(std::string key, std::string def, std::string help) {
 const std::vector<Param>& schema() {
   static const std::vector<Param> params = {
       // ---- data
-      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) or MNIST (mnist-mini, mnist): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear), or a path to a folder in the UCI layout"),
+      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) MNIST (mnist-mini, mnist) or CIFAR-10 (cifar10-mini, cifar10): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear), or a path to a folder in the UCI layout"),
       S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
       S("data.protocol", "paper", {"paper", "standard", "stratified"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits; stratified (classification): random splits that keep each class's share"),
       I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),

@@ -255,4 +255,75 @@ RegressionData load_mnist(const std::string& name, const std::string& data_dir) 
   return d;
 }
 
+bool is_cifar_dataset(const std::string& name) { return name == "cifar10" || name == "cifar10-mini"; }
+
+RegressionData parse_cifar_batch(const std::string& b, const std::string& what) {
+  constexpr size_t kRecord = 1 + 3 * 32 * 32;
+  WHVI_CHECK(!b.empty() && b.size() % kRecord == 0, what, ": ", b.size(), " bytes is not a whole number of CIFAR-10 "
+             "records (3,073 bytes each: a label byte and 3,072 pixel bytes); is it the binary version "
+             "(cifar-10-binary.tar.gz), not the python or Matlab one, and complete?");
+  const auto n = static_cast<int64_t>(b.size() / kRecord);
+  auto raw = torch::from_blob(const_cast<char*>(b.data()), {n, static_cast<int64_t>(kRecord)}, torch::kUInt8);
+  RegressionData d;
+  d.x = raw.narrow(1, 1, kRecord - 1).to(torch::kFloat64) / 255.0;
+  const auto labels = raw.select(1, 0).to(torch::kInt64);
+  const int64_t bad = labels.gt(9).nonzero().numel() ? labels.gt(9).nonzero()[0][0].item<int64_t>() : -1;
+  WHVI_CHECK(bad < 0, what, ": record ", bad, " has label ", bad < 0 ? 0 : labels[bad].item<int64_t>(),
+             "; CIFAR-10 labels are 0..9 (a CIFAR-100 file has two label bytes per record)");
+  d.y = labels.to(torch::kFloat64).unsqueeze(1);
+  d.num_classes = 10;
+  return d;
+}
+
+RegressionData load_cifar10(const std::string& name, const std::string& data_dir) {
+  const fs::path dir = fs::path(data_dir) / name;
+  std::vector<fs::path> train_files;
+  fs::path test_file;
+  if (name == "cifar10-mini") {
+    train_files = {dir / "train.bin"};
+    test_file = dir / "test.bin";
+  } else {
+    for (int i = 1; i <= 5; ++i) train_files.push_back(dir / ("data_batch_" + std::to_string(i) + ".bin"));
+    test_file = dir / "test_batch.bin";
+  }
+  std::vector<torch::Tensor> xs, ys;
+  for (const auto& f : train_files) {
+    auto part = parse_cifar_batch(read_bytes(f), "'" + f.string() + "'");
+    xs.push_back(part.x), ys.push_back(part.y);
+  }
+  auto te = parse_cifar_batch(read_bytes(test_file), "'" + test_file.string() + "'");
+  RegressionData d;
+  d.name = name;
+  d.source = dir.string();
+  auto xtr = torch::cat(xs);
+  const int64_t ntr = xtr.size(0), nte = te.x.size(0);
+  // per-channel statistics of the training images only
+  const auto ch = xtr.view({ntr, 3, 1024});
+  const std::vector<int64_t> dims = {0, 2};
+  const auto mean = ch.mean(dims, true);
+  const auto sd = (ch - mean).square().mean(dims, true).sqrt();
+  auto norm = [&](const torch::Tensor& x) { return ((x.view({x.size(0), 3, 1024}) - mean) / sd).view({x.size(0), 3072}); };
+  d.x = torch::cat(std::vector<torch::Tensor>{norm(xtr), norm(te.x)});
+  d.y = torch::cat(std::vector<torch::Tensor>{torch::cat(ys), te.y});
+  d.num_classes = 10;
+  d.standardize_x = false;
+  // class names from batches.meta.txt when present (one per line)
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "batches.meta.txt", ec)) {
+    std::istringstream in(read_bytes(dir / "batches.meta.txt"));
+    for (std::string line; std::getline(in, line);)
+      if (!trim(line).empty()) d.class_names.emplace_back(trim(line));
+    WHVI_CHECK(d.class_names.size() == 10, "'", (dir / "batches.meta.txt").string(), "' names ",
+               d.class_names.size(), " classes; CIFAR-10 has 10 (one per line)");
+  } else {
+    for (int c = 0; c < 10; ++c) d.class_names.push_back(std::to_string(c));
+  }
+  std::vector<int64_t> a(static_cast<size_t>(ntr)), b(static_cast<size_t>(nte));
+  for (int64_t i = 0; i < ntr; ++i) a[i] = i;
+  for (int64_t i = 0; i < nte; ++i) b[i] = ntr + i;
+  d.std_train.push_back(a);
+  d.std_test.push_back(b);
+  return d;
+}
+
 }  // namespace whvi::data

@@ -150,6 +150,22 @@ RegressionData load_mnist(const std::string& name, const std::string& data_dir);
 // The parser behind it, for the bytes of one image file and one label file.
 RegressionData parse_idx(const std::string& images, const std::string& labels, const std::string& what);
 
+// ---- CIFAR-10 in the official binary format (Krizhevsky 2009) ------------------
+//
+// <data_dir>/<folder>/: the full set (folder "cifar10": data_batch_1.bin ..
+// data_batch_5.bin and test_batch.bin) or the repository's subset (folder
+// "cifar10-mini": train.bin, test.bin), each record one label byte (0..9) and
+// 3,072 pixel bytes (the R, G, B planes of a 32 x 32 image, row-major);
+// batches.meta.txt names the classes. x is [N, 3072] in that CHW order, scaled
+// to [0, 1] and standardised per channel with the training images' mean and
+// std (population), so x_std of the split stays 1; one stored split (train
+// files / test file). Augmentation is not applied here. Errors name the file:
+// a size that is not a multiple of 3,073 bytes, a label above 9, a missing file.
+bool is_cifar_dataset(const std::string& name);  // "cifar10" or "cifar10-mini"
+RegressionData load_cifar10(const std::string& name, const std::string& data_dir);
+// Parses the bytes of one binary batch file into x [N, 3072] in [0, 1] and y [N, 1].
+RegressionData parse_cifar_batch(const std::string& bytes, const std::string& what);
+
 // ---- the toy problem of the WHVI paper (Rossi et al. 2020, section 3.1) -------
 //
 // The paper uses "a random function" on inputs with a gap; the function is not

@@ -93,6 +93,7 @@ data::RegressionData load_data(const config::Config& cfg) {
   if (data::is_synthetic(ds)) return data::make_synthetic(ds, seed, cfg.get_int("data.synthetic_rows"));
   if (data::is_classification_dataset(ds)) return data::load_uci_class(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
   if (data::is_mnist_dataset(ds)) return data::load_mnist(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
+  if (data::is_cifar_dataset(ds)) return data::load_cifar10(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
   return data::load_uci(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
 }
 
