@@ -10,6 +10,9 @@
 #             boston concrete energy kin8nm naval power protein wine yacht
 #             and the classification sets of Table 13, into <dir>/uci-class/<name>/,
 #             from the UCI repository: eeg magic letter
+#             and the image sets: cifar10 (the official binary batches, 170 MB,
+#             into <dir>/cifar10/) and mnist (the four IDX files, gunzipped, into
+#             <dir>/mnist/); not in the default set, name them
 #   --dir DIR where to put uci/ (default: data/ in the repository root)
 #   --list    print the data sets and exit
 # Idempotent: files already present (non-empty) are not downloaded again.
@@ -40,7 +43,7 @@ CLASS_TABLE="eeg EEG_Eye_State.arff 14980 ${UCI}/00264/EEG%20Eye%20State.arff
 magic magic04.data 19020 ${UCI}/magic/magic04.data
 letter letter-recognition.data 20000 ${UCI}/letter-recognition/letter-recognition.data"
 
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "fetch_data.sh: $*" >&2; exit 1; }
 
 names=()
@@ -51,6 +54,8 @@ while [[ $# -gt 0 ]]; do
     --list)
       echo "$TABLE" | awk '{printf "%-9s -> uci/%s (%d rows, %d splits)\n", $1, $2, $3, $4}'
       echo "$CLASS_TABLE" | awk '{printf "%-9s -> uci-class/%s/%s (%d rows)\n", $1, $1, $2, $3}'
+      echo "cifar10   -> cifar10/ (data_batch_1..5.bin, test_batch.bin; only when named)"
+      echo "mnist     -> mnist/ (the four IDX files; only when named)"
       exit 0 ;;
     -h|--help) usage; exit 0 ;;
     -*) usage >&2; die "unknown option '$1'" ;;
@@ -77,7 +82,35 @@ fetch() {
 }
 
 n_downloaded=0
+fetch_cifar10() {
+  local dest="${DIR}/cifar10"
+  mkdir -p "$dest"
+  echo "cifar10: ${dest}"
+  if [[ ! -s "${dest}/test_batch.bin" ]]; then
+    fetch "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz" "${dest}/cifar-10-binary.tar.gz"
+    tar -xzf "${dest}/cifar-10-binary.tar.gz" -C "$dest" --strip-components=1 || die "cannot unpack ${dest}/cifar-10-binary.tar.gz; delete it and retry"
+    rm -f "${dest}/cifar-10-binary.tar.gz"
+  fi
+  for f in data_batch_1.bin data_batch_2.bin data_batch_3.bin data_batch_4.bin data_batch_5.bin test_batch.bin; do
+    [[ $(stat -c %s "${dest}/${f}" 2>/dev/null || echo 0) == 30730000 ]] ||
+      die "${dest}/${f} is missing or not 30,730,000 bytes; delete ${dest} and retry"
+  done
+}
+
+fetch_mnist() {
+  local dest="${DIR}/mnist" f
+  mkdir -p "$dest"
+  echo "mnist: ${dest}"
+  for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+    [[ -s "${dest}/${f}" ]] && continue
+    fetch "https://ossci-datasets.s3.amazonaws.com/mnist/${f}.gz" "${dest}/${f}.gz"
+    gunzip -f "${dest}/${f}.gz" || die "cannot gunzip ${dest}/${f}.gz; delete it and retry"
+  done
+}
+
 for name in "${names[@]}"; do
+  if [[ $name == cifar10 ]]; then fetch_cifar10; continue; fi
+  if [[ $name == mnist ]]; then fetch_mnist; continue; fi
   crow="$(echo "$CLASS_TABLE" | awk -v n="$name" '$1 == n')"
   if [[ -n "$crow" ]]; then
     read -r alias file rows url <<<"$crow"

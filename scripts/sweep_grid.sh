@@ -6,7 +6,7 @@
 #
 #   scripts/sweep_grid.sh NAME CONFIG_DIR DEFAULT_PATTERN HELP_LINES RENDER... -- [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
 #
-# PATTERN globs config stems in CONFIG_DIR (base.yaml is never run); HELP_LINES
+# PATTERN globs config stems in CONFIG_DIR (base*.yaml are never run); HELP_LINES
 # ("2,17") are the lines of the calling script that -h prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +31,7 @@ shopt -s nullglob
 if ((!render_only)); then
   configs=()
   for c in "$dir"/$pattern.yaml; do
-    if [[ -f $c && $(basename "$c") != base.yaml ]]; then configs+=("$c"); fi
+    if [[ -f $c && $(basename "$c") != base*.yaml ]]; then configs+=("$c"); fi
   done
   ((${#configs[@]})) || { echo "$name: no config matches $dir/$pattern.yaml" >&2; exit 2; }
   bash scripts/sweep.sh "${args[@]}" "${configs[@]}"

@@ -36,6 +36,9 @@ const std::vector<Param>& schema() {
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
       // ---- model
       S("model.kind", "whvi", {"whvi", "mfg", "mcd", "nf-whvi", "vsd", "nng", "sghmc"}, "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd: variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network)"),
+      S("model.architecture", "mlp", {"mlp", "simple-cnn", "alexnet", "vgg16"}, "mlp, or a convolutional trunk before the fully connected layers (image data; src/models/conv.cpp): simple-cnn (Fig. 7), alexnet, vgg16 (the supplement's Tables 7, 8); model.depth and model.width then set the fully connected head"),
+      S("model.conv", "mcd", {"mcd", "mfg"}, "kind of the convolutional filters (the paper: MCD)"),
+      F("model.conv_dropout", "0.005", 0, 0.99, "dropout rate of mcd convolutions (the paper's MCD rate, supplement D.1)"),
       I("model.depth", "2", 0, 64, "number of hidden layers"),
       I("model.width", "128", 1, 1 << 20, "units per hidden layer"),
       S("model.activation", "relu", {"relu", "cos", "tanh"}, "hidden activation"),

@@ -64,6 +64,8 @@ std::string fingerprint(const config::Config& cfg) {
     if (!used.count(k)) j["model"].erase(k);
   // keys added after results were committed, left out at their defaults so
   // those results still resume and extend
+  if (cfg.get_string("model.architecture") == "mlp")
+    for (const char* k : {"architecture", "conv", "conv_dropout"}) j["model"].erase(k);
   if (cfg.get_string("training.optimizer") == "adam") {
     j["training"].erase("optimizer");
     j["training"].erase("momentum");

@@ -43,6 +43,9 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cf
   WHVI_CHECK(num_classes == 0 || method == "variational", cfg.source(), ": model.kind ",
              cfg.get_string("model.kind"), " supports regression only for now; for classification use "
              "whvi, nf-whvi, mfg or mcd");
+  WHVI_CHECK(cfg.get_string("model.architecture") == "mlp" || method == "variational", cfg.source(),
+             ": model.kind ", cfg.get_string("model.kind"), " has no convolutional layers yet; use model.architecture: "
+             "mlp, or whvi, nf-whvi, mfg, mcd or vsd for the fully connected head");
   auto model = std::make_shared<models::RegressionModel>(d_in, cfg, y_mean, y_std, init, num_classes);
   for (const auto& [name, factory] : registry())
     if (name == method) return factory(std::move(model), cfg);

@@ -32,6 +32,11 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
   activation_ = cfg.get_string("model.activation");
   const std::string out_kind = output_layer_kind(cfg.get_string("model.kind"), cfg.get_string("model.output_layer"));
   int64_t in = d_in;
+  const std::string arch = cfg.get_string("model.architecture");
+  if (arch != "mlp") {
+    trunk_ = register_module("trunk", std::make_shared<ConvTrunk>(arch, d_in, cfg, init));
+    in = trunk_->features();
+  }
   for (int64_t l = 0; l < depth; ++l) {
     layers_.push_back(make_layer(kind, in, width, cfg, {false, init}));
     register_module("layer" + std::to_string(l), layers_.back());
@@ -64,7 +69,7 @@ torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, Mode
 }
 
 torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, ForwardCtx& ctx) {
-  torch::Tensor h = x;
+  torch::Tensor h = trunk_ ? trunk_->forward(x, ctx) : x;
   for (size_t l = 0; l < layers_.size(); ++l) {
     h = layers_[l]->forward(h, ctx);
     if (l + 1 == layers_.size()) break;
@@ -78,6 +83,7 @@ torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, Forw
 torch::Tensor RegressionModel::kl() {
   torch::Tensor total = layers_[0]->kl();
   for (size_t l = 1; l < layers_.size(); ++l) total = total + layers_[l]->kl();
+  if (trunk_) total = total + trunk_->kl();
   return total;
 }
 

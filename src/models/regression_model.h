@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "likelihoods/likelihood.h"
+#include "models/conv.h"
 #include "models/layer.h"
 
 namespace whvi::models {
@@ -40,6 +41,7 @@ class RegressionModel : public torch::nn::Module {
   const std::vector<LayerPtr>& layers() const { return layers_; }
 
  private:
+  std::shared_ptr<ConvTrunk> trunk_;  // model.architecture other than mlp
   std::vector<LayerPtr> layers_;
   std::string activation_;
   std::shared_ptr<likelihoods::Likelihood> likelihood_;

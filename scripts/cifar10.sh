@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# CIFAR-10 Bayesian CNNs (issue 10, part 2; the paper's Table 4 and Fig. 7):
+# configs/cifar10/<arch>-<model>.yaml (full data, the paper's schedule; needs
+# scripts/fetch_data.sh cifar10 and realistically a GPU) and <...>-mini.yaml
+# (the repository's 2,000/1,000-image subset, a CPU schedule), then
+# results/cifar10{,-mini}/TABLE.md:
+#
+#   scripts/cifar10.sh [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
+#
+# PATTERN globs config stems (default '*-mini'; '*' also runs the full-data
+# configs). On a Slurm cluster with GPUs: ls configs/cifar10/*[a-z].yaml |
+# grep -v -e base -e mini > cifar.txt; sbatch --array=0-7 scripts/slurm_sweep.sbatch cifar.txt
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ ${1:-} == --render-table ]]; then
+  shopt -s nullglob
+  for dir in results/cifar10 results/cifar10-mini; do
+    [[ -d $dir ]] || continue
+    {
+      echo "# CIFAR-10 Bayesian CNNs ($(basename "$dir"))"
+      echo
+      for arch in simple-cnn alexnet vgg16; do
+        results=("$dir/$arch"-*.json)
+        ((${#results[@]})) || continue
+        "${WHVI:-build/whvi}" table "${results[@]}" --paper '' --title "$arch" | sed 's/^# /## /; s/^## /### /; s/^### '"$arch"'/## '"$arch"'/'
+        echo
+      done
+    } >"$dir/TABLE.md.tmp" && mv "$dir/TABLE.md.tmp" "$dir/TABLE.md"
+    echo "cifar10: wrote $dir/TABLE.md"
+  done
+  exit 0
+fi
+exec bash scripts/sweep_grid.sh cifar10 configs/cifar10 '*-mini' 2,12 bash scripts/cifar10.sh --render-table -- "$@"

@@ -1,0 +1,143 @@
+// Convolutional trunks (issue 10, part 2): the feature extractor that runs
+// before a network's fully connected layers, for image data. The trunk takes
+// x [N, C*H*W] (CHW order, as the image loaders store it), returns
+// [N, features] for the fully connected head (the MLP of registered layers in
+// RegressionModel, whose depth and width the config sets), and adds its KL.
+//
+// Filter kinds (model.conv):
+//   mcd  a deterministic convolution followed by dropout on its output
+//        channels' activations (a per-row, per-element mask, inverted
+//        scaling; rate model.conv_dropout), active at test time; KL = the
+//        weight decay (1-p) l²/2 (|W|² + |b|²) of MCD (l: model.mcd.length_scale);
+//   mfg  mean-field Gaussian filters with the local reparameterisation of
+//        convolutions: mean = conv(x, μ) + μ_b, var = conv(x², σ²) + σ_b²,
+//        sampled per output element; prior and init as model.mfg.*.
+// Architectures (model.architecture), as the supplement's Tables 7-8 give
+// them for CIFAR-10 (3x3 convolutions, stride 1, padding 1; 2x2 max pooling):
+//   simple-cnn  conv 32, pool, conv 64, pool                (Fig. 7's two convolutions)
+//   alexnet     conv 64, pool, conv 192, pool, conv 384, conv 256, conv 256, pool
+//   vgg16       conv 32 x2, pool, 64 x2, pool, 128 x3, pool, 256 x3, pool, 256 x3, pool
+// each convolution followed by ReLU. With 32x32 inputs AlexNet's trunk gives
+// 256*4*4 = 4096 features (its head: 2 layers of 4096 and the output layer)
+// and VGG16's 256 (head: the output layer only).
+#include "models/conv.h"
+
+#include <cmath>
+
+#include "common/errors.h"
+
+namespace whvi::models {
+
+namespace F = torch::nn::functional;
+
+ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg,
+                     const at::Generator& gen)
+    : kind_(kind) {
+  const double fan_in = static_cast<double>(cin * 9);
+  const double a = 1.0 / std::sqrt(fan_in);
+  torch::NoGradGuard ng;
+  if (kind == "mcd") {
+    p_ = cfg.get_float("model.conv_dropout");
+    const double l = cfg.get_float("model.mcd.length_scale");
+    decay_ = (1.0 - p_) * l * l / 2.0;
+    w_ = register_parameter("w", torch::empty({cout, cin, 3, 3}).uniform_(-a, a, gen));
+    b_ = register_parameter("b", torch::empty({cout}).uniform_(-a, a, gen));
+  } else if (kind == "mfg") {
+    const double pv = cfg.get_float("model.mfg.prior_var");
+    prior_var_ = pv > 0 ? pv : 1.0 / fan_in;
+    bias_prior_var_ = cfg.get_float("model.mfg.bias_prior_var");
+    const double lv = cfg.get_float("model.mfg.init_logvar");
+    const double s = cfg.get_float("model.mfg.init_mean_scale") * a;
+    w_ = register_parameter("w_mu", torch::empty({cout, cin, 3, 3}).uniform_(-s, s, gen));
+    w_logvar_ = register_parameter("w_logvar", torch::full({cout, cin, 3, 3}, lv));
+    b_ = register_parameter("b_mu", torch::zeros({cout}));
+    b_logvar_ = register_parameter("b_logvar", torch::full({cout}, lv));
+  } else {
+    throw Error("model.conv '" + kind + "' is not a convolution kind; use mcd or mfg");
+  }
+}
+
+torch::Tensor ConvLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
+  auto mean = F::conv2d(x, w_, F::Conv2dFuncOptions().padding(1).bias(b_));
+  if (ctx.mode == Mode::kMean) return mean;
+  if (kind_ == "mcd") {
+    if (p_ == 0) return mean;
+    auto keep = torch::empty_like(mean).bernoulli_(1.0 - p_, ctx.gen);
+    return mean * keep * (1.0 / (1.0 - p_));
+  }
+  auto var = F::conv2d(x.square(), w_logvar_.exp(), F::Conv2dFuncOptions().padding(1).bias(b_logvar_.exp()));
+  return mean + var.sqrt() * torch::randn(mean.sizes(), ctx.gen, mean.options());
+}
+
+torch::Tensor ConvLayer::kl() {
+  if (kind_ == "mcd") return decay_ * (w_.square().sum() + b_.square().sum());
+  return kl_diag_gaussian(w_, w_logvar_, prior_var_) + kl_diag_gaussian(b_, b_logvar_, bias_prior_var_);
+}
+
+namespace {
+
+// A plan: channel counts of the convolutions, 0 = a 2x2 max pooling.
+std::vector<int64_t> plan_of(const std::string& arch) {
+  if (arch == "simple-cnn") return {32, 0, 64, 0};
+  if (arch == "alexnet") return {64, 0, 192, 0, 384, 256, 256, 0};
+  if (arch == "vgg16") return {32, 32, 0, 64, 64, 0, 128, 128, 128, 0, 256, 256, 256, 0, 256, 256, 256, 0};
+  throw Error("model.architecture '" + arch + "' is not known; use mlp, simple-cnn, alexnet or vgg16");
+}
+
+}  // namespace
+
+struct ConvTrunk::Impl {
+  std::vector<std::shared_ptr<ConvLayer>> convs;
+  std::vector<int64_t> plan;
+};
+
+std::vector<int64_t> image_shape_for(int64_t d_in) {
+  if (d_in == 3 * 32 * 32) return {3, 32, 32};
+  if (d_in == 28 * 28) return {1, 28, 28};
+  throw Error(detail::concat("a convolutional model.architecture needs image inputs (CIFAR-10: 3x32x32 = 3072 "
+                             "values, MNIST: 1x28x28 = 784), but the data have ", d_in,
+                             " input columns; use model.architecture: mlp"));
+}
+
+ConvTrunk::ConvTrunk(const std::string& arch, int64_t d_in, const config::Config& cfg, const at::Generator& gen)
+    : impl_(std::make_unique<Impl>()) {
+  shape_ = image_shape_for(d_in);
+  impl_->plan = plan_of(arch);
+  const std::string kind = cfg.get_string("model.conv");
+  int64_t c = shape_[0], h = shape_[1], w = shape_[2];
+  for (int64_t step : impl_->plan) {
+    if (step == 0) {
+      WHVI_CHECK(h >= 2 && w >= 2, "model.architecture ", arch, " pools a ", h, "x", w,
+                 " feature map: the input images are too small for it");
+      h /= 2, w /= 2;
+      continue;
+    }
+    impl_->convs.push_back(std::make_shared<ConvLayer>(kind, c, step, cfg, gen));
+    register_module("conv" + std::to_string(impl_->convs.size() - 1), impl_->convs.back());
+    c = step;
+  }
+  features_ = c * h * w;
+}
+
+ConvTrunk::~ConvTrunk() = default;
+
+torch::Tensor ConvTrunk::forward(const torch::Tensor& x, ForwardCtx& ctx) {
+  auto h = x.view({x.size(0), shape_[0], shape_[1], shape_[2]});
+  size_t k = 0;
+  for (int64_t step : impl_->plan) {
+    if (step == 0) {
+      h = F::max_pool2d(h, F::MaxPool2dFuncOptions(2));
+      continue;
+    }
+    h = torch::relu(impl_->convs[k++]->forward(h, ctx));
+  }
+  return h.reshape({h.size(0), -1});
+}
+
+torch::Tensor ConvTrunk::kl() {
+  torch::Tensor total = impl_->convs.front()->kl();
+  for (size_t i = 1; i < impl_->convs.size(); ++i) total = total + impl_->convs[i]->kl();
+  return total;
+}
+
+}  // namespace whvi::models

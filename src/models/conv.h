@@ -1,0 +1,51 @@
+// Convolutional trunks for image data (see conv.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "config/config.h"
+#include "models/layer.h"
+
+namespace whvi::models {
+
+// One 3x3 convolution (stride 1, padding 1) of kind mcd or mfg (conv.cpp),
+// on [N, C, H, W].
+class ConvLayer : public torch::nn::Module {
+ public:
+  ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg, const at::Generator& gen);
+  torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx);
+  torch::Tensor kl();
+
+ private:
+  std::string kind_;
+  double p_ = 0, decay_ = 0, prior_var_ = 1, bias_prior_var_ = 1;
+  torch::Tensor w_, b_, w_logvar_, b_logvar_;
+};
+
+class ConvTrunk : public torch::nn::Module {
+ public:
+  // arch: model.architecture (not mlp); d_in: the flattened image size, which
+  // fixes the image shape (3072 -> 3x32x32, 784 -> 1x28x28).
+  ConvTrunk(const std::string& arch, int64_t d_in, const config::Config& cfg, const at::Generator& gen);
+  ~ConvTrunk() override;
+  // x [N, C*H*W] -> [N, features()]
+  torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx);
+  torch::Tensor kl();
+  int64_t features() const { return features_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<int64_t> shape_;
+  int64_t features_ = 0;
+};
+
+// The image shape [C, H, W] of a flattened input of d_in values (an error
+// naming the fix when it is not an image size whvi knows).
+std::vector<int64_t> image_shape_for(int64_t d_in);
+
+}  // namespace whvi::models
