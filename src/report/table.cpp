@@ -25,7 +25,7 @@ namespace {
 const std::vector<std::string> kPaperDatasetOrder = {"boston", "concrete", "energy", "kin8nm", "naval",
                                                      "power",  "protein",  "yacht",  "drive",  "eeg",
                                                      "letter", "magic",    "miniboo", "mocap"};
-const std::vector<std::string> kModelOrder = {"mcd", "mfg", "nng", "whvi", "nf-whvi", "sghmc"};
+const std::vector<std::string> kModelOrder = {"mcd", "mfg", "nng", "whvi", "nf-whvi", "vsd", "sghmc"};
 const char* const kDash = "–";
 const char* const kDagger = "†";
 const char* const kDoubleDagger = "‡";
@@ -280,15 +280,19 @@ void classification_tables(std::ostringstream& os, const std::vector<std::string
                      const std::vector<std::pair<std::string, std::string>>& cols) {
     os << "## " << heading << "\n\n";
     if (!note.empty()) os << note << "\n\n";
+    const bool has_paper = paper.is_object() && paper.contains("results");
+    std::vector<std::pair<std::string, std::string>> shown;
+    for (const auto& c : cols)
+      if (has_paper || c.first != "paper") shown.push_back(c);
     std::vector<std::string> head = {"dataset"}, rule = {"---"};
     for (const auto& m : models)
-      for (const auto& c : cols) head.push_back(upper(m) + " " + c.first), rule.push_back("---:");
+      for (const auto& c : shown) head.push_back(upper(m) + " " + c.first), rule.push_back("---:");
     row(os, head);
     row(os, rule);
     for (const auto& d : datasets) {
       std::vector<std::string> cells = {escape_cell(d)};
       for (const auto& m : models)
-        for (const auto& c : cols)
+        for (const auto& c : shown)
           cells.push_back(c.first == "paper" ? paper_cell(paper, d, m, c.second) : ours_cell(find(d, m), c.second));
       row(os, cells);
     }
@@ -413,12 +417,14 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
     os << "No result files.\n";
     return os.str();
   }
-  os << "*ours*: mean ± std over the splits done (population std, ddof 0). "
-        "*paper*: "
-     << (paper.is_object() && paper.contains("format") && paper["format"].is_string()
-             ? paper["format"].get<std::string>()
-             : std::string("mean (std) over 8 random 90/10 splits"))
-     << ", as printed in the paper (" << kDash << " where it has no value).\n\n";
+  os << "*ours*: mean ± std over the splits done (population std, ddof 0). ";
+  if (paper.is_object() && paper.contains("results"))
+    os << "*paper*: "
+       << (paper.contains("format") && paper["format"].is_string() ? paper["format"].get<std::string>()
+                                                                   : std::string("mean (std) over 8 random 90/10 splits"))
+       << ", as printed in the paper (" << kDash << " where it has no value).\n\n";
+  else
+    os << "No paper values are given for this table.\n\n";
 
   // Classification results: every entry must be one (a table mixes no tasks).
   auto task_of = [](const Entry& e) { return string_field(*e.r, "task") == "classification"; };
