@@ -20,7 +20,9 @@
 #include "experiment/experiment.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
+#include "analysis/approximation.h"
 #include "models/conv.h"
+#include "ops/fwht_op.h"
 #include "models/regression_model.h"
 #include "report/table.h"
 #include "train/metrics.h"
@@ -589,4 +591,24 @@ TEST(Conv, SimpleCnnTrainsOnCifarMiniAndEvaluatesFromItsCheckpoint) {
   eo.checkpoint = (out / "c" / "split-00.ckpt").string();
   EXPECT_EQ(experiment::run_eval(eo)["mnll"], doc["splits"][0]["mnll"]);
   fs::remove_all(out);
+}
+
+// ---- the approximation study (issue 12, item 3; Fig. 11) ---------------------------
+
+TEST(Approximation, StructuredMatrixIsTheExplicitProductAndAReachableTargetIsFitted) {
+  auto g = make_generator(1);
+  const int64_t d = 8;
+  const auto s1 = torch::randn({d}, g).to(torch::kFloat64), gg = torch::randn({d}, g).to(torch::kFloat64),
+             s2 = torch::randn({d}, g).to(torch::kFloat64);
+  const auto h = ops::hadamard_matrix(d) / std::sqrt(8.0);
+  const auto want = torch::diag(s1).mm(h).mm(torch::diag(gg)).mm(h).mm(torch::diag(s2));
+  EXPECT_TRUE(torch::allclose(analysis::structured_matrix(s1, gg, s2), want, 1e-12, 1e-12));
+  // a target the structure represents exactly is fitted far below the U(-1,1) level
+  const double rmse = analysis::fit_structure(want, 3000, 0.02, make_generator(2));
+  EXPECT_LT(rmse, 0.05 * want.square().mean().sqrt().item<double>());
+  // a dense random target cannot be fitted exactly, but better than predicting 0
+  const auto dense = torch::rand({d, d}, make_generator(3), torch::kFloat64) * 2 - 1;
+  const double r = analysis::fit_structure(dense, 2000, 0.02, make_generator(4));
+  EXPECT_GT(r, 0.05);
+  EXPECT_LT(r, dense.square().mean().sqrt().item<double>());
 }

@@ -24,6 +24,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "analysis/approximation.h"
 #include "bench/bench_fwht.h"
 #include "bench/bench_train.h"
 #include "config/config.h"
@@ -331,7 +332,23 @@ int main(int argc, char** argv) {
                      "Also write one CSV line per row (kind,width,params,steps_per_second,ms_per_step,"
                      "peak_rss_mib) to this file, for plotting");
 
-  for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht, btrain}) sub->fallthrough();
+  auto* analysis = app.add_subcommand("analysis", "The paper's analyses");
+  analysis->require_subcommand(1);
+  auto* aapprox = analysis->add_subcommand("approximation", "Fig. 11: how well S1 H G H S2 fits a dense U(-1,1) matrix");
+  whvi::analysis::ApproximationOptions ao;
+  std::string ao_dims = "4,8,16,32,64,128,256,512,1024", ao_json;
+  aapprox->add_option("--dims", ao_dims, "Comma-separated powers of two (2 to 8192)")->capture_default_str();
+  aapprox->add_option("--repeats", ao.repeats, "Random matrices per D")->capture_default_str()
+      ->check(integer_in(1, 100000, "a positive integer", " (e.g. --repeats 20)"));
+  aapprox->add_option("--steps", ao.steps, "Adam steps per fit")->capture_default_str()
+      ->check(integer_in(0, 100000000, "a non-negative integer", " (e.g. --steps 2000)"));
+  aapprox->add_option("--lr", ao.lr, "Adam learning rate")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  aapprox->add_option("--seed", ao.seed, "Seed of the matrices and initial values")->capture_default_str()
+      ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
+  aapprox->add_option("--json", ao_json, "Write the results (JSON) to this file");
+
+  for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht, btrain, analysis, aapprox}) sub->fallthrough();
 
   try {
     app.parse(argc, argv);
@@ -342,7 +359,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (app.get_subcommands().empty() && !show_version) {
-    std::cerr << app.help() << "\nwhvi: error: no command given: use one of train, eval, table, select, config, bench "
+    std::cerr << app.help() << "\nwhvi: error: no command given: use one of train, eval, table, select, config, bench, analysis "
                  "(e.g. whvi train --config configs/toy.yaml)\n";
     return 2;
   }
@@ -398,6 +415,31 @@ int main(int argc, char** argv) {
         std::cout << whvi::config::Config::describe_markdown();
       else
         std::cout << cfgcmd->help();
+      return finish(0);
+    }
+    if (analysis->got_subcommand(aapprox)) {
+      ao.dims.clear();
+      for (const auto& item : split_list(ao_dims, "--dims")) {
+        size_t pos = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(item, &pos);
+        } catch (const std::exception&) {
+          pos = 0;
+        }
+        WHVI_CHECK(pos == item.size() && v >= 2 && v <= 8192 && (v & (v - 1)) == 0, "--dims: '", shown(item),
+                   "' is not a power of two from 2 to 8192 (expected e.g. --dims 4,8,16)");
+        ao.dims.push_back(v);
+      }
+      auto doc = whvi::analysis::run_approximation(ao);
+      const auto env = whvi::bench::bench_record("approximation", command_line, ao.seed);
+      doc["environment"] = env;
+      if (!ao_json.empty()) {
+        whvi::write_file_atomic(ao_json, doc.dump(2) + "\n");
+        spdlog::info("wrote {}", ao_json);
+      } else {
+        std::cout << doc.dump(2) << "\n";
+      }
       return finish(0);
     }
     if (bench->got_subcommand(btrain)) {
