@@ -164,9 +164,12 @@ std::vector<std::string> split_list(const std::string& s, const char* flag) {
   return out;
 }
 
-std::vector<int64_t> parse_widths(const std::string& s) {
+// A comma-separated list of integers in [lo, hi] (powers of two only if
+// `pow2`), for `flag`; errors name the item and an example.
+std::vector<int64_t> parse_int_list(const std::string& s, const char* flag, long long lo, long long hi, bool pow2,
+                                    const char* example) {
   std::vector<int64_t> out;
-  for (const auto& item : split_list(s, "--widths")) {
+  for (const auto& item : split_list(s, flag)) {
     size_t pos = 0;
     long long v = 0;
     try {
@@ -174,11 +177,16 @@ std::vector<int64_t> parse_widths(const std::string& s) {
     } catch (const std::exception&) {
       pos = 0;
     }
-    WHVI_CHECK(pos == item.size() && v >= 1 && v <= 65536, "--widths: '", shown(item),
-               "' is not an integer from 1 to 65536 (expected e.g. --widths 64,128,256)");
+    WHVI_CHECK(pos == item.size() && v >= lo && v <= hi && (!pow2 || (v & (v - 1)) == 0), flag, ": '", shown(item),
+               "' is not ", pow2 ? "a power of two" : "an integer", " from ", lo, " to ", hi, " (expected e.g. ",
+               flag, " ", example, ")");
     out.push_back(v);
   }
   return out;
+}
+
+std::vector<int64_t> parse_widths(const std::string& s) {
+  return parse_int_list(s, "--widths", 1, 65536, false, "64,128,256");
 }
 
 std::vector<int64_t> parse_sizes(const std::string& s) {
@@ -418,19 +426,7 @@ int main(int argc, char** argv) {
       return finish(0);
     }
     if (analysis->got_subcommand(aapprox)) {
-      ao.dims.clear();
-      for (const auto& item : split_list(ao_dims, "--dims")) {
-        size_t pos = 0;
-        long long v = 0;
-        try {
-          v = std::stoll(item, &pos);
-        } catch (const std::exception&) {
-          pos = 0;
-        }
-        WHVI_CHECK(pos == item.size() && v >= 2 && v <= 8192 && (v & (v - 1)) == 0, "--dims: '", shown(item),
-                   "' is not a power of two from 2 to 8192 (expected e.g. --dims 4,8,16)");
-        ao.dims.push_back(v);
-      }
+      ao.dims = parse_int_list(ao_dims, "--dims", 2, 8192, true, "4,8,16");
       auto doc = whvi::analysis::run_approximation(ao);
       const auto env = whvi::bench::bench_record("approximation", command_line, ao.seed);
       doc["environment"] = env;

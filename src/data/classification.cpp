@@ -200,6 +200,18 @@ std::string read_bytes(const fs::path& p) {
 
 }  // namespace
 
+namespace {
+// The one stored split of a data set shipped as a training and a test file:
+// rows [0, ntr) train, [ntr, ntr + nte) test.
+void add_fixed_split(RegressionData& d, int64_t ntr, int64_t nte) {
+  std::vector<int64_t> a(static_cast<size_t>(ntr)), b(static_cast<size_t>(nte));
+  for (int64_t i = 0; i < ntr; ++i) a[i] = i;
+  for (int64_t i = 0; i < nte; ++i) b[i] = ntr + i;
+  d.std_train.push_back(std::move(a));
+  d.std_test.push_back(std::move(b));
+}
+}  // namespace
+
 bool is_mnist_dataset(const std::string& name) { return name == "mnist" || name == "mnist-mini"; }
 
 RegressionData parse_idx(const std::string& im, const std::string& lb, const std::string& what) {
@@ -247,11 +259,7 @@ RegressionData load_mnist(const std::string& name, const std::string& data_dir) 
   d.num_classes = 10;
   d.class_names = tr.class_names;
   d.standardize_x = false;
-  std::vector<int64_t> a(static_cast<size_t>(ntr)), b(static_cast<size_t>(nte));
-  for (int64_t i = 0; i < ntr; ++i) a[i] = i;
-  for (int64_t i = 0; i < nte; ++i) b[i] = ntr + i;
-  d.std_train.push_back(a);
-  d.std_test.push_back(b);
+  add_fixed_split(d, ntr, nte);
   return d;
 }
 
@@ -318,11 +326,7 @@ RegressionData load_cifar10(const std::string& name, const std::string& data_dir
   } else {
     for (int c = 0; c < 10; ++c) d.class_names.push_back(std::to_string(c));
   }
-  std::vector<int64_t> a(static_cast<size_t>(ntr)), b(static_cast<size_t>(nte));
-  for (int64_t i = 0; i < ntr; ++i) a[i] = i;
-  for (int64_t i = 0; i < nte; ++i) b[i] = ntr + i;
-  d.std_train.push_back(a);
-  d.std_test.push_back(b);
+  add_fixed_split(d, ntr, nte);
   return d;
 }
 
