@@ -132,6 +132,31 @@ TEST(Determinism, ASplitRunAloneOrResumedEqualsTheUninterruptedRun) {
   EXPECT_NE(numbers(other["splits"][2]), numbers(split2));
 }
 
+// A learning curve (evaluation.every) records held-out metrics during
+// training from its own random stream: the trained split is bit for bit the
+// one without a curve, and the points fall every `every` steps and at the end.
+TEST(Determinism, LearningCurveLeavesTheRunUnchanged) {
+  set_threads(1);
+  Sandbox sb("curve");
+  for (const char* kind : {"whvi", "mcd", "nng"}) {
+    const auto cfg = sb.config(yacht_yaml(1, kind));
+    const auto plain = experiment::run_train(opts(cfg, {"output.name=plain"}));
+    const auto curved = experiment::run_train(opts(cfg, {"output.name=curved", "evaluation.every=25"}));
+    EXPECT_EQ(numbers(curved["splits"][0]), numbers(plain["splits"][0])) << kind;
+    EXPECT_FALSE(plain["splits"][0].contains("curve"));
+    const auto& c = curved["splits"][0]["curve"];
+    ASSERT_EQ(c.size(), 3u) << kind;
+    EXPECT_EQ(c[0]["step"], 25);
+    EXPECT_EQ(c[1]["step"], 50);
+    EXPECT_EQ(c[2]["step"], 70);
+    EXPECT_TRUE(c[2]["rmse"].is_number() && c[2]["mnll"].is_number());
+    EXPECT_NE(c[0]["rmse"], c[2]["rmse"]);  // the model moved
+  }
+  const auto cfg = sb.config(yacht_yaml(1, "sghmc"));
+  EXPECT_NE(error_of([&] { experiment::run_train(opts(cfg, {"evaluation.every=25"})); }).find("evaluation.every"),
+            std::string::npos);
+}
+
 TEST(Checkpoint, EvalReproducesTheTrainingMetricsExactly) {
   set_threads(1);
   Sandbox sb("eval");

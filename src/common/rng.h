@@ -20,6 +20,7 @@ enum class Stream : uint64_t {
   kEval = 3,      // test-time Monte Carlo samples (training and `whvi eval` alike)
   kData = 4,      // generated data sets
   kSelection = 5, // validation subsets carved from training splits
+  kCurve = 6,     // learning-curve evaluations during training (evaluation.every)
 };
 
 // A 64-bit seed mixing (seed, split, stream) through SplitMix64, so nearby

@@ -34,7 +34,25 @@ constexpr Problem kProblems[] = {
     {"gap", 500, 1, "1-D sin(2x) + x/2 on U[-3, 3] with no inputs in (-0.5, 1), noise variance 0.01"},
     {"highdim", 2000, 32, "32 Gaussian inputs, a fixed random 8-unit tanh network, noise variance 0.1"},
     {"linear", 500, 8, "linear in 8 Gaussian inputs, noise variance 0.25"},
+    // The WHVI paper's GP benchmarks (Fig. 13), from the Virtual Library of
+    // Simulation Experiments (Surjanovic & Bingham), inputs uniform on the
+    // library's ranges, with small Gaussian noise of a fixed sd (kGpNoiseSd).
+    {"borehole", 2000, 8, "borehole water flow (8 inputs on the VLSE ranges), noise sd 1 (f spans about 10-300)"},
+    {"hartmann6", 2000, 6, "Hartmann 6-D on [0,1]^6, noise sd 0.01 (f spans about -3.3-0)"},
+    {"rastrigin5", 2000, 5, "Rastrigin 5-D on [-5.12, 5.12]^5, noise sd 0.5 (f spans about 0-200)"},
+    {"robot", 2000, 8, "robot arm end distance (4 angles on [0, 2 pi], 4 lengths on [0, 1]), noise sd 0.01"},
+    {"otlcircuit", 2000, 6, "OTL circuit midpoint voltage (6 inputs on the VLSE ranges), noise sd 0.01"},
 };
+
+// Noise sd of the GP benchmarks (0: not one of them).
+double gp_noise_sd(const std::string& name) {
+  if (name == "borehole") return 1.0;
+  if (name == "rastrigin5") return 0.5;
+  if (name == "hartmann6" || name == "robot" || name == "otlcircuit") return 0.01;
+  return 0;
+}
+
+double lerp(double lo, double hi, double u) { return lo + (hi - lo) * u; }
 
 const Problem& find_problem(const std::string& name) {
   for (const auto& p : kProblems)
@@ -69,12 +87,72 @@ const double kLinearW[8] = {1.0, -2.0, 0.5, 0.0, 3.0, -1.0, 0.25, 2.0};
 
 double half_log_2pi_e(double var) { return 0.5 * std::log(2.0 * kPi * std::exp(1.0) * var); }
 
+// The GP benchmarks' inputs from uniform draws u [dims] in [0, 1).
+void gp_inputs(const std::string& name, const double* u, double* x) {
+  constexpr double k2Pi = 6.283185307179586476925286766559;
+  if (name == "borehole") {
+    const double lo[8] = {0.05, 100, 63070, 990, 63.1, 700, 1120, 9855};
+    const double hi[8] = {0.15, 50000, 115600, 1110, 116, 820, 1680, 12045};
+    for (int j = 0; j < 8; ++j) x[j] = lerp(lo[j], hi[j], u[j]);
+  } else if (name == "hartmann6") {
+    for (int j = 0; j < 6; ++j) x[j] = u[j];
+  } else if (name == "rastrigin5") {
+    for (int j = 0; j < 5; ++j) x[j] = lerp(-5.12, 5.12, u[j]);
+  } else if (name == "robot") {
+    for (int j = 0; j < 4; ++j) x[j] = k2Pi * u[j], x[4 + j] = u[4 + j];
+  } else {  // otlcircuit
+    const double lo[6] = {50, 25, 0.5, 1.2, 0.25, 50}, hi[6] = {150, 70, 3, 2.5, 1.2, 300};
+    for (int j = 0; j < 6; ++j) x[j] = lerp(lo[j], hi[j], u[j]);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> synthetic_names() {
   std::vector<std::string> v;
   for (const auto& p : kProblems) v.emplace_back(p.name);
   return v;
+}
+
+double gp_benchmark(const std::string& name, const double* x) {
+  constexpr double k2Pi = 6.283185307179586476925286766559;
+  if (name == "borehole") {
+    const double rw = x[0], r = x[1], tu = x[2], hu = x[3], tl = x[4], hl = x[5], l = x[6], kw = x[7];
+    const double lr = std::log(r / rw);
+    return k2Pi * tu * (hu - hl) / (lr * (1.0 + 2.0 * l * tu / (lr * rw * rw * kw) + tu / tl));
+  }
+  if (name == "hartmann6") {
+    static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
+    static const double A[4][6] = {{10, 3, 17, 3.5, 1.7, 8}, {0.05, 10, 17, 0.1, 8, 14},
+                                   {3, 3.5, 1.7, 10, 17, 8}, {17, 8, 0.05, 10, 0.1, 14}};
+    static const double P[4][6] = {{1312, 1696, 5569, 124, 8283, 5886}, {2329, 4135, 8307, 3736, 1004, 9991},
+                                   {2348, 1451, 3522, 2883, 3047, 6650}, {4047, 8828, 8732, 5743, 1091, 381}};
+    double f = 0;
+    for (int i = 0; i < 4; ++i) {
+      double s = 0;
+      for (int j = 0; j < 6; ++j) s += A[i][j] * (x[j] - 1e-4 * P[i][j]) * (x[j] - 1e-4 * P[i][j]);
+      f -= alpha[i] * std::exp(-s);
+    }
+    return f;
+  }
+  if (name == "rastrigin5") {
+    double f = 50.0;
+    for (int j = 0; j < 5; ++j) f += x[j] * x[j] - 10.0 * std::cos(k2Pi * x[j]);
+    return f;
+  }
+  if (name == "robot") {
+    double a = 0, px = 0, py = 0;
+    for (int j = 0; j < 4; ++j) {
+      a += x[j];
+      px += x[4 + j] * std::cos(a);
+      py += x[4 + j] * std::sin(a);
+    }
+    return std::sqrt(px * px + py * py);
+  }
+  WHVI_CHECK(name == "otlcircuit", "'", name, "' is not one of the GP benchmarks (borehole, hartmann6, rastrigin5, robot, otlcircuit)");
+  const double rb1 = x[0], rb2 = x[1], rf = x[2], rc1 = x[3], rc2 = x[4], beta = x[5];
+  const double vb1 = 12.0 * rb2 / (rb1 + rb2), bc = beta * (rc2 + 9.0), den = bc + rf;
+  return (vb1 + 0.74) * bc / den + 11.35 * rf / den + 0.74 * rf * bc / (den * rc1);
 }
 
 bool is_synthetic(const std::string& dataset) { return dataset.rfind(kSyntheticPrefix, 0) == 0; }
@@ -99,7 +177,8 @@ NoiseFloor synthetic_floor(const std::string& name) {
     fl.mnll_homoscedastic = half_log_2pi_e(es2);
     return fl;
   }
-  const double var = name == "friedman" ? 1.0 : name == "gap" ? 0.01 : name == "highdim" ? 0.1 : 0.25;
+  const double gp = gp_noise_sd(name);
+  const double var = gp > 0 ? gp * gp : name == "friedman" ? 1.0 : name == "gap" ? 0.01 : name == "highdim" ? 0.1 : 0.25;
   fl.rmse = std::sqrt(var);
   fl.mnll = fl.mnll_homoscedastic = half_log_2pi_e(var);
   return fl;
@@ -123,7 +202,13 @@ RegressionData make_synthetic(const std::string& dataset, uint64_t seed, int64_t
   for (int64_t i = 0; i < n; ++i) {
     double* x = px + i * p.dims;
     double f = 0, sd = 0;
-    if (name == "friedman") {
+    if (gp_noise_sd(name) > 0) {
+      double u[8];
+      for (int64_t j = 0; j < p.dims; ++j) u[j] = r.uniform();
+      gp_inputs(name, u, x);
+      f = gp_benchmark(name, x);
+      sd = gp_noise_sd(name);
+    } else if (name == "friedman") {
       for (int j = 0; j < 10; ++j) x[j] = r.uniform();
       f = 10.0 * std::sin(kPi * x[0] * x[1]) + 20.0 * (x[2] - 0.5) * (x[2] - 0.5) + 10.0 * x[3] + 5.0 * x[4];
       sd = 1.0;

@@ -17,6 +17,10 @@
 //   gap        500  1       sin(2x) + x / 2                                   N(0, 0.01); x ~ U[-3, 3] without (-0.5, 1)
 //   highdim   2000  32      sum_j a_j tanh(w_j . x / sqrt(32)), 8 units        N(0, 0.1); x ~ N(0, I)
 //   linear     500  8       w . x + 1                                         N(0, 0.25); x ~ N(0, I)
+//   borehole, hartmann6, rastrigin5, robot, otlcircuit: the WHVI paper's GP
+//   benchmarks (Fig. 13), 2000 rows each, inputs uniform on the Virtual
+//   Library of Simulation Experiments' ranges, noise sd 1, 0.01, 0.5, 0.01,
+//   0.01 (synthetic.cpp gives each formula).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +46,11 @@ struct NoiseFloor {
 };
 NoiseFloor synthetic_floor(const std::string& name);
 std::string synthetic_description(const std::string& name);
+
+// f of a GP benchmark (borehole, hartmann6, rastrigin5, robot, otlcircuit) at
+// x in the function's own units (VLSE conventions; robot: 4 angles then 4
+// lengths).
+double gp_benchmark(const std::string& name, const double* x);
 
 // `dataset` is "synthetic:<name>"; rows <= 0 takes the problem's default.
 // An unknown name is an error listing the known ones.

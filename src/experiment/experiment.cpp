@@ -55,17 +55,24 @@ std::string fingerprint(const config::Config& cfg) {
   auto groups = [](const std::string& layer) -> std::vector<std::string> {
     if (layer == "nf-whvi") return {"whvi", "nf_whvi"};
     if (layer == "linear") return {"sghmc"};
+    if (layer == "whvi-reshape") return {"whvi"};
     return {layer};
   };
   std::set<std::string> used = {kind == "nf-whvi" ? "nf_whvi" : kind};
   for (const auto& l : {hidden, out})
     for (const auto& g : groups(l)) used.insert(g);
-  for (const char* k : {"whvi", "mfg", "mcd", "nf_whvi", "sghmc", "nng", "vsd"})
+  for (const char* k : {"whvi", "mfg", "mcd", "nf_whvi", "sghmc", "nng", "vsd", "tt"})
     if (!used.count(k)) j["model"].erase(k);
   // keys added after results were committed, left out at their defaults so
   // those results still resume and extend
+  if (cfg.get_string("model.architecture") != "rff") j["model"].erase("rff");
   if (cfg.get_string("model.architecture") == "mlp")
     for (const char* k : {"architecture", "conv", "conv_dropout"}) j["model"].erase(k);
+  if (j["model"].contains("whvi") && cfg.get_string("model.whvi.structure") == "s1hghs2" &&
+      cfg.get_string("model.whvi.s_posterior") == "optimised" && cfg.get_float("model.whvi.s_prior_var") == 0)
+    for (const char* k : {"structure", "s_posterior", "s_prior_var"}) j["model"]["whvi"].erase(k);
+  if (cfg.get_int("evaluation.every") == 0)
+    for (const char* k : {"every", "curve_mc_samples"}) j["evaluation"].erase(k);
   if (cfg.get_string("training.optimizer") == "adam") {
     j["training"].erase("optimizer");
     j["training"].erase("momentum");
@@ -142,6 +149,11 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
   if (cfg.get_int("output.grid_points") > 0)
     WHVI_CHECK(d.x.size(1) == 1, cfg.source(), ": output.grid_points needs 1-D inputs, but ", d.name, " has ",
                d.x.size(1), " input columns; set output.grid_points: 0");
+  if (cfg.get_int("evaluation.every") > 0)
+    WHVI_CHECK(cfg.get_string("model.kind") != "sghmc" && !is_toy(cfg), cfg.source(),
+               ": evaluation.every (a learning curve) needs held-out rows and a model that predicts during "
+               "training; ", is_toy(cfg) ? "the toy problem has no test rows" : "SGHMC has no samples before its burn-in ends",
+               "; set evaluation.every: 0");
   for (size_t k = 0; k < splits.size(); ++k) {
     WHVI_CHECK(splits[k].train.size() >= 2, "data set '", d.name, "' (", d.source, "): split ", k, " has ",
                splits[k].train.size(), " training row(s); at least 2 are needed to standardise and train");
@@ -439,10 +451,23 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   spdlog::info("{}: {} train / {} {} rows, {} parameters, {}", label, prep.x_train.size(0), prep.x_test.size(0),
                cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", inf->num_params(),
                inf->method());
-  const auto ts = train::train(*inf, prep.x_train, prep.y_train.squeeze(1), cfg,
-                               make_generator(seed, k, Stream::kTrain), label);
-  const auto t_eval = std::chrono::steady_clock::now();
   const auto y_test = prep.y_test.squeeze(1).to(torch::kFloat64);
+  // The learning curve (evaluation.every): the held-out rows evaluated during
+  // training, with draws from their own stream (Stream::kCurve), so the
+  // trained model and its final numbers are those of a run without a curve.
+  json curve = json::array();
+  const int64_t every = cfg.get_int("evaluation.every");
+  const auto curve_gen = make_generator(seed, k, Stream::kCurve);
+  const auto on_every = [&](int64_t steps) {
+    const auto fc = inf->predict(prep.x_test, cfg.get_int("evaluation.curve_mc_samples"), curve_gen);
+    const auto mc = inf->likelihood().evaluate(fc, y_test);
+    json point = {{"step", steps}};
+    for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
+    curve.push_back(point);
+  };
+  const auto ts = train::train(*inf, prep.x_train, prep.y_train.squeeze(1), cfg,
+                               make_generator(seed, k, Stream::kTrain), label, every, on_every);
+  const auto t_eval = std::chrono::steady_clock::now();
   const auto f = inf->predict(prep.x_test, cfg.get_int("evaluation.mc_samples"),
                                make_generator(seed, k, Stream::kEval));
   const double noise_var = inf->likelihood().noise_var_original();
@@ -470,6 +495,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
             {"config_fingerprint", fp},
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
+  if (every > 0) r["curve"] = curve;
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   if (cfg.get_bool("output.checkpoints"))
     save_checkpoint(stem + ".ckpt", *inf,

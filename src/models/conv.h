@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "models/layer.h"
+#include "models/trunk.h"
 
 namespace whvi::models {
 
@@ -26,16 +27,16 @@ class ConvLayer : public torch::nn::Module {
   torch::Tensor w_, b_, w_logvar_, b_logvar_;
 };
 
-class ConvTrunk : public torch::nn::Module {
+class ConvTrunk : public Trunk {
  public:
   // arch: model.architecture (not mlp); d_in: the flattened image size, which
   // fixes the image shape (3072 -> 3x32x32, 784 -> 1x28x28).
   ConvTrunk(const std::string& arch, int64_t d_in, const config::Config& cfg, const at::Generator& gen);
   ~ConvTrunk() override;
   // x [N, C*H*W] -> [N, features()]
-  torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx);
-  torch::Tensor kl();
-  int64_t features() const { return features_; }
+  torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx) override;
+  torch::Tensor kl() override;
+  int64_t features() const override { return features_; }
 
  private:
   struct Impl;

@@ -108,6 +108,11 @@ LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const config::Config&, cons
 LayerPtr make_linear_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
 LayerPtr make_nng_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
 LayerPtr make_vsd_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+LayerPtr make_tt_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+LayerPtr make_whvi_reshape_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+
+// The TT layer's mode sizes of a dimension 2^e over `cores` cores (tt.cpp).
+std::vector<int64_t> tt_modes(int64_t e, int64_t cores);
 
 // VSD's pieces (models/vsd.cpp), for tests: U = H_T ⋯ H_1 from Householder
 // vectors [T, K] (rows), and the paper's eq. 5 KL for Q outputs.

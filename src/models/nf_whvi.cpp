@@ -83,7 +83,7 @@ class NfWhviLayer : public BayesianLayer {
 
   // The closed-form part: KL(q0 || p) of g and the Bayesian bias's KL (the
   // flows' correction goes into the context).
-  torch::Tensor kl_impl() override { return kl_diag_gaussian(p_.g_mu, p_.g_logvar, p_.opt.prior_var) + p_.bias_kl(); }
+  torch::Tensor kl_impl() override { return p_.closed_form_kl(); }
 
  private:
   WhviParams p_;
@@ -94,7 +94,10 @@ class NfWhviLayer : public BayesianLayer {
 }  // namespace
 
 LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<NfWhviLayer>(in, out, WhviOptions::from(cfg), cfg.get_int("model.nf_whvi.flows"), ctx.gen);
+  const auto o = WhviOptions::from(cfg);
+  WHVI_CHECK(o.is_default_structure(), "nf-whvi supports only WHVI's own structure (S1 H G H S2 with optimised S); "
+             "remove model.whvi.structure and model.whvi.s_posterior, or use model.kind: whvi");
+  return std::make_shared<NfWhviLayer>(in, out, o, cfg.get_int("model.nf_whvi.flows"), ctx.gen);
 }
 
 }  // namespace whvi::models

@@ -16,6 +16,8 @@ const std::vector<std::pair<std::string, LayerFactory>>& registry() {
       {"linear", make_linear_layer},
       {"nng", make_nng_layer},
       {"vsd", make_vsd_layer},
+      {"tt", make_tt_layer},
+      {"whvi-reshape", make_whvi_reshape_layer},
   };
   return r;
 }

@@ -34,7 +34,7 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
   int64_t in = d_in;
   const std::string arch = cfg.get_string("model.architecture");
   if (arch != "mlp") {
-    trunk_ = register_module("trunk", std::make_shared<ConvTrunk>(arch, d_in, cfg, init));
+    trunk_ = register_module("trunk", make_trunk(arch, d_in, cfg, init));
     in = trunk_->features();
   }
   for (int64_t l = 0; l < depth; ++l) {
@@ -48,6 +48,12 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
   likelihood_ = register_module("likelihood", lik);
 }
 
+std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const config::Config& cfg,
+                                  const at::Generator& gen) {
+  if (arch == "rff") return make_rff_trunk(d_in, cfg, gen);
+  return std::make_shared<ConvTrunk>(arch, d_in, cfg, gen);
+}
+
 std::string hidden_layer_kind(const std::string& model_kind) {
   return model_kind == "sghmc" ? "linear" : model_kind;
 }
@@ -56,7 +62,7 @@ std::string output_layer_kind(const std::string& model_kind, const std::string& 
   if (output_layer == "same") return hidden_layer_kind(model_kind);
   if (output_layer != "auto") return output_layer;
   if (model_kind == "mcd" || model_kind == "nng" || model_kind == "vsd") return model_kind;
-  if (model_kind == "sghmc") return "linear";
+  if (model_kind == "sghmc") return "linear";  // tt and the others: mfg
   return "mfg";
 }
 

@@ -41,7 +41,7 @@ class RegressionModel : public torch::nn::Module {
   const std::vector<LayerPtr>& layers() const { return layers_; }
 
  private:
-  std::shared_ptr<ConvTrunk> trunk_;  // model.architecture other than mlp
+  std::shared_ptr<Trunk> trunk_;  // model.architecture other than mlp
   std::vector<LayerPtr> layers_;
   std::string activation_;
   std::shared_ptr<likelihoods::Likelihood> likelihood_;

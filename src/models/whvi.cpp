@@ -21,6 +21,12 @@
 //
 // Sampling: one independent noise draw of g per row (data point x MC
 // sample), pushed through the fused kernel: the local reparameterisation.
+//
+// The paper's Table 2 alternatives (model.whvi.structure, s_posterior; issue
+// 12) take the generic path: the factors applied right to left through the
+// differentiable FWHT op, with per-row draws of g and, when mean-field, of
+// S1 and S2 (each row gets an independent draw of W, as above). S1 H G H S2
+// with optimised S is the default and always takes the fused kernel.
 #include <cmath>
 
 #include "fwht.h"
@@ -40,18 +46,43 @@ class WhviLayer : public BayesianLayer {
   torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) override {
     const int64_t n = x.size(0), d = p_.d;
     auto xp = d == in_features() ? x : torch::constant_pad_nd(x, {0, d - in_features()});
+    if (!p_.opt.is_default_structure()) return p_.finish(structured(xp, ctx).reshape({n, p_.blocks * d}), out_features(), ctx);
     torch::Tensor eps;
     if (ctx.mode == Mode::kSample) eps = torch::randn({n, p_.groups, d}, ctx.gen, x.options());
     auto y = ops::whvi_matvec(xp, eps, p_.s1, p_.s2, p_.g_mu, (0.5 * p_.g_logvar).exp(), p_.opt.shared_g);
     return p_.finish(y.view({n, p_.blocks * d}), out_features(), ctx);
   }
 
-  torch::Tensor kl_impl() override { return kl_diag_gaussian(p_.g_mu, p_.g_logvar, p_.opt.prior_var) + p_.bias_kl(); }
+  torch::Tensor kl_impl() override { return p_.closed_form_kl(); }
 
  private:
+  // A diagonal factor: its mean, or in kSample one draw per row [n, rows, D].
+  static torch::Tensor draw(const torch::Tensor& mu, const torch::Tensor& logvar, int64_t n, ForwardCtx& ctx) {
+    if (!logvar.defined() || ctx.mode == Mode::kMean) return mu;
+    return mu + (0.5 * logvar).exp() * torch::randn({n, mu.size(0), mu.size(1)}, ctx.gen, mu.options());
+  }
+
+  // [n, blocks, D]: the structure's factors applied right to left to x [n, D].
+  torch::Tensor structured(const torch::Tensor& x, ForwardCtx& ctx) const {
+    const auto& o = p_.opt;
+    const int64_t n = x.size(0);
+    // draws in a fixed order: g, then S1, then S2
+    const auto g = draw(p_.g_mu, p_.g_logvar, n, ctx);
+    const auto s1 = o.has_s1() ? draw(p_.s1, p_.s1_logvar, n, ctx) : torch::Tensor();
+    const auto s2 = o.has_s2() ? draw(p_.s2, p_.s2_logvar, n, ctx) : torch::Tensor();
+    auto t = x.unsqueeze(1);  // [n, 1, D]
+    if (o.structure == "gh") {  // G H x
+      t = ops::fwht(t) * g;
+    } else {                    // S1 H G H S2 (H) x, S2 or the trailing H as the structure has them
+      if (o.structure == "s1hghs2h") t = ops::fwht(t);
+      if (s2.defined()) t = t * s2;
+      t = ops::fwht(ops::fwht(t) * g) * s1;
+    }
+    return t.expand({n, p_.blocks, p_.d});
+  }
+
   WhviParams p_;
 };
-
 }  // namespace
 
 LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {

@@ -22,8 +22,31 @@ struct WhviOptions {
   double init_g_logvar = -9.2103403719761836;   // model.whvi.init_g_logvar
   std::string bias = "deterministic";        // model.whvi.bias
   double bias_prior_var = 0.01;              // model.whvi.bias_prior_var
+  // The paper's Table 2 alternatives (issue 12): which diagonal factors W
+  // has, and whether S1, S2 are optimised or mean-field variational.
+  std::string structure = "s1hghs2";         // model.whvi.structure
+  std::string s_posterior = "optimised";     // model.whvi.s_posterior
+  double s_prior_var = 0;                    // model.whvi.s_prior_var (0: 2/D)
+  bool is_default_structure() const { return structure == "s1hghs2" && s_posterior == "optimised"; }
+  bool has_s1() const { return structure != "gh"; }
+  bool has_s2() const { return structure == "s1hghs2" || structure == "s1hghs2h"; }
+  bool s_variational() const { return s_posterior == "mean-field"; }
+  // c^2: the factor on g's initial mean variance, initial variance and prior
+  // variance that gives every structure the default's initial weight
+  // variance 2/D (unnormalised H): 1 for S1HGHS2, 1/D with the extra H,
+  // 2/D without S2, 4/D for GH (README "WHVI structures").
+  double g_scale2(int64_t d) const {
+    const double dd = static_cast<double>(d);
+    if (structure == "s1hghs2h") return 1.0 / dd;
+    if (structure == "shgh") return 2.0 / dd;
+    if (structure == "gh") return 4.0 / dd;
+    return 1.0;
+  }
   static WhviOptions from(const config::Config& cfg) {
     WhviOptions o;
+    o.structure = cfg.get_string("model.whvi.structure");
+    o.s_posterior = cfg.get_string("model.whvi.s_posterior");
+    o.s_prior_var = cfg.get_float("model.whvi.s_prior_var");
     o.shared_g = cfg.get_bool("model.whvi.shared_g");
     o.prior_var = cfg.get_float("model.whvi.prior_var");
     o.init_g_mean_std = cfg.get_float("model.whvi.init_g_mean_std");
@@ -37,22 +60,35 @@ struct WhviOptions {
 struct WhviParams {
   WhviOptions opt;
   int64_t d = 1, blocks = 1, groups = 1;
+  double g_prior_var = 1;  // λ c² (opt.prior_var for the default structure)
+  double s_prior_var = 1;  // prior variance of mean-field S1, S2
   torch::Tensor s1, s2, g_mu, g_logvar, b_mu, b_logvar;
+  torch::Tensor s1_logvar, s2_logvar;  // mean-field S only (s1, s2 are then their means)
 
-  // Registers the parameters on `m`: S1, S2 ~ U(±sqrt(6/D)), μ ~ N(0, s²),
-  // log σ² constant, then the bias (b = 0; a Bayesian bias's log variance
-  // log(prior) - 4), drawn from gen in this order.
+  // Registers the parameters on `m`: S1, S2 ~ U(±sqrt(6/D)) (those the
+  // structure has), μ ~ N(0, c² s²), log σ² constant (+ log c²), the
+  // log variances of mean-field S1, S2 (log(1e-4 · 2/D)), then the bias
+  // (b = 0; a Bayesian bias's log variance log(prior) - 4), drawn from gen in
+  // this order.
   WhviParams(torch::nn::Module& m, int64_t in, int64_t out, const WhviOptions& o, const at::Generator& gen)
       : opt(o) {
     d = int64_t{1} << kernels::log2_exact(in);
     blocks = (out + d - 1) / d;
     groups = o.shared_g ? 1 : blocks;
+    const double c2 = o.g_scale2(d), dd = static_cast<double>(d);
+    g_prior_var = o.prior_var * c2;
+    s_prior_var = o.s_prior_var > 0 ? o.s_prior_var : 2.0 / dd;
     torch::NoGradGuard ng;
-    const double a = std::sqrt(6.0 / static_cast<double>(d));
-    s1 = m.register_parameter("s1", torch::empty({blocks, d}).uniform_(-a, a, gen));
-    s2 = m.register_parameter("s2", torch::empty({blocks, d}).uniform_(-a, a, gen));
-    g_mu = m.register_parameter("g_mu", torch::randn({groups, d}, gen) * o.init_g_mean_std);
-    g_logvar = m.register_parameter("g_logvar", torch::full({groups, d}, o.init_g_logvar));
+    const double a = std::sqrt(6.0 / dd);
+    if (o.has_s1()) s1 = m.register_parameter("s1", torch::empty({blocks, d}).uniform_(-a, a, gen));
+    if (o.has_s2()) s2 = m.register_parameter("s2", torch::empty({blocks, d}).uniform_(-a, a, gen));
+    g_mu = m.register_parameter("g_mu", torch::randn({groups, d}, gen) * (o.init_g_mean_std * std::sqrt(c2)));
+    g_logvar = m.register_parameter("g_logvar", torch::full({groups, d}, o.init_g_logvar + std::log(c2)));
+    if (o.s_variational()) {
+      const double lv = std::log(1e-4 * 2.0 / dd);
+      if (o.has_s1()) s1_logvar = m.register_parameter("s1_logvar", torch::full({blocks, d}, lv));
+      if (o.has_s2()) s2_logvar = m.register_parameter("s2_logvar", torch::full({blocks, d}, lv));
+    }
     if (o.bias != "none") b_mu = m.register_parameter("b_mu", torch::zeros({out}));
     if (o.bias == "bayesian")
       b_logvar = m.register_parameter("b_logvar", torch::full({out}, std::log(o.bias_prior_var) - 4.0));
@@ -68,6 +104,14 @@ struct WhviParams {
       return y + b_mu + (0.5 * b_logvar).exp() * torch::randn({n, out}, ctx.gen, y.options());
     }
     return y;
+  }
+
+  // KL of g, of mean-field S1, S2 and of the bias, in closed form.
+  torch::Tensor closed_form_kl() const {
+    auto kl = kl_diag_gaussian(g_mu, g_logvar, g_prior_var) + bias_kl();
+    if (s1_logvar.defined()) kl = kl + kl_diag_gaussian(s1, s1_logvar, s_prior_var);
+    if (s2_logvar.defined()) kl = kl + kl_diag_gaussian(s2, s2_logvar, s_prior_var);
+    return kl;
   }
 
   // The bias's closed-form KL (zero without a Bayesian bias).

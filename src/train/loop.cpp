@@ -28,7 +28,7 @@ namespace {
 
 TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
                       const config::Config& cfg, const LoopOptions& o, const at::Generator& gen,
-                      const std::string& label) {
+                      const std::string& label, int64_t every, const std::function<void(int64_t)>& on_every) {
   const auto x = x_in.to(o.dtype).contiguous();
   const auto y = y_in.to(o.dtype).contiguous();
   const int64_t N = x.size(0);
@@ -44,7 +44,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   torch::Tensor perm = torch::randperm(N, gen, torch::kInt64);
   int64_t pos = 0;
   TrainStats st;
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();  // moved forward by the time spent in on_every
   auto last_print = t0;
   double loss_value = std::nan("");
   for (int64_t t = 0; t < total; ++t) {
@@ -59,6 +59,13 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
     st.final_lr = lr;
 
     const bool last = t + 1 == total;
+    if (every > 0 && on_every && ((t + 1) % every == 0 || last)) {
+      const auto c0 = std::chrono::steady_clock::now();
+      on_every(t + 1);
+      const auto spent = std::chrono::steady_clock::now() - c0;
+      t0 += spent;
+      last_print += spent;
+    }
     const bool log_line = (t + 1) % o.log_every == 0 || last;
     const auto now = std::chrono::steady_clock::now();
     const bool progress = tty && std::chrono::duration<double>(now - last_print).count() > 0.25;
@@ -127,10 +134,11 @@ LoopOptions LoopOptions::from(const config::Config& cfg) {
 }
 
 TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
-                 const config::Config& cfg, const at::Generator& gen, const std::string& label) {
+                 const config::Config& cfg, const at::Generator& gen, const std::string& label,
+                 int64_t every, const std::function<void(int64_t)>& on_every) {
   const auto o = LoopOptions::from(cfg);
   inference.to(o.dtype);
-  return train_loop(inference, x, y, cfg, o, gen, label);
+  return train_loop(inference, x, y, cfg, o, gen, label, every, on_every);
 }
 
 }  // namespace whvi::train

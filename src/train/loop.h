@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <torch/torch.h>
@@ -42,8 +43,11 @@ struct TrainStats {
 // prefixes progress lines. Mini-batches and noise come from `gen` only, so the
 // run is deterministic for a given generator state, thread count and machine.
 // `cfg` names the likely culprits when training diverges.
+// `every` > 0: `on_every(steps done)` is called after every `every` steps (and
+// after the last); it must not draw from `gen` (learning curves, issue 12).
 TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
-                 const config::Config& cfg, const at::Generator& gen, const std::string& label);
+                 const config::Config& cfg, const at::Generator& gen, const std::string& label,
+                 int64_t every = 0, const std::function<void(int64_t)>& on_every = {});
 
 // The settings that most plausibly make training diverge, for error messages:
 // "training.lr = 10 (default 0.001)" and every numeric model/likelihood/training
