@@ -11,6 +11,7 @@
 #include "common/rng.h"
 #include "config/config.h"
 #include "data/synthetic.h"
+#include "models/conv.h"
 #include "models/layer.h"
 #include "models/trunk.h"
 #include "ops/fwht_op.h"
@@ -24,7 +25,7 @@ config::Config cfg_with(const std::vector<std::string>& sets) { return config::C
 
 models::LayerContext init(uint64_t seed) { return {false, make_generator(seed)}; }
 
-torch::Tensor param(models::BayesianLayer& l, const std::string& name) {
+torch::Tensor param(torch::nn::Module& l, const std::string& name) {
   for (const auto& p : l.named_parameters())
     if (p.key() == name) return p.value();
   return {};
@@ -309,6 +310,82 @@ TEST(GpBenchmarks, PublishedValues) {
     if (name == "otlcircuit") EXPECT_TRUE(y.min().item<double>() > 2 && y.max().item<double>() < 10);  // about 2.7 ... 9.2
     if (name == "hartmann6") EXPECT_TRUE(y.min().item<double>() > -3.4 && y.max().item<double>() < 0.1);
   }
+}
+
+// ---- convolution filters of Fig. 7 ------------------------------------------------------
+
+// WHVI filters: the mean output is the convolution with the explicit stacked
+// S1 H diag(mu) H S2 matrix, truncated to [C_out, C_in * 9].
+TEST(ConvFilters, WhviMeanIsTheConvolutionWithTheExplicitMatrix) {
+  namespace F = torch::nn::functional;
+  models::ConvLayer conv("whvi", 3, 40, cfg_with({}), make_generator(1));  // k = 27 -> D = 32, 2 blocks
+  conv.to(torch::kFloat64);
+  torch::NoGradGuard ng;
+  const auto s1 = param(conv, "s1"), s2 = param(conv, "s2"), mu = param(conv, "g_mu"), b = param(conv, "b_mu");
+  b.uniform_(-1, 1, make_generator(2));
+  const auto H = ops::hadamard_matrix(32);
+  std::vector<torch::Tensor> blocks;
+  for (int k = 0; k < 2; ++k) blocks.push_back(torch::diag(s1[k]).mm(H).mm(torch::diag(mu[k])).mm(H).mm(torch::diag(s2[k])));
+  const auto W = torch::cat(blocks, 0).slice(0, 0, 40).slice(1, 0, 27).reshape({40, 3, 3, 3});
+  const auto x = torch::randn({2, 3, 5, 6}, make_generator(3), torch::kFloat64);
+  models::ForwardCtx ctx;
+  const auto y = conv.forward(x, ctx);
+  const auto ref = F::conv2d(x, W, F::Conv2dFuncOptions().padding(1).bias(b));
+  EXPECT_LE((y - ref).abs().max().item<double>(), 1e-10);
+}
+
+// One g draw per image, shared by its patches: with a single bright pixel the
+// 9 outputs are the 9 filter entries of one sampled W, whose covariance is
+// s1^2 s2_a s2_b sum_m H_ma H_mb sigma_m^2; independent noise per patch
+// would leave them uncorrelated.
+TEST(ConvFilters, WhviDrawsOneFilterSamplePerImage) {
+  auto cfg = cfg_with({"model.whvi.init_g_logvar=-2", "model.whvi.bias=none"});
+  models::ConvLayer conv("whvi", 1, 1, cfg, make_generator(4));  // k = 9 -> D = 16
+  conv.to(torch::kFloat64);
+  torch::NoGradGuard ng;
+  param(conv, "g_logvar").uniform_(-4, 0, make_generator(9));  // unequal variances: correlated entries
+  const int64_t S = 10000;
+  auto x = torch::zeros({S, 1, 3, 3}, torch::kFloat64);
+  x.select(2, 1).select(2, 1).fill_(1.0);
+  models::ForwardCtx ctx;
+  ctx.mode = Mode::kSample;
+  ctx.gen = make_generator(5);
+  const auto y = conv.forward(x, ctx).reshape({S, 9}).flip(1);  // column a = filter entry a
+  const double s1 = param(conv, "s1")[0][0].item<double>();
+  const auto s2 = param(conv, "s2")[0], lv = param(conv, "g_logvar")[0];
+  const auto H = ops::hadamard_matrix(16).slice(1, 0, 9);  // [m, a]
+  const auto cov_ref = s1 * s1 * torch::outer(s2.slice(0, 0, 9), s2.slice(0, 0, 9)) * H.t().mm(lv.exp().unsqueeze(1) * H);
+  const auto c = y - y.mean(0);
+  const auto cov = c.t().mm(c) / double(S - 1);
+  const double scale = cov_ref.diagonal().max().item<double>();
+  EXPECT_LE((cov - cov_ref).abs().max().item<double>(), 0.07 * scale);
+  EXPECT_GT((cov_ref - torch::diag(cov_ref.diagonal())).abs().max().item<double>(), 0.2 * scale);  // correlated
+}
+
+TEST(ConvFilters, LowRankMcdIsARankRFilterMatrixWithWhviSParameterCount) {
+  namespace F = torch::nn::functional;
+  EXPECT_EQ(models::matched_conv_rank(3, 32), 2);   // 4*32 / (32 + 27)
+  EXPECT_EQ(models::matched_conv_rank(32, 64), 6);  // 4*512 / (64 + 288)
+  auto cfg = cfg_with({"model.conv_dropout=0.3"});
+  models::ConvLayer lr("lowrank-mcd", 32, 64, cfg, make_generator(6));
+  models::ConvLayer wh("whvi", 32, 64, cfg, make_generator(6));
+  EXPECT_EQ(lr.rank(), 6);
+  const double p_lr = double(models::count_trainable(lr)), p_wh = double(models::count_trainable(wh));
+  EXPECT_NEAR(p_lr / p_wh, 1.0, 0.1);
+  lr.to(torch::kFloat64);
+  torch::NoGradGuard ng;
+  const auto W = param(lr, "a").mm(param(lr, "w")).view({64, 32, 3, 3});
+  EXPECT_EQ(torch::linalg_matrix_rank(W.view({64, 288})).item<int64_t>(), 6);
+  const auto x = torch::randn({2, 32, 4, 4}, make_generator(7), torch::kFloat64);
+  models::ForwardCtx ctx;
+  const auto ref = F::conv2d(x, W, F::Conv2dFuncOptions().padding(1).bias(param(lr, "b")));
+  EXPECT_LE((lr.forward(x, ctx) - ref).abs().max().item<double>(), 1e-10);
+  ctx.mode = Mode::kSample;
+  ctx.gen = make_generator(8);
+  const auto ys = lr.forward(x, ctx);
+  EXPECT_NEAR((ys == 0).to(torch::kFloat64).mean().item<double>(), 0.3, 0.03);
+  const auto kept = ys != 0;
+  EXPECT_LE((ys.masked_select(kept) - ref.masked_select(kept) / 0.7).abs().max().item<double>(), 1e-10);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include <spdlog/spdlog.h>
@@ -46,28 +48,107 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-}  // namespace
+// A kind may carry settings: "nng:model.nng.inverse_every=1:model.nng.particles=5".
+std::vector<std::string> split_spec(const std::string& spec) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t pos; (pos = spec.find(':', start)) != std::string::npos; start = pos + 1)
+    parts.push_back(spec.substr(start, pos - start));
+  parts.push_back(spec.substr(start));
+  return parts;
+}
 
-nlohmann::json run_train_bench(const TrainBenchOptions& o) {
+// The checks both benches share: known kinds, widths and depth in range.
+void check_kinds_widths(const char* what, const std::vector<std::string>& specs, const std::vector<int64_t>& widths,
+                        int64_t depth) {
   const auto kinds = config::find_param("model.kind")->choices;
-  // a kind may carry settings: "nng:model.nng.inverse_every=1:model.nng.particles=5"
-  auto split_spec = [](const std::string& spec) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (size_t pos; (pos = spec.find(':', start)) != std::string::npos; start = pos + 1)
-      parts.push_back(spec.substr(start, pos - start));
-    parts.push_back(spec.substr(start));
-    return parts;
-  };
-  for (const auto& spec : o.kinds) {
+  for (const auto& spec : specs) {
     const auto k = split_spec(spec).front();
-    WHVI_CHECK(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), "bench train: unknown kind '", k,
+    WHVI_CHECK(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), what, ": unknown kind '", k,
                "' in --kinds; registered: ", join(kinds));
   }
-  WHVI_CHECK(!o.kinds.empty() && !o.widths.empty(), "bench train: --kinds and --widths must not be empty");
-  for (int64_t w : o.widths)
-    WHVI_CHECK(w >= 1 && w <= 65536, "bench train: width ", w, " in --widths is out of range [1, 65536]");
-  WHVI_CHECK(o.depth >= 0 && o.depth <= 64, "bench train: --depth ", o.depth, " is out of range [0, 64]");
+  WHVI_CHECK(!specs.empty() && !widths.empty(), what, ": --kinds and --widths must not be empty");
+  for (int64_t w : widths)
+    WHVI_CHECK(w >= 1 && w <= 65536, what, ": width ", w, " in --widths is out of range [1, 65536]");
+  WHVI_CHECK(depth >= 0 && depth <= 64, what, ": --depth ", depth, " is out of range [0, 64]");
+}
+
+}  // namespace
+
+nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
+  check_kinds_widths("bench predict", o.kinds, o.widths, o.depth);
+  WHVI_CHECK(o.batch >= 1 && o.batch <= o.rows, "bench predict: --batch ", o.batch, " must be in [1, --rows = ",
+             o.rows, "]");
+  WHVI_CHECK(o.rows >= 1 && o.rows <= 10000000, "bench predict: --rows ", o.rows, " is out of range [1, 1e7]");
+  WHVI_CHECK(o.mc >= 1 && o.mc <= 100000, "bench predict: --mc ", o.mc, " is out of range [1, 100000]");
+  WHVI_CHECK(o.repeats >= 1 && o.repeats <= 1000, "bench predict: --repeats ", o.repeats, " is out of range [1, 1000]");
+  WHVI_CHECK(o.d_in >= 1 && o.d_in <= 65536, "bench predict: --d-in ", o.d_in, " is out of range [1, 65536]");
+  WHVI_CHECK(o.classes == 0 || (o.classes >= 2 && o.classes <= 100000), "bench predict: --classes ", o.classes,
+             " must be 0 (regression) or at least 2");
+  const auto x = torch::randn({o.rows, o.d_in}, make_generator(o.seed, 0, Stream::kData), torch::kFloat64);
+  std::printf("%6s %7s %9s | %10s %10s %10s\n", "kind", "width", "params", "mean s", "min s", "ms/batch");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& spec : o.kinds) {
+    const auto parts = split_spec(spec);
+    for (int64_t w : o.widths) {
+      std::vector<std::string> sets{"model.kind=" + parts.front(), "model.width=" + std::to_string(w),
+                                    "model.depth=" + std::to_string(o.depth)};
+      if (o.classes > 0) sets.push_back("likelihood.kind=softmax");
+      sets.insert(sets.end(), parts.begin() + 1, parts.end());
+      sets.insert(sets.end(), o.sets.begin(), o.sets.end());
+      const auto cfg = config::Config::parse("", "bench predict", sets);
+      const auto inf = infer::make_inference(o.d_in, cfg, 0.0, 1.0, make_generator(o.seed, 0, Stream::kInit), o.classes);
+      inf->to(torch::kFloat32);
+      auto pass = [&] {
+        const auto gen = make_generator(o.seed, 0, Stream::kEval);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < o.rows; i += o.batch)
+          inf->predict(x.narrow(0, i, std::min(o.batch, o.rows - i)), o.mc, gen);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      };
+      pass();  // untimed: first-touch allocations
+      std::vector<double> t;
+      for (int64_t r = 0; r < o.repeats; ++r) t.push_back(pass());
+      double mean = 0;
+      for (double v : t) mean += v / static_cast<double>(t.size());
+      double var = 0;
+      for (double v : t) var += (v - mean) * (v - mean) / std::max<double>(1.0, static_cast<double>(t.size() - 1));
+      const int64_t batches = (o.rows + o.batch - 1) / o.batch;
+      nlohmann::json r;
+      r["kind"] = parts.front();
+      if (parts.size() > 1) r["spec"] = spec;
+      r["width"] = w;
+      r["depth"] = o.depth;
+      r["params"] = inf->num_params();
+      r["seconds"] = t;
+      r["seconds_mean"] = mean;
+      r["seconds_std"] = std::sqrt(var);
+      r["seconds_min"] = *std::min_element(t.begin(), t.end());
+      r["ms_per_batch"] = mean * 1e3 / static_cast<double>(batches);
+      r["peak_rss_mib"] = peak_rss_mib();
+      std::printf("%6s %7lld %9lld | %10.4f %10.4f %10.3f\n", spec.c_str(), static_cast<long long>(w),
+                  static_cast<long long>(r["params"].get<int64_t>()), mean, r["seconds_min"].get<double>(),
+                  r["ms_per_batch"].get<double>());
+      std::fflush(stdout);
+      rows.push_back(r);
+    }
+  }
+  auto doc = bench_record("predict", o.command_line, o.seed);
+  doc["batch"] = o.batch;
+  doc["mc_samples"] = o.mc;
+  doc["d_in"] = o.d_in;
+  doc["test_rows"] = o.rows;
+  doc["classes"] = o.classes;
+  doc["repeats"] = o.repeats;
+  doc["timing"] = "wall clock of predicting all test_rows (batches of `batch` rows, mc_samples draws each, float32), "
+                  "repeated after one untimed pass; freshly initialised networks";
+  doc["sets"] = o.sets;
+  doc["rows"] = rows;
+  return doc;
+}
+
+nlohmann::json run_train_bench(const TrainBenchOptions& o) {
+  check_kinds_widths("bench train", o.kinds, o.widths, o.depth);
   WHVI_CHECK(o.batch >= 1 && o.batch <= o.rows, "bench train: --batch ", o.batch, " must be in [1, --rows = ",
              o.rows, "]");
   WHVI_CHECK(o.d_in >= 1 && o.d_in <= 65536, "bench train: --d-in ", o.d_in, " is out of range [1, 65536]");

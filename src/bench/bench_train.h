@@ -31,4 +31,26 @@ struct TrainBenchOptions {
 // training.
 nlohmann::json run_train_bench(const TrainBenchOptions& options);
 
+// `whvi bench predict` (the paper's Figs. 8 and 16): the time to predict a
+// test set of `rows` rows in mini-batches of `batch` rows with `mc` Monte
+// Carlo samples each, for each (kind, width), `repeats` times after one
+// untimed pass; the networks are freshly initialised (the time does not
+// depend on the weights' values). `classes` > 0: a softmax classifier with
+// that many classes (the CNNs: --set model.architecture=... --d-in 3072).
+struct PredictBenchOptions {
+  std::vector<std::string> kinds = {"mcd", "whvi"};
+  std::vector<int64_t> widths = {128};
+  int64_t depth = 2;
+  int64_t batch = 128;
+  int64_t mc = 64;
+  int64_t d_in = 8;
+  int64_t rows = 1024;
+  int64_t repeats = 5;
+  int64_t classes = 0;
+  uint64_t seed = 0;
+  std::vector<std::string> sets;
+  std::string command_line;
+};
+nlohmann::json run_predict_bench(const PredictBenchOptions& options);
+
 }  // namespace whvi::bench

@@ -340,6 +340,31 @@ int main(int argc, char** argv) {
                      "Also write one CSV line per row (kind,width,params,steps_per_second,ms_per_step,"
                      "peak_rss_mib) to this file, for plotting");
 
+  auto* bpredict = bench->add_subcommand("predict", "Prediction time on a test set per model kind and width (the paper's Figs. 8, 16)");
+  whvi::bench::PredictBenchOptions bp;
+  std::string bp_kinds = "mcd,whvi", bp_widths = "128", bp_json, bp_csv;
+  bpredict->add_option("--kinds", bp_kinds, "Comma-separated model kinds, each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
+  bpredict->add_option("--set", bp.sets, "Config override for every configuration, KEY=VALUE (repeatable), e.g. model.architecture=simple-cnn")->capture_default_str();
+  bpredict->add_option("--widths", bp_widths, "Comma-separated hidden widths")->capture_default_str();
+  bpredict->add_option("--depth", bp.depth, "Hidden layers")->capture_default_str()
+      ->check(integer_in(0, 64, "an integer from 0 to 64", " (e.g. --depth 2)"));
+  bpredict->add_option("--batch", bp.batch, "Test mini-batch size (paper: 128)")->capture_default_str()
+      ->check(integer_in(1, 10000000, "a positive integer", " (e.g. --batch 128)"));
+  bpredict->add_option("--mc", bp.mc, "Monte Carlo samples per test point (paper: 64)")->capture_default_str()
+      ->check(integer_in(1, 100000, "an integer from 1 to 100000", " (e.g. --mc 64)"));
+  bpredict->add_option("--d-in", bp.d_in, "Input dimension (3072 for the CIFAR-10 CNNs)")->capture_default_str()
+      ->check(integer_in(1, 65536, "an integer from 1 to 65536", " (e.g. --d-in 8)"));
+  bpredict->add_option("--rows", bp.rows, "Test rows")->capture_default_str()
+      ->check(integer_in(1, 10000000, "an integer from 1 to 1e7", " (e.g. --rows 1024)"));
+  bpredict->add_option("--repeats", bp.repeats, "Timed passes over the test set")->capture_default_str()
+      ->check(integer_in(1, 1000, "an integer from 1 to 1000", " (e.g. --repeats 5)"));
+  bpredict->add_option("--classes", bp.classes, "0: regression; C >= 2: a softmax classifier")->capture_default_str()
+      ->check(integer_in(0, 100000, "0 or an integer from 2 to 100000", " (e.g. --classes 10)"));
+  bpredict->add_option("--seed", bp.seed, "Seed of the inputs and the networks")->capture_default_str()
+      ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
+  bpredict->add_option("--json", bp_json, "Also write the results as JSON to this file");
+  bpredict->add_option("--csv", bp_csv, "Also write one CSV line per row (kind,width,params,seconds_mean,seconds_std,ms_per_batch) to this file");
+
   auto* analysis = app.add_subcommand("analysis", "The paper's analyses");
   analysis->require_subcommand(1);
   auto* aapprox = analysis->add_subcommand("approximation", "Fig. 11: how well S1 H G H S2 fits a dense U(-1,1) matrix");
@@ -356,7 +381,7 @@ int main(int argc, char** argv) {
       ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
   aapprox->add_option("--json", ao_json, "Write the results (JSON) to this file");
 
-  for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht, btrain, analysis, aapprox}) sub->fallthrough();
+  for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht, btrain, bpredict, analysis, aapprox}) sub->fallthrough();
 
   try {
     app.parse(argc, argv);
@@ -435,6 +460,25 @@ int main(int argc, char** argv) {
         spdlog::info("wrote {}", ao_json);
       } else {
         std::cout << doc.dump(2) << "\n";
+      }
+      return finish(0);
+    }
+    if (bench->got_subcommand(bpredict)) {
+      bp.kinds = split_list(bp_kinds, "--kinds");
+      bp.widths = parse_widths(bp_widths);
+      bp.command_line = command_line;
+      spdlog::info("bench predict: kinds {}, depth {}, batch {}, {} MC samples, {} test rows, threads {}, SIMD {}",
+                   bp_kinds, bp.depth, bp.batch, bp.mc, bp.rows, whvi::threads(),
+                   whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
+      const auto doc = whvi::bench::run_predict_bench(bp);
+      if (!bp_json.empty()) {
+        whvi::write_file_atomic(bp_json, doc.dump(2) + "\n");
+        spdlog::info("wrote {}", bp_json);
+      }
+      if (!bp_csv.empty()) {
+        whvi::write_file_atomic(bp_csv, rows_csv(doc["rows"], {"kind", "width", "params", "seconds_mean",
+                                                               "seconds_std", "ms_per_batch"}));
+        spdlog::info("wrote {}", bp_csv);
       }
       return finish(0);
     }

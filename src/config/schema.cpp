@@ -25,7 +25,7 @@ Param B(std::string key, std::string def, std::string help) {
 const std::vector<Param>& schema() {
   static const std::vector<Param> params = {
       // ---- data
-      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) MNIST (mnist-mini, mnist) or CIFAR-10 (cifar10-mini, cifar10): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear), or a path to a folder in the UCI layout"),
+      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) MNIST (mnist-mini, mnist) or CIFAR-10 (cifar10-mini, cifar10): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear; the GP benchmarks borehole, hartmann6, rastrigin5, robot, otlcircuit), or a path to a folder in the UCI layout"),
       S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
       S("data.protocol", "paper", {"paper", "standard", "stratified"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits; stratified (classification): random splits that keep each class's share"),
       I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),
@@ -37,7 +37,8 @@ const std::vector<Param>& schema() {
       // ---- model
       S("model.kind", "whvi", {"whvi", "mfg", "mcd", "nf-whvi", "vsd", "tt", "nng", "sghmc"}, "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd, tt (tensor train): variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network)"),
       S("model.architecture", "mlp", {"mlp", "simple-cnn", "alexnet", "vgg16", "rff"}, "mlp, or a convolutional trunk before the fully connected layers (image data; src/models/conv.cpp): simple-cnn (Fig. 7), alexnet, vgg16 (the supplement's Tables 7, 8); model.depth and model.width then set the fully connected head; or rff: random Fourier features of an RBF kernel (a GP approximation, Fig. 13; src/models/rff.cpp), usually with model.depth 0"),
-      S("model.conv", "mcd", {"mcd", "mfg"}, "kind of the convolutional filters (the paper: MCD)"),
+      S("model.conv", "mcd", {"mcd", "mfg", "whvi", "lowrank-mcd"}, "kind of the convolutional filters (the paper: MCD): mcd, mfg, whvi (WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*), lowrank-mcd (MCD with a rank-r filter matrix, Fig. 7)"),
+      I("model.conv_rank", "0", 0, 1 << 20, "rank of lowrank-mcd filter matrices; 0 = as many parameters as WHVI filters of the same shape"),
       F("model.conv_dropout", "0.005", 0, 0.99, "dropout rate of mcd convolutions (the paper's MCD rate, supplement D.1)"),
       I("model.depth", "2", 0, 64, "number of hidden layers"),
       I("model.width", "128", 1, 1 << 20, "units per hidden layer"),

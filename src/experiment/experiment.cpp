@@ -61,13 +61,19 @@ std::string fingerprint(const config::Config& cfg) {
   std::set<std::string> used = {kind == "nf-whvi" ? "nf_whvi" : kind};
   for (const auto& l : {hidden, out})
     for (const auto& g : groups(l)) used.insert(g);
+  // convolutional filters read their kind's options too (lowrank-mcd: mcd's)
+  if (cfg.get_string("model.architecture") != "mlp" && cfg.get_string("model.architecture") != "rff") {
+    const std::string conv = cfg.get_string("model.conv");
+    used.insert(conv == "lowrank-mcd" ? "mcd" : conv);
+  }
   for (const char* k : {"whvi", "mfg", "mcd", "nf_whvi", "sghmc", "nng", "vsd", "tt"})
     if (!used.count(k)) j["model"].erase(k);
   // keys added after results were committed, left out at their defaults so
   // those results still resume and extend
   if (cfg.get_string("model.architecture") != "rff") j["model"].erase("rff");
   if (cfg.get_string("model.architecture") == "mlp")
-    for (const char* k : {"architecture", "conv", "conv_dropout"}) j["model"].erase(k);
+    for (const char* k : {"architecture", "conv", "conv_dropout", "conv_rank"}) j["model"].erase(k);
+  if (cfg.get_string("model.conv") != "lowrank-mcd") j["model"].erase("conv_rank");
   if (j["model"].contains("whvi") && cfg.get_string("model.whvi.structure") == "s1hghs2" &&
       cfg.get_string("model.whvi.s_posterior") == "optimised" && cfg.get_float("model.whvi.s_prior_var") == 0)
     for (const char* k : {"structure", "s_posterior", "s_prior_var"}) j["model"]["whvi"].erase(k);

@@ -12,6 +12,16 @@
 //   mfg  mean-field Gaussian filters with the local reparameterisation of
 //        convolutions: mean = conv(x, μ) + μ_b, var = conv(x², σ²) + σ_b²,
 //        sampled per output element; prior and init as model.mfg.*.
+//   whvi WHVI filters (Fig. 7; the authors' conv layer, shared/notes/
+//        whvi-reference.md §1.8): the filter matrix [C_out, C_in·9] is a
+//        stacked WHVI matrix over im2col patches padded to D = 2^ceil(log2
+//        C_in·9); one g draw per image, shared by all its patches (so each
+//        image sees one sample of the filters; the fused kernel with the
+//        noise repeated over patches); options model.whvi.*.
+//   lowrank-mcd  MCD with a rank-r filter matrix A B (A [C_out, r], B [r,
+//        C_in·9]; Fig. 7's "low-rank MCD"), r = model.conv_rank or, when 0,
+//        the rank with as many parameters as WHVI filters of that shape;
+//        dropout and weight decay as mcd.
 // Architectures (model.architecture), as the supplement's Tables 7-8 give
 // them for CIFAR-10 (3x3 convolutions, stride 1, padding 1; 2x2 max pooling):
 //   simple-cnn  conv 32, pool, conv 64, pool                (Fig. 7's two convolutions)
@@ -25,14 +35,24 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "models/whvi_params.h"
+#include "ops/fwht_op.h"
 
 namespace whvi::models {
 
 namespace F = torch::nn::functional;
 
+int64_t matched_conv_rank(int64_t cin, int64_t cout) {
+  const int64_t d = int64_t{1} << kernels::log2_exact(cin * 9), blocks = (cout + d - 1) / d;
+  const double r = static_cast<double>(4 * blocks * d) / static_cast<double>(cout + cin * 9);
+  return std::max<int64_t>(1, std::llround(r));
+}
+
+ConvLayer::~ConvLayer() = default;
+
 ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg,
                      const at::Generator& gen)
-    : kind_(kind) {
+    : kind_(kind), cin_(cin), cout_(cout) {
   const double fan_in = static_cast<double>(cin * 9);
   const double a = 1.0 / std::sqrt(fan_in);
   torch::NoGradGuard ng;
@@ -52,15 +72,55 @@ ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const c
     w_logvar_ = register_parameter("w_logvar", torch::full({cout, cin, 3, 3}, lv));
     b_ = register_parameter("b_mu", torch::zeros({cout}));
     b_logvar_ = register_parameter("b_logvar", torch::full({cout}, lv));
+  } else if (kind == "whvi") {
+    whvi_ = std::make_unique<WhviParams>(*this, cin * 9, cout, WhviOptions::from(cfg), gen);
+    WHVI_CHECK(whvi_->opt.is_default_structure(), "model.conv: whvi supports only WHVI's own structure; remove "
+               "model.whvi.structure and model.whvi.s_posterior");
+    rank_ = whvi_->d;
+  } else if (kind == "lowrank-mcd") {
+    p_ = cfg.get_float("model.conv_dropout");
+    const double l = cfg.get_float("model.mcd.length_scale");
+    decay_ = (1.0 - p_) * l * l / 2.0;
+    const int64_t r = cfg.get_int("model.conv_rank");
+    rank_ = r > 0 ? r : matched_conv_rank(cin, cout);
+    // A, B uniform with equal variance v, r v^2 = 1 / (3 fan_in): the filters
+    // start with mcd's variance (U(±1/sqrt(fan_in)))
+    const double v = 1.0 / std::sqrt(3.0 * fan_in * static_cast<double>(rank_)), u = std::sqrt(3.0 * v);
+    a_ = register_parameter("a", torch::empty({cout, rank_}).uniform_(-u, u, gen));
+    w_ = register_parameter("w", torch::empty({rank_, cin * 9}).uniform_(-u, u, gen));
+    b_ = register_parameter("b", torch::empty({cout}).uniform_(-a, a, gen));
   } else {
-    throw Error("model.conv '" + kind + "' is not a convolution kind; use mcd or mfg");
+    throw Error("model.conv '" + kind + "' is not a convolution kind; use mcd, mfg, whvi or lowrank-mcd");
   }
 }
 
+torch::Tensor ConvLayer::whvi_forward(const torch::Tensor& x, ForwardCtx& ctx) {
+  const auto& p = *whvi_;
+  const int64_t n = x.size(0), h = x.size(2), w = x.size(3), l = h * w, k = cin_ * 9, d = p.d;
+  // in chunks of images, so that the im2col buffers stay small at test time
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 22) / (l * d * p.blocks));
+  std::vector<torch::Tensor> outs;
+  for (int64_t i0 = 0; i0 < n; i0 += chunk) {
+    const int64_t c = std::min(chunk, n - i0);
+    auto patches = F::unfold(x.narrow(0, i0, c), F::UnfoldFuncOptions({3, 3}).padding(1));  // [c, k, l]
+    patches = patches.transpose(1, 2).reshape({c * l, k});
+    if (d != k) patches = torch::constant_pad_nd(patches, {0, d - k});
+    torch::Tensor eps;
+    if (ctx.mode == Mode::kSample)
+      eps = torch::randn({c, 1, p.groups, d}, ctx.gen, x.options()).expand({c, l, p.groups, d}).reshape({c * l, p.groups, d});
+    auto y = ops::whvi_matvec(patches, eps, p.s1, p.s2, p.g_mu, (0.5 * p.g_logvar).exp(), p.opt.shared_g);
+    y = p.finish(y.view({c * l, p.blocks * d}), cout_, ctx);  // [c*l, cout]
+    outs.push_back(y.view({c, l, cout_}).transpose(1, 2).reshape({c, cout_, h, w}));
+  }
+  return outs.size() == 1 ? outs.front() : torch::cat(outs, 0);
+}
+
 torch::Tensor ConvLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
-  auto mean = F::conv2d(x, w_, F::Conv2dFuncOptions().padding(1).bias(b_));
+  if (kind_ == "whvi") return whvi_forward(x, ctx);
+  const auto filters = kind_ == "lowrank-mcd" ? a_.mm(w_).view({cout_, cin_, 3, 3}) : w_;
+  auto mean = F::conv2d(x, filters, F::Conv2dFuncOptions().padding(1).bias(b_));
   if (ctx.mode == Mode::kMean) return mean;
-  if (kind_ == "mcd") {
+  if (kind_ == "mcd" || kind_ == "lowrank-mcd") {
     if (p_ == 0) return mean;
     auto keep = torch::empty_like(mean).bernoulli_(1.0 - p_, ctx.gen);
     return mean * keep * (1.0 / (1.0 - p_));
@@ -71,6 +131,8 @@ torch::Tensor ConvLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
 
 torch::Tensor ConvLayer::kl() {
   if (kind_ == "mcd") return decay_ * (w_.square().sum() + b_.square().sum());
+  if (kind_ == "lowrank-mcd") return decay_ * (a_.square().sum() + w_.square().sum() + b_.square().sum());
+  if (kind_ == "whvi") return whvi_->closed_form_kl();
   return kl_diag_gaussian(w_, w_logvar_, prior_var_) + kl_diag_gaussian(b_, b_logvar_, bias_prior_var_);
 }
 

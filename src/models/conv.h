@@ -13,19 +13,31 @@
 
 namespace whvi::models {
 
-// One 3x3 convolution (stride 1, padding 1) of kind mcd or mfg (conv.cpp),
-// on [N, C, H, W].
+struct WhviParams;  // models/whvi_params.h
+
+// One 3x3 convolution (stride 1, padding 1) of kind mcd, mfg, whvi or
+// lowrank-mcd (conv.cpp), on [N, C, H, W].
 class ConvLayer : public torch::nn::Module {
  public:
   ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg, const at::Generator& gen);
+  ~ConvLayer() override;
   torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx);
   torch::Tensor kl();
+  // lowrank-mcd: the rank of its filter matrix; whvi: the padded patch size D.
+  int64_t rank() const { return rank_; }
 
  private:
+  torch::Tensor whvi_forward(const torch::Tensor& x, ForwardCtx& ctx);
   std::string kind_;
+  int64_t cin_ = 0, cout_ = 0, rank_ = 0;
   double p_ = 0, decay_ = 0, prior_var_ = 1, bias_prior_var_ = 1;
-  torch::Tensor w_, b_, w_logvar_, b_logvar_;
+  torch::Tensor w_, b_, w_logvar_, b_logvar_, a_;  // lowrank-mcd: filters = a_ w_
+  std::unique_ptr<WhviParams> whvi_;
 };
+
+// The rank that gives a lowrank-mcd filter matrix [cout, cin*9] as many
+// parameters as a WHVI one (4 D per stacked block, D the padded patch size).
+int64_t matched_conv_rank(int64_t cin, int64_t cout);
 
 class ConvTrunk : public Trunk {
  public:
