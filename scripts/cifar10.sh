@@ -9,7 +9,7 @@
 #
 # PATTERN globs config stems (default '*-mini'; '*' also runs the full-data
 # configs). On a Slurm cluster with GPUs: ls configs/cifar10/*[a-z].yaml |
-# grep -v -e base -e mini > cifar.txt; sbatch --array=0-7 scripts/slurm_sweep.sbatch cifar.txt
+# grep -v -e base -e mini > cifar.txt; sbatch --array=0-$(( $(wc -l <cifar.txt) - 1 )) scripts/slurm_sweep.sbatch cifar.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == --render-table ]]; then
@@ -19,7 +19,7 @@ if [[ ${1:-} == --render-table ]]; then
     {
       echo "# CIFAR-10 Bayesian CNNs ($(basename "$dir"))"
       echo
-      for arch in simple-cnn alexnet vgg16; do
+      for arch in simple-cnn alexnet vgg16 resnet18; do
         results=("$dir/$arch"-*.json)
         ((${#results[@]})) || continue
         "${WHVI:-build/whvi}" table "${results[@]}" --paper '' --title "$arch" | sed 's/^# /## /; s/^## /### /; s/^### '"$arch"'/## '"$arch"'/'

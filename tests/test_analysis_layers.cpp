@@ -8,7 +8,13 @@
 
 #include <cmath>
 
+#include <filesystem>
+#include <fstream>
+
 #include "common/rng.h"
+#include "common/runtime.h"
+#include "experiment/experiment.h"
+#include "infer/inference.h"
 #include "config/config.h"
 #include "data/synthetic.h"
 #include "models/conv.h"
@@ -386,6 +392,79 @@ TEST(ConvFilters, LowRankMcdIsARankRFilterMatrixWithWhviSParameterCount) {
   EXPECT_NEAR((ys == 0).to(torch::kFloat64).mean().item<double>(), 0.3, 0.03);
   const auto kept = ys != 0;
   EXPECT_LE((ys.masked_select(kept) - ref.masked_select(kept) / 0.7).abs().max().item<double>(), 1e-10);
+}
+
+// ---- batch normalisation and ResNet18 --------------------------------------------------
+
+// In a training step: per-channel batch mean 0 and (biased) variance 1 before
+// scale and shift, the running averages moved 10% towards the batch's
+// (unbiased) statistics; otherwise the running averages are used and kept.
+TEST(BatchNorm, TrainingUsesBatchStatisticsAndTestUsesRunningAverages) {
+  models::BatchNorm bn(3);
+  bn.to(torch::kFloat64);
+  torch::NoGradGuard ng;
+  param(bn, "bn_gamma").copy_(torch::tensor({1.0, 2.0, 0.5}, torch::kFloat64));
+  param(bn, "bn_beta").copy_(torch::tensor({0.0, -1.0, 3.0}, torch::kFloat64));
+  const auto x = torch::randn({4, 3, 5, 5}, make_generator(1), torch::kFloat64) * 3 + 2;
+  models::ForwardCtx train;
+  train.training = true;
+  const auto y = bn.forward(x, train);
+  const auto m = x.mean({0, 2, 3}), v = x.var({0, 2, 3}, false), vu = x.var({0, 2, 3}, true);
+  const auto ref = (x - m.view({1, 3, 1, 1})) / (v.view({1, 3, 1, 1}) + 1e-5).sqrt() *
+                       torch::tensor({1.0, 2.0, 0.5}, torch::kFloat64).view({1, 3, 1, 1}) +
+                   torch::tensor({0.0, -1.0, 3.0}, torch::kFloat64).view({1, 3, 1, 1});
+  EXPECT_LE((y - ref).abs().max().item<double>(), 1e-10);
+  torch::Tensor rm, rv;
+  for (const auto& b : bn.named_buffers()) (b.key() == "bn_running_mean" ? rm : rv) = b.value();
+  EXPECT_LE((rm - 0.1 * m).abs().max().item<double>(), 1e-12);
+  EXPECT_LE((rv - (0.9 + 0.1 * vu)).abs().max().item<double>(), 1e-12);
+  models::ForwardCtx test;
+  const auto yt = bn.forward(x, test);
+  const auto ref_t = (x - rm.view({1, 3, 1, 1})) / (rv.view({1, 3, 1, 1}) + 1e-5).sqrt() *
+                         torch::tensor({1.0, 2.0, 0.5}, torch::kFloat64).view({1, 3, 1, 1}) +
+                     torch::tensor({0.0, -1.0, 3.0}, torch::kFloat64).view({1, 3, 1, 1});
+  EXPECT_LE((yt - ref_t).abs().max().item<double>(), 1e-10);
+  EXPECT_LE((rm - 0.1 * m).abs().max().item<double>(), 1e-12);  // unchanged by a test pass
+}
+
+// The CIFAR ResNet18 of the common public implementations has 11,173,962
+// parameters (convolutions without bias, batch normalisation, FC 512 -> 10);
+// ours adds a bias to each of its 20 convolutions: 4,800 more.
+TEST(ResNet18, ParameterCountAndShapes) {
+  const auto cfg = config::Config::parse("", "test", {"model.kind=mcd", "model.architecture=resnet18", "model.depth=0",
+                                                      "likelihood.kind=softmax"});
+  const auto inf = infer::make_inference(3072, cfg, 0.0, 1.0, make_generator(1), 10);
+  EXPECT_EQ(inf->num_params(), 11173962 + 4800);
+  torch::NoGradGuard ng;
+  const auto f = inf->predict(torch::randn({2, 3072}, make_generator(2)), 3, make_generator(3));
+  EXPECT_EQ(f.sizes(), (std::vector<int64_t>{3, 2, 10}));
+  EXPECT_TRUE(torch::isfinite(f).all().item<bool>());
+}
+
+// With batch normalisation the running averages are part of the model: the
+// checkpoint must carry them for `whvi eval` to reproduce the numbers.
+TEST(BatchNorm, CheckpointCarriesRunningAveragesAndEvalReproduces) {
+  namespace fs = std::filesystem;
+  set_threads(1);
+  const char* env = std::getenv("WHVI_DATA_DIR");
+  const std::string dir = env && *env ? env : WHVI_TEST_DATA_DIR;
+  if (!fs::exists(fs::path(dir) / "cifar10-mini")) GTEST_SKIP() << "no cifar10-mini under " << dir;
+  const fs::path out = fs::temp_directory_path() / "whvi_bn_exp";
+  fs::remove_all(out);
+  fs::create_directories(out);
+  std::ofstream(out / "c.yaml") << "data: {dataset: cifar10-mini, dir: '" << dir
+                                << "', protocol: standard, splits: 1}\nlikelihood: {kind: softmax}\n"
+                                   "model: {kind: mcd, architecture: simple-cnn, depth: 0, batch_norm: on}\n"
+                                   "training: {steps: 20, steps_fixed_noise: 0, batch_size: 16}\n"
+                                   "evaluation: {mc_samples: 2}\noutput: {dir: '"
+                                << out.string() << "', plot: false}\n";
+  experiment::TrainOptions o;
+  o.config_path = (out / "c.yaml").string();
+  const auto doc = experiment::run_train(o);
+  experiment::EvalOptions eo;
+  eo.checkpoint = (out / "c" / "split-00.ckpt").string();
+  EXPECT_EQ(experiment::run_eval(eo)["mnll"], doc["splits"][0]["mnll"]);
+  fs::remove_all(out);
 }
 
 }  // namespace

@@ -72,8 +72,9 @@ std::string fingerprint(const config::Config& cfg) {
   // those results still resume and extend
   if (cfg.get_string("model.architecture") != "rff") j["model"].erase("rff");
   if (cfg.get_string("model.architecture") == "mlp")
-    for (const char* k : {"architecture", "conv", "conv_dropout", "conv_rank"}) j["model"].erase(k);
+    for (const char* k : {"architecture", "conv", "conv_dropout", "conv_rank", "batch_norm"}) j["model"].erase(k);
   if (cfg.get_string("model.conv") != "lowrank-mcd") j["model"].erase("conv_rank");
+  if (cfg.get_string("model.batch_norm") == "auto") j["model"].erase("batch_norm");
   if (j["model"].contains("whvi") && cfg.get_string("model.whvi.structure") == "s1hghs2" &&
       cfg.get_string("model.whvi.s_posterior") == "optimised" && cfg.get_float("model.whvi.s_prior_var") == 0)
     for (const char* k : {"structure", "s_posterior", "s_prior_var"}) j["model"]["whvi"].erase(k);

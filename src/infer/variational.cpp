@@ -37,6 +37,7 @@ torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor&
   ctx.mode = models::Mode::kSample;
   ctx.gen = gen;
   ctx.draws = S;
+  ctx.training = true;
   const auto f = model.forward_standardized(xb, ctx);
   const auto nll = model.likelihood().nll_sum(f, yb);
   const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
@@ -162,6 +163,8 @@ int64_t VariationalInference::num_params() const { return model_->num_params(); 
 NamedTensors VariationalInference::state() {
   NamedTensors out;
   for (const auto& p : model_->named_parameters()) out.emplace_back(p.key(), p.value());
+  // buffers: batch normalisation's running statistics, fixed random features
+  for (const auto& b : model_->named_buffers()) out.emplace_back(b.key(), b.value());
   return out;
 }
 

@@ -27,6 +27,11 @@
 //   simple-cnn  conv 32, pool, conv 64, pool                (Fig. 7's two convolutions)
 //   alexnet     conv 64, pool, conv 192, pool, conv 384, conv 256, conv 256, pool
 //   vgg16       conv 32 x2, pool, 64 x2, pool, 128 x3, pool, 256 x3, pool, 256 x3, pool
+//   resnet18    a 3x3 stem of 64, four stages of two basic blocks (64, 128,
+//               256, 512; stride 2 opening stages 2-4, 1x1 projection
+//               shortcuts), global average pooling (Table 9; below)
+// model.batch_norm: on puts batch normalisation after every convolution
+// (before its ReLU); auto = on for resnet18 only.
 // each convolution followed by ReLU. With 32x32 inputs AlexNet's trunk gives
 // 256*4*4 = 4096 features (its head: 2 layers of 4096 and the output layer)
 // and VGG16's 256 (head: the output layer only).
@@ -42,25 +47,39 @@ namespace whvi::models {
 
 namespace F = torch::nn::functional;
 
-int64_t matched_conv_rank(int64_t cin, int64_t cout) {
-  const int64_t d = int64_t{1} << kernels::log2_exact(cin * 9), blocks = (cout + d - 1) / d;
-  const double r = static_cast<double>(4 * blocks * d) / static_cast<double>(cout + cin * 9);
+int64_t matched_conv_rank(int64_t cin, int64_t cout, int64_t ksize) {
+  const int64_t k = cin * ksize * ksize;
+  const int64_t d = int64_t{1} << kernels::log2_exact(k), blocks = (cout + d - 1) / d;
+  const double r = static_cast<double>(4 * blocks * d) / static_cast<double>(cout + k);
   return std::max<int64_t>(1, std::llround(r));
+}
+
+BatchNorm::BatchNorm(int64_t channels) {
+  gamma_ = register_parameter("bn_gamma", torch::ones({channels}));
+  beta_ = register_parameter("bn_beta", torch::zeros({channels}));
+  mean_ = register_buffer("bn_running_mean", torch::zeros({channels}));
+  var_ = register_buffer("bn_running_var", torch::ones({channels}));
+}
+
+torch::Tensor BatchNorm::forward(const torch::Tensor& x, const ForwardCtx& ctx) {
+  return torch::batch_norm(x, gamma_, beta_, mean_, var_, ctx.training, 0.1, 1e-5, false);
 }
 
 ConvLayer::~ConvLayer() = default;
 
 ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg,
-                     const at::Generator& gen)
-    : kind_(kind), cin_(cin), cout_(cout) {
-  const double fan_in = static_cast<double>(cin * 9);
+                     const at::Generator& gen, int64_t ksize, int64_t stride)
+    : kind_(kind), cin_(cin), cout_(cout), ksize_(ksize), stride_(stride) {
+  WHVI_ASSERT(ksize == 1 || ksize == 3);
+  const int64_t kk = ksize * ksize;
+  const double fan_in = static_cast<double>(cin * kk);
   const double a = 1.0 / std::sqrt(fan_in);
   torch::NoGradGuard ng;
   if (kind == "mcd") {
     p_ = cfg.get_float("model.conv_dropout");
     const double l = cfg.get_float("model.mcd.length_scale");
     decay_ = (1.0 - p_) * l * l / 2.0;
-    w_ = register_parameter("w", torch::empty({cout, cin, 3, 3}).uniform_(-a, a, gen));
+    w_ = register_parameter("w", torch::empty({cout, cin, ksize, ksize}).uniform_(-a, a, gen));
     b_ = register_parameter("b", torch::empty({cout}).uniform_(-a, a, gen));
   } else if (kind == "mfg") {
     const double pv = cfg.get_float("model.mfg.prior_var");
@@ -68,12 +87,12 @@ ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const c
     bias_prior_var_ = cfg.get_float("model.mfg.bias_prior_var");
     const double lv = cfg.get_float("model.mfg.init_logvar");
     const double s = cfg.get_float("model.mfg.init_mean_scale") * a;
-    w_ = register_parameter("w_mu", torch::empty({cout, cin, 3, 3}).uniform_(-s, s, gen));
-    w_logvar_ = register_parameter("w_logvar", torch::full({cout, cin, 3, 3}, lv));
+    w_ = register_parameter("w_mu", torch::empty({cout, cin, ksize, ksize}).uniform_(-s, s, gen));
+    w_logvar_ = register_parameter("w_logvar", torch::full({cout, cin, ksize, ksize}, lv));
     b_ = register_parameter("b_mu", torch::zeros({cout}));
     b_logvar_ = register_parameter("b_logvar", torch::full({cout}, lv));
   } else if (kind == "whvi") {
-    whvi_ = std::make_unique<WhviParams>(*this, cin * 9, cout, WhviOptions::from(cfg), gen);
+    whvi_ = std::make_unique<WhviParams>(*this, cin * kk, cout, WhviOptions::from(cfg), gen);
     WHVI_CHECK(whvi_->opt.is_default_structure(), "model.conv: whvi supports only WHVI's own structure; remove "
                "model.whvi.structure and model.whvi.s_posterior");
     rank_ = whvi_->d;
@@ -82,12 +101,12 @@ ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const c
     const double l = cfg.get_float("model.mcd.length_scale");
     decay_ = (1.0 - p_) * l * l / 2.0;
     const int64_t r = cfg.get_int("model.conv_rank");
-    rank_ = r > 0 ? r : matched_conv_rank(cin, cout);
+    rank_ = r > 0 ? r : matched_conv_rank(cin, cout, ksize);
     // A, B uniform with equal variance v, r v^2 = 1 / (3 fan_in): the filters
     // start with mcd's variance (U(±1/sqrt(fan_in)))
     const double v = 1.0 / std::sqrt(3.0 * fan_in * static_cast<double>(rank_)), u = std::sqrt(3.0 * v);
     a_ = register_parameter("a", torch::empty({cout, rank_}).uniform_(-u, u, gen));
-    w_ = register_parameter("w", torch::empty({rank_, cin * 9}).uniform_(-u, u, gen));
+    w_ = register_parameter("w", torch::empty({rank_, cin * kk}).uniform_(-u, u, gen));
     b_ = register_parameter("b", torch::empty({cout}).uniform_(-a, a, gen));
   } else {
     throw Error("model.conv '" + kind + "' is not a convolution kind; use mcd, mfg, whvi or lowrank-mcd");
@@ -96,13 +115,16 @@ ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const c
 
 torch::Tensor ConvLayer::whvi_forward(const torch::Tensor& x, ForwardCtx& ctx) {
   const auto& p = *whvi_;
-  const int64_t n = x.size(0), h = x.size(2), w = x.size(3), l = h * w, k = cin_ * 9, d = p.d;
+  const int64_t n = x.size(0), k = cin_ * ksize_ * ksize_, d = p.d;
+  const int64_t h = (x.size(2) + 2 * (ksize_ / 2) - ksize_) / stride_ + 1, w = (x.size(3) + 2 * (ksize_ / 2) - ksize_) / stride_ + 1;
+  const int64_t l = h * w;
   // in chunks of images, so that the im2col buffers stay small at test time
   const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 22) / (l * d * p.blocks));
   std::vector<torch::Tensor> outs;
   for (int64_t i0 = 0; i0 < n; i0 += chunk) {
     const int64_t c = std::min(chunk, n - i0);
-    auto patches = F::unfold(x.narrow(0, i0, c), F::UnfoldFuncOptions({3, 3}).padding(1));  // [c, k, l]
+    auto patches = F::unfold(x.narrow(0, i0, c),
+                             F::UnfoldFuncOptions({ksize_, ksize_}).padding(ksize_ / 2).stride(stride_));  // [c, k, l]
     patches = patches.transpose(1, 2).reshape({c * l, k});
     if (d != k) patches = torch::constant_pad_nd(patches, {0, d - k});
     torch::Tensor eps;
@@ -117,15 +139,15 @@ torch::Tensor ConvLayer::whvi_forward(const torch::Tensor& x, ForwardCtx& ctx) {
 
 torch::Tensor ConvLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
   if (kind_ == "whvi") return whvi_forward(x, ctx);
-  const auto filters = kind_ == "lowrank-mcd" ? a_.mm(w_).view({cout_, cin_, 3, 3}) : w_;
-  auto mean = F::conv2d(x, filters, F::Conv2dFuncOptions().padding(1).bias(b_));
+  const auto filters = kind_ == "lowrank-mcd" ? a_.mm(w_).view({cout_, cin_, ksize_, ksize_}) : w_;
+  auto mean = F::conv2d(x, filters, F::Conv2dFuncOptions().padding(ksize_ / 2).stride(stride_).bias(b_));
   if (ctx.mode == Mode::kMean) return mean;
   if (kind_ == "mcd" || kind_ == "lowrank-mcd") {
     if (p_ == 0) return mean;
     auto keep = torch::empty_like(mean).bernoulli_(1.0 - p_, ctx.gen);
     return mean * keep * (1.0 / (1.0 - p_));
   }
-  auto var = F::conv2d(x.square(), w_logvar_.exp(), F::Conv2dFuncOptions().padding(1).bias(b_logvar_.exp()));
+  auto var = F::conv2d(x.square(), w_logvar_.exp(), F::Conv2dFuncOptions().padding(ksize_ / 2).stride(stride_).bias(b_logvar_.exp()));
   return mean + var.sqrt() * torch::randn(mean.sizes(), ctx.gen, mean.options());
 }
 
@@ -143,13 +165,14 @@ std::vector<int64_t> plan_of(const std::string& arch) {
   if (arch == "simple-cnn") return {32, 0, 64, 0};
   if (arch == "alexnet") return {64, 0, 192, 0, 384, 256, 256, 0};
   if (arch == "vgg16") return {32, 32, 0, 64, 64, 0, 128, 128, 128, 0, 256, 256, 256, 0, 256, 256, 256, 0};
-  throw Error("model.architecture '" + arch + "' is not known; use mlp, simple-cnn, alexnet or vgg16");
+  throw Error("model.architecture '" + arch + "' is not known; use mlp, simple-cnn, alexnet, vgg16, resnet18 or rff");
 }
 
 }  // namespace
 
 struct ConvTrunk::Impl {
   std::vector<std::shared_ptr<ConvLayer>> convs;
+  std::vector<std::shared_ptr<BatchNorm>> bns;  // empty without model.batch_norm
   std::vector<int64_t> plan;
 };
 
@@ -166,6 +189,7 @@ ConvTrunk::ConvTrunk(const std::string& arch, int64_t d_in, const config::Config
   shape_ = image_shape_for(d_in);
   impl_->plan = plan_of(arch);
   const std::string kind = cfg.get_string("model.conv");
+  const bool bn = cfg.get_string("model.batch_norm") == "on";
   int64_t c = shape_[0], h = shape_[1], w = shape_[2];
   for (int64_t step : impl_->plan) {
     if (step == 0) {
@@ -176,6 +200,10 @@ ConvTrunk::ConvTrunk(const std::string& arch, int64_t d_in, const config::Config
     }
     impl_->convs.push_back(std::make_shared<ConvLayer>(kind, c, step, cfg, gen));
     register_module("conv" + std::to_string(impl_->convs.size() - 1), impl_->convs.back());
+    if (bn) {
+      impl_->bns.push_back(std::make_shared<BatchNorm>(step));
+      register_module("bn" + std::to_string(impl_->bns.size() - 1), impl_->bns.back());
+    }
     c = step;
   }
   features_ = c * h * w;
@@ -191,7 +219,10 @@ torch::Tensor ConvTrunk::forward(const torch::Tensor& x, ForwardCtx& ctx) {
       h = F::max_pool2d(h, F::MaxPool2dFuncOptions(2));
       continue;
     }
-    h = torch::relu(impl_->convs[k++]->forward(h, ctx));
+    h = impl_->convs[k]->forward(h, ctx);
+    if (!impl_->bns.empty()) h = impl_->bns[k]->forward(h, ctx);
+    h = torch::relu(h);
+    ++k;
   }
   return h.reshape({h.size(0), -1});
 }
@@ -200,6 +231,94 @@ torch::Tensor ConvTrunk::kl() {
   torch::Tensor total = impl_->convs.front()->kl();
   for (size_t i = 1; i < impl_->convs.size(); ++i) total = total + impl_->convs[i]->kl();
   return total;
+}
+
+// ---- ResNet18 (the supplement's Table 9, CIFAR variant) -------------------------------
+
+namespace {
+
+// Two 3x3 convolutions with batch normalisation and a shortcut (a 1x1
+// convolution with normalisation where the shape changes), ReLU after the sum.
+struct BasicBlock : torch::nn::Module {
+  std::shared_ptr<ConvLayer> c1, c2, sc;
+  std::shared_ptr<BatchNorm> b1, b2, bsc;
+  BasicBlock(const std::string& kind, int64_t cin, int64_t cout, int64_t stride, bool bn, const config::Config& cfg,
+             const at::Generator& gen) {
+    c1 = register_module("conv1", std::make_shared<ConvLayer>(kind, cin, cout, cfg, gen, 3, stride));
+    if (bn) b1 = register_module("bn1", std::make_shared<BatchNorm>(cout));
+    c2 = register_module("conv2", std::make_shared<ConvLayer>(kind, cout, cout, cfg, gen, 3, 1));
+    if (bn) b2 = register_module("bn2", std::make_shared<BatchNorm>(cout));
+    if (stride != 1 || cin != cout) {
+      sc = register_module("shortcut", std::make_shared<ConvLayer>(kind, cin, cout, cfg, gen, 1, stride));
+      if (bn) bsc = register_module("bn_shortcut", std::make_shared<BatchNorm>(cout));
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx) {
+    auto h = c1->forward(x, ctx);
+    if (b1) h = b1->forward(h, ctx);
+    h = c2->forward(torch::relu(h), ctx);
+    if (b2) h = b2->forward(h, ctx);
+    auto s = x;
+    if (sc) {
+      s = sc->forward(x, ctx);
+      if (bsc) s = bsc->forward(s, ctx);
+    }
+    return torch::relu(h + s);
+  }
+  torch::Tensor kl() {
+    auto k = c1->kl() + c2->kl();
+    return sc ? k + sc->kl() : k;
+  }
+};
+
+// A 3x3 stem of 64 channels (with normalisation), four stages of two basic
+// blocks (64, 128, 256, 512 channels; stride 2 at the start of the last
+// three), global average pooling: 512 features for the head (Table 9's
+// LINEAR 10 x 512 is the output layer: model.depth 0).
+class ResNetTrunk : public Trunk {
+ public:
+  ResNetTrunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen) {
+    shape_ = image_shape_for(d_in);
+    const std::string kind = cfg.get_string("model.conv");
+    const bool bn = cfg.get_string("model.batch_norm") != "off";
+    stem_ = register_module("stem", std::make_shared<ConvLayer>(kind, shape_[0], 64, cfg, gen, 3, 1));
+    if (bn) stem_bn_ = register_module("stem_bn", std::make_shared<BatchNorm>(64));
+    int64_t c = 64;
+    for (int64_t stage = 0; stage < 4; ++stage) {
+      const int64_t cout = 64 << stage;
+      for (int64_t b = 0; b < 2; ++b) {
+        const int64_t stride = stage > 0 && b == 0 ? 2 : 1;
+        blocks_.push_back(std::make_shared<BasicBlock>(kind, c, cout, stride, bn, cfg, gen));
+        register_module("block" + std::to_string(blocks_.size() - 1), blocks_.back());
+        c = cout;
+      }
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx) override {
+    auto h = stem_->forward(x.view({x.size(0), shape_[0], shape_[1], shape_[2]}), ctx);
+    if (stem_bn_) h = stem_bn_->forward(h, ctx);
+    h = torch::relu(h);
+    for (auto& b : blocks_) h = b->forward(h, ctx);
+    return h.mean({2, 3});
+  }
+  torch::Tensor kl() override {
+    auto k = stem_->kl();
+    for (auto& b : blocks_) k = k + b->kl();
+    return k;
+  }
+  int64_t features() const override { return 512; }
+
+ private:
+  std::vector<int64_t> shape_;
+  std::shared_ptr<ConvLayer> stem_;
+  std::shared_ptr<BatchNorm> stem_bn_;
+  std::vector<std::shared_ptr<BasicBlock>> blocks_;
+};
+
+}  // namespace
+
+std::shared_ptr<Trunk> make_resnet18_trunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen) {
+  return std::make_shared<ResNetTrunk>(d_in, cfg, gen);
 }
 
 }  // namespace whvi::models

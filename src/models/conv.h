@@ -19,7 +19,9 @@ struct WhviParams;  // models/whvi_params.h
 // lowrank-mcd (conv.cpp), on [N, C, H, W].
 class ConvLayer : public torch::nn::Module {
  public:
-  ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg, const at::Generator& gen);
+  // ksize x ksize filters (3 or 1), padding ksize / 2, the given stride.
+  ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg, const at::Generator& gen,
+            int64_t ksize = 3, int64_t stride = 1);
   ~ConvLayer() override;
   torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx);
   torch::Tensor kl();
@@ -29,7 +31,7 @@ class ConvLayer : public torch::nn::Module {
  private:
   torch::Tensor whvi_forward(const torch::Tensor& x, ForwardCtx& ctx);
   std::string kind_;
-  int64_t cin_ = 0, cout_ = 0, rank_ = 0;
+  int64_t cin_ = 0, cout_ = 0, rank_ = 0, ksize_ = 3, stride_ = 1;
   double p_ = 0, decay_ = 0, prior_var_ = 1, bias_prior_var_ = 1;
   torch::Tensor w_, b_, w_logvar_, b_logvar_, a_;  // lowrank-mcd: filters = a_ w_
   std::unique_ptr<WhviParams> whvi_;
@@ -37,7 +39,19 @@ class ConvLayer : public torch::nn::Module {
 
 // The rank that gives a lowrank-mcd filter matrix [cout, cin*9] as many
 // parameters as a WHVI one (4 D per stacked block, D the padded patch size).
-int64_t matched_conv_rank(int64_t cin, int64_t cout);
+int64_t matched_conv_rank(int64_t cin, int64_t cout, int64_t ksize = 3);
+
+// Batch normalisation over (N, H, W) per channel: batch statistics in a
+// training step (ForwardCtx::training; the running averages updated with
+// momentum 0.1), the running averages otherwise; scale and shift optimised.
+class BatchNorm : public torch::nn::Module {
+ public:
+  explicit BatchNorm(int64_t channels);
+  torch::Tensor forward(const torch::Tensor& x, const ForwardCtx& ctx);
+
+ private:
+  torch::Tensor gamma_, beta_, mean_, var_;
+};
 
 class ConvTrunk : public Trunk {
  public:

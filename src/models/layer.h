@@ -40,6 +40,7 @@ struct ForwardCtx {
   int64_t draws = 1;
   torch::Tensor mc_kl;            // sum of the layers' per-draw KL estimates (undefined: none)
   KfacCapture* capture = nullptr;  // set by NNG's step
+  bool training = false;           // a training step (batch normalisation uses and updates batch statistics)
   void add_kl(const torch::Tensor& t) { mc_kl = mc_kl.defined() ? mc_kl + t : t; }
 };
 

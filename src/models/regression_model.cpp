@@ -51,6 +51,7 @@ RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double
 std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const config::Config& cfg,
                                   const at::Generator& gen) {
   if (arch == "rff") return make_rff_trunk(d_in, cfg, gen);
+  if (arch == "resnet18") return make_resnet18_trunk(d_in, cfg, gen);
   return std::make_shared<ConvTrunk>(arch, d_in, cfg, gen);
 }
 

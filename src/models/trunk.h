@@ -25,5 +25,6 @@ class Trunk : public torch::nn::Module {
 std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const config::Config& cfg,
                                   const at::Generator& gen);
 std::shared_ptr<Trunk> make_rff_trunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen);
+std::shared_ptr<Trunk> make_resnet18_trunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen);
 
 }  // namespace whvi::models
