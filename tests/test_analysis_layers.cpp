@@ -9,12 +9,15 @@
 #include <cmath>
 
 #include <filesystem>
+#include <set>
 #include <fstream>
 
+#include "bench/bench_train.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "experiment/experiment.h"
 #include "infer/inference.h"
+#include "train/loop.h"
 #include "config/config.h"
 #include "data/synthetic.h"
 #include "models/conv.h"
@@ -464,6 +467,94 @@ TEST(BatchNorm, CheckpointCarriesRunningAveragesAndEvalReproduces) {
   experiment::EvalOptions eo;
   eo.checkpoint = (out / "c" / "split-00.ckpt").string();
   EXPECT_EQ(experiment::run_eval(eo)["mnll"], doc["splits"][0]["mnll"]);
+  fs::remove_all(out);
+}
+
+// ---- whvi bench predict (Figs. 8, 16) -----------------------------------------------------
+
+TEST(BenchPredict, TimesEveryConfigurationAndRefusesBadOptions) {
+  bench::PredictBenchOptions o;
+  o.kinds = {"mcd", "whvi"};
+  o.widths = {16, 32};
+  o.rows = 20;
+  o.batch = 8;
+  o.mc = 3;
+  o.repeats = 2;
+  const auto doc = bench::run_predict_bench(o);
+  ASSERT_EQ(doc["rows"].size(), 4u);
+  for (const auto& r : doc["rows"]) {
+    EXPECT_EQ(r["seconds"].size(), 2u);
+    EXPECT_GT(r["seconds_mean"].get<double>(), 0.0);
+    EXPECT_LE(r["seconds_min"].get<double>(), r["seconds_mean"].get<double>());
+  }
+  // MCD 8 -> 16 -> 16 -> 1: weights and biases, and the Gaussian noise variance
+  EXPECT_EQ(doc["rows"][0]["params"], (8 * 16 + 16) + (16 * 16 + 16) + (16 + 1) + 1);
+  auto bad = o;
+  bad.kinds = {"gp"};
+  EXPECT_THROW(bench::run_predict_bench(bad), Error);
+  bad = o;
+  bad.batch = 50;  // more than --rows
+  EXPECT_THROW(bench::run_predict_bench(bad), Error);
+  bad = o;
+  bad.classes = 1;
+  EXPECT_THROW(bench::run_predict_bench(bad), Error);
+}
+
+// ---- augmentation ------------------------------------------------------------------------
+
+// Every augmented image is the original shifted by (dy, dx) in [-4, 4]^2 with
+// zeros shifted in, then possibly mirrored; all 81 offsets and both flips occur.
+TEST(Augment, RandomCropsOfThePaddedImageAndFlips) {
+  const int64_t B = 2000, C = 2, H = 6, W = 5;
+  const auto img = torch::arange(1, C * H * W + 1, torch::kFloat32);  // distinct, non-zero pixels
+  const auto x = img.unsqueeze(0).expand({B, C * H * W}).contiguous();
+  const auto y = train::augment_images(x, {C, H, W}, make_generator(1)).view({B, C, H, W});
+  const auto base = img.view({C, H, W});
+  // the 162 candidates: out[c, r, q] = base[c, r + dy, q + dx] (0 outside), then the flip
+  std::vector<torch::Tensor> refs;
+  std::vector<std::pair<int64_t, int64_t>> shift;
+  for (int64_t f = 0; f < 2; ++f)
+    for (int64_t dy = -4; dy <= 4; ++dy)
+      for (int64_t dx = -4; dx <= 4; ++dx) {
+        auto ref = torch::zeros({C, H, W});
+        for (int64_t r = 0; r < H; ++r)
+          for (int64_t q = 0; q < W; ++q)
+            if (r + dy >= 0 && r + dy < H && q + dx >= 0 && q + dx < W)
+              ref.select(1, r).select(1, q).copy_(base.select(1, r + dy).select(1, q + dx));
+        refs.push_back((f ? ref.flip({2}) : ref).reshape({-1}));
+        shift.emplace_back(dy, dx);
+      }
+  const auto match = (y.reshape({B, 1, -1}) == torch::stack(refs).unsqueeze(0)).all(2);  // [B, 162]
+  ASSERT_TRUE(match.any(1).all().item<bool>()) << "an image is not a shifted (and mirrored) copy";
+  std::set<std::pair<int64_t, int64_t>> seen;
+  int64_t flipped = 0;
+  const auto first = match.to(torch::kInt64).argmax(1);
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t k = first[i].item<int64_t>();
+    seen.insert(shift[k]);
+    flipped += k >= 81;
+  }
+  EXPECT_EQ(seen.size(), 81u);
+  EXPECT_NEAR(double(flipped) / B, 0.5, 0.05);
+}
+
+TEST(Augment, NonImageDataIsRefusedByName) {
+  namespace fs = std::filesystem;
+  const char* env = std::getenv("WHVI_DATA_DIR");
+  const std::string dir = env && *env ? env : WHVI_TEST_DATA_DIR;
+  const fs::path out = fs::temp_directory_path() / "whvi_augment_exp";
+  fs::create_directories(out);
+  std::ofstream(out / "a.yaml") << "data: {dataset: yacht, dir: '" << dir << "', splits: 1, augment: true}\n"
+                                << "training: {steps: 5, steps_fixed_noise: 0}\noutput: {dir: '" << out.string() << "'}\n";
+  experiment::TrainOptions o;
+  o.config_path = (out / "a.yaml").string();
+  std::string msg;
+  try {
+    experiment::run_train(o);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("data.augment"), std::string::npos) << msg;
   fs::remove_all(out);
 }
 

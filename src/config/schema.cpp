@@ -33,6 +33,7 @@ const std::vector<Param>& schema() {
       F("data.train_fraction", "0.9", 0.01, 0.99, "training fraction of the paper protocol's splits"),
       I("data.toy_points", "128", 8, 1000000, "number of toy inputs (paper: 128)"),
       I("data.synthetic_rows", "0", 0, 10000000, "rows of a synthetic:<name> problem (0: the problem's default)"),
+      B("data.augment", "false", "image data (CIFAR-10, MNIST): random crops with 4-pixel zero padding and horizontal flips of each training mini-batch (off by default, as the authors' code)"),
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
       // ---- model
       S("model.kind", "whvi", {"whvi", "mfg", "mcd", "nf-whvi", "vsd", "tt", "nng", "sghmc"}, "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd, tt (tensor train): variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network)"),

@@ -78,6 +78,7 @@ std::string fingerprint(const config::Config& cfg) {
   if (j["model"].contains("whvi") && cfg.get_string("model.whvi.structure") == "s1hghs2" &&
       cfg.get_string("model.whvi.s_posterior") == "optimised" && cfg.get_float("model.whvi.s_prior_var") == 0)
     for (const char* k : {"structure", "s_posterior", "s_prior_var"}) j["model"]["whvi"].erase(k);
+  if (!cfg.get_bool("data.augment")) j["data"].erase("augment");
   if (cfg.get_int("evaluation.every") == 0)
     for (const char* k : {"every", "curve_mc_samples"}) j["evaluation"].erase(k);
   if (cfg.get_string("training.optimizer") == "adam") {
@@ -156,6 +157,10 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
   if (cfg.get_int("output.grid_points") > 0)
     WHVI_CHECK(d.x.size(1) == 1, cfg.source(), ": output.grid_points needs 1-D inputs, but ", d.name, " has ",
                d.x.size(1), " input columns; set output.grid_points: 0");
+  if (cfg.get_bool("data.augment"))
+    WHVI_CHECK(d.x.size(1) == 3 * 32 * 32 || d.x.size(1) == 28 * 28, cfg.source(), ": data.augment crops and flips "
+               "images (CIFAR-10 3x32x32, MNIST 1x28x28), but ", d.name, " has ", d.x.size(1),
+               " input columns; set data.augment: false");
   if (cfg.get_int("evaluation.every") > 0)
     WHVI_CHECK(cfg.get_string("model.kind") != "sghmc" && !is_toy(cfg), cfg.source(),
                ": evaluation.every (a learning curve) needs held-out rows and a model that predicts during "

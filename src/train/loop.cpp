@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/errors.h"
+#include "models/conv.h"
 
 namespace whvi::train {
 namespace {
@@ -37,6 +38,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   const int64_t total = o.total_steps;
   const bool tty = ::isatty(STDERR_FILENO);
   auto& lik = inf.likelihood();
+  const std::vector<int64_t> chw = o.augment ? models::image_shape_for(x.size(1)) : std::vector<int64_t>{};
   inf.begin(N, total, gen);
 
   constexpr double kMaxAbsParam = 1e6;
@@ -54,7 +56,9 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
     }
     const auto idx = perm.narrow(0, pos, B);
     pos += B;
-    const auto loss = inf.step(x.index_select(0, idx), y.index_select(0, idx), t, gen);
+    auto xb = x.index_select(0, idx);
+    if (o.augment) xb = augment_images(xb, chw, gen);
+    const auto loss = inf.step(xb, y.index_select(0, idx), t, gen);
     const double lr = inf.step_size(t);
     st.final_lr = lr;
 
@@ -124,12 +128,28 @@ std::string divergence_suspects(const config::Config& cfg) {
   return os.str();
 }
 
+torch::Tensor augment_images(const torch::Tensor& xb, const std::vector<int64_t>& chw, const at::Generator& gen) {
+  const int64_t B = xb.size(0), C = chw[0], H = chw[1], W = chw[2], P = 4;
+  const auto offsets = torch::randint(0, 2 * P + 1, {B, 2}, gen, torch::kInt64);
+  const auto flips = torch::rand({B}, gen) < 0.5;
+  const auto padded = torch::constant_pad_nd(xb.view({B, C, H, W}), {P, P, P, P});
+  auto out = torch::empty({B, C, H, W}, xb.options());
+  const auto* off = offsets.data_ptr<int64_t>();
+  const auto* flip = flips.data_ptr<bool>();
+  for (int64_t i = 0; i < B; ++i) {
+    auto crop = padded[i].narrow(1, off[2 * i], H).narrow(2, off[2 * i + 1], W);
+    out[i].copy_(flip[i] ? crop.flip({2}) : crop);
+  }
+  return out.view({B, C * H * W});
+}
+
 LoopOptions LoopOptions::from(const config::Config& cfg) {
   LoopOptions o;
   o.batch_size = cfg.get_int("training.batch_size");
   o.total_steps = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
   o.log_every = cfg.get_int("training.log_every");
   o.dtype = cfg.get_string("training.dtype") == "float64" ? torch::kFloat64 : torch::kFloat32;
+  o.augment = cfg.get_bool("data.augment");
   return o;
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 #include <string>
 
 #include <torch/torch.h>
@@ -28,8 +29,17 @@ struct LoopOptions {
   int64_t total_steps = 0;   // training.steps_fixed_noise + training.steps
   int64_t log_every = 5000;  // training.log_every
   torch::ScalarType dtype = torch::kFloat32;  // training.dtype
+  bool augment = false;      // data.augment (image data only)
   static LoopOptions from(const config::Config& cfg);
 };
+
+// The standard CIFAR augmentation of a mini-batch of flattened C x H x W
+// images [B, C*H*W]: each image zero-padded by 4 pixels on every side,
+// cropped back to H x W at an offset drawn uniformly from the 9 x 9
+// positions, then mirrored left-right with probability 1/2; offsets and
+// flips from `gen` (offsets [B, 2], then flips [B]). Zero is the mean pixel
+// after the loaders' standardisation.
+torch::Tensor augment_images(const torch::Tensor& xb, const std::vector<int64_t>& chw, const at::Generator& gen);
 
 struct TrainStats {
   int64_t steps = 0;
