@@ -19,8 +19,15 @@ if [[ ${1:-} == --render-table ]]; then
     {
       echo "# CIFAR-10 Bayesian CNNs ($(basename "$dir"))"
       echo
-      for arch in simple-cnn alexnet vgg16 resnet18; do
-        results=("$dir/$arch"-*.json)
+      # vgg16-bn: the VGG16 variants with batch normalisation (their own section,
+      # since `whvi table` keeps one result per data set and model)
+      for arch in simple-cnn alexnet vgg16 vgg16-bn resnet18; do
+        results=()
+        for r in "$dir/${arch%-bn}"-*.json; do
+          if [[ $arch == vgg16-bn ]]; then [[ $r == *-bn.json || $r == *-bn-mini.json ]] && results+=("$r")
+          elif [[ $arch == vgg16 ]]; then [[ $r == *-bn.json || $r == *-bn-mini.json ]] || results+=("$r")
+          else results+=("$r"); fi
+        done
         ((${#results[@]})) || continue
         "${WHVI:-build/whvi}" table "${results[@]}" --paper '' --title "$arch" | sed 's/^# /## /; s/^## /### /; s/^### '"$arch"'/## '"$arch"'/'
         echo
