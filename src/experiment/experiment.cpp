@@ -523,11 +523,11 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   }
   write_file_atomic(stem + ".json", r.dump(2) + "\n");
   if (d.is_classification())
-    spdlog::info("{}: error {:.4g}  MNLL {:.4g}  ECE {:.3g}  Brier {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
+    spdlog::info("{}: error {:.4g}  MNLL {:.4g}  ECE {:.3g}  Brier {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
                  m.metric("error"), m.metric("mnll"), m.metric("ece"), m.metric("brier"), ts.seconds,
                  ts.steps_per_second);
   else
-    spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.0f} steps/s)", label,
+    spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
                  m.metric("rmse"), m.metric("mnll"), m.metric("coverage_95"), m.metric("crps"), ts.seconds,
                  ts.steps_per_second);
   return r;

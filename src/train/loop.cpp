@@ -83,12 +83,12 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
       const double secs = std::chrono::duration<double>(now - t0).count();
       const double rate = (t + 1) / std::max(secs, 1e-9);
       if (progress && !log_line) {
-        std::fprintf(stderr, "\r%s step %lld/%lld  loss %.4g  lr %.3g  %.0f steps/s   ", label.c_str(),
+        std::fprintf(stderr, "\r%s step %lld/%lld  loss %.4g  lr %.3g  %.4g steps/s   ", label.c_str(),
                      static_cast<long long>(t + 1), static_cast<long long>(total), loss_value, lr, rate);
         last_print = now;
       } else if (log_line) {
         if (tty) std::fprintf(stderr, "\r%*s\r", 100, "");
-        spdlog::info("{} step {}/{}  {} {:.5g}  {}  lr {:.3g}  {:.0f} steps/s", label, t + 1, total,
+        spdlog::info("{} step {}/{}  {} {:.5g}  {}  lr {:.3g}  {:.4g} steps/s", label, t + 1, total,
                      inf.method() == std::string("sghmc") ? "U" : "-ELBO", loss_value, lik.log_text(), lr, rate);
       }
     }
