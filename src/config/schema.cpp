@@ -107,6 +107,7 @@ const std::vector<Param>& schema() {
       F("training.lr_power", "0.3", 0, kInf, "p of the learning-rate decay"),
       I("training.mc_samples", "1", 1, 4096, "Monte Carlo samples per data point in training"),
       I("training.seed", "0", 0, 9.0e15, "seed of initialisation, batches and noise; split k's streams are derived from (seed, k) only"),
+      I("training.batched_splits", "1", 1, 1024, "train this many of the config's splits at once as one batched model (train/batched.h: one forward and backward pass for all, each split with its own generator, optimiser state and checks, so its numbers do not depend on the others in its group); 1: one split at a time. Variational whvi, mfg and mcd MLPs with the gaussian likelihood"),
       I("training.log_every", "5000", 1, 1e9, "steps between log lines (when not on a terminal)"),
       S("training.dtype", "float32", {"float32", "float64"}, "parameter and activation precision"),
       // ---- evaluation

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "fwht.h"
 #include "infer/inference.h"
 #include "train/metrics.h"
+#include "train/batched.h"
 #include "train/loop.h"
 
 namespace whvi::experiment {
@@ -81,6 +83,9 @@ std::string fingerprint(const config::Config& cfg) {
   if (!cfg.get_bool("data.augment")) j["data"].erase("augment");
   if (cfg.get_int("evaluation.every") == 0)
     for (const char* k : {"every", "curve_mc_samples"}) j["evaluation"].erase(k);
+  // batched splits: a split's numbers depend on whether it was batched, not on its group
+  if (cfg.get_int("training.batched_splits") == 1) j["training"].erase("batched_splits");
+  else j["training"]["batched_splits"] = "batched";
   if (cfg.get_string("training.optimizer") == "adam") {
     j["training"].erase("optimizer");
     j["training"].erase("momentum");
@@ -452,18 +457,44 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
   return {{"bins", out}, {"ece_pooled", ece}, {"csv", fs::path(stem + "-reliability.csv").filename().string()}};
 }
 
+// A split before training: its data, its model and inference method.
+struct SplitRun {
+  size_t k = 0;
+  std::string stem, label;
+  data::PreparedSplit prep;
+  std::unique_ptr<infer::Inference> inf;
+  torch::Tensor y_test;
+};
+
+SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+                           size_t k, const std::string& stem, const std::string& label) {
+  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  SplitRun r;
+  r.k = k;
+  r.stem = stem;
+  r.label = label;
+  r.prep = data::prepare_split(d, split);
+  r.inf = infer::make_inference(d.x.size(1), cfg, r.prep.stats.y_mean.item<double>(),
+                                r.prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit),
+                                d.num_classes);
+  spdlog::info("{}: {} train / {} {} rows, {} parameters, {}", label, r.prep.x_train.size(0), r.prep.x_test.size(0),
+               cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", r.inf->num_params(),
+               r.inf->method());
+  r.y_test = r.prep.y_test.squeeze(1).to(torch::kFloat64);
+  return r;
+}
+
+json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+                  const train::TrainStats& ts, const json& curve, int64_t batched_with, const std::string& fp);
+
 // Trains and evaluates split k; returns its record (also written to stem.json).
 json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
                size_t k, const std::string& stem, const std::string& label, const std::string& fp) {
   const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
-  const auto prep = data::prepare_split(d, split);
-  const auto inf = infer::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
-                                         prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit),
-                                         d.num_classes);
-  spdlog::info("{}: {} train / {} {} rows, {} parameters, {}", label, prep.x_train.size(0), prep.x_test.size(0),
-               cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", inf->num_params(),
-               inf->method());
-  const auto y_test = prep.y_test.squeeze(1).to(torch::kFloat64);
+  auto run = prepare_split_run(cfg, d, split, k, stem, label);
+  const auto& prep = run.prep;
+  const auto& inf = run.inf;
+  const auto& y_test = run.y_test;
   // The learning curve (evaluation.every): the held-out rows evaluated during
   // training, with draws from their own stream (Stream::kCurve), so the
   // trained model and its final numbers are those of a run without a curve.
@@ -479,6 +510,20 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   };
   const auto ts = train::train(*inf, prep.x_train, prep.y_train.squeeze(1), cfg,
                                make_generator(seed, k, Stream::kTrain), label, every, on_every);
+  return finish_split(cfg, d, run, ts, every > 0 ? curve : json(), 0, fp);
+}
+
+// Evaluates a trained split and writes its record, checkpoint and grid.
+// batched_with > 0: it was trained in a batched group of that many splits.
+json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+                  const train::TrainStats& ts, const json& curve, int64_t batched_with, const std::string& fp) {
+  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  const size_t k = run.k;
+  const auto& prep = run.prep;
+  const auto& inf = run.inf;
+  const auto& y_test = run.y_test;
+  const auto& label = run.label;
+  const auto& stem = run.stem;
   const auto t_eval = std::chrono::steady_clock::now();
   const auto f = inf->predict(prep.x_test, cfg.get_int("evaluation.mc_samples"),
                                make_generator(seed, k, Stream::kEval));
@@ -507,7 +552,8 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
             {"config_fingerprint", fp},
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
-  if (every > 0) r["curve"] = curve;
+  if (!curve.is_null()) r["curve"] = curve;
+  if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   if (cfg.get_bool("output.checkpoints"))
     save_checkpoint(stem + ".ckpt", *inf,
@@ -592,6 +638,68 @@ json run_train(const TrainOptions& o) {
       doc["reliability"] = pooled_reliability(done, (out_dir / name).string(), name, cfg.get_bool("output.plot"));
     write_file_atomic(exp_path, doc.dump(2) + "\n");
   };
+  const int64_t group_size = cfg.get_int("training.batched_splits");
+  if (group_size > 1) {
+    // Batched splits (train/batched.h): the unfinished splits in groups of
+    // group_size, each group trained as one model; every split's files are
+    // written when its group finishes, in split order.
+    std::vector<std::optional<json>> results(splits.size());
+    std::vector<size_t> pending;
+    for (size_t k = 0; k < splits.size(); ++k) {
+      const std::string stem = split_stem(exp_dir, k);
+      if (o.resume && fs::exists(stem + ".json")) {
+        results[k] = read_split_file(stem + ".json", fp);
+        spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
+      } else {
+        pending.push_back(k);
+      }
+    }
+    auto collect = [&] {
+      done.clear();
+      for (const auto& r : results)
+        if (r) done.push_back(*r);
+    };
+    const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+    for (size_t g0 = 0; g0 < pending.size(); g0 += static_cast<size_t>(group_size)) {
+      const size_t g1 = std::min(pending.size(), g0 + static_cast<size_t>(group_size));
+      std::vector<SplitRun> runs;
+      std::vector<train::SplitTask> tasks;
+      for (size_t i = g0; i < g1; ++i) {
+        const size_t k = pending[i];
+        runs.push_back(prepare_split_run(cfg, d, splits[k], k, split_stem(exp_dir, k),
+                                         name + " split " + std::to_string(k)));
+      }
+      if (const auto why = train::batched_unsupported(cfg, *runs.front().inf); !why.empty())
+        throw Error(cfg.source() + ": " + why);
+      for (auto& r : runs) {
+        train::SplitTask t;
+        t.inference = r.inf.get();
+        t.x = r.prep.x_train;
+        t.y = r.prep.y_train.squeeze(1);
+        t.gen = make_generator(seed, r.k, Stream::kTrain);
+        t.label = r.label;
+        tasks.push_back(std::move(t));
+      }
+      train::train_group(tasks, cfg);
+      std::optional<std::pair<size_t, std::string>> failure;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (tasks[i].error) {
+          if (!failure) failure.emplace(runs[i].k, *tasks[i].error);
+          continue;
+        }
+        results[runs[i].k] = finish_split(cfg, d, runs[i], tasks[i].stats, json(),
+                                          static_cast<int64_t>(runs.size()), fp);
+      }
+      collect();
+      if (failure) {
+        doc["failed_split"] = {{"split", failure->first}, {"error", printable(failure->second, 2000)}};
+        write_doc();
+        throw Error(failure->second);
+      }
+      if (done.size() < splits.size()) write_doc();
+    }
+    collect();
+  } else
   for (size_t k = 0; k < splits.size(); ++k) {
     const std::string stem = split_stem(exp_dir, k);
     if (o.resume && fs::exists(stem + ".json")) {

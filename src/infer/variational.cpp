@@ -129,6 +129,24 @@ torch::Tensor VariationalInference::step(const torch::Tensor& xb, const torch::T
   return loss;
 }
 
+void VariationalInference::zero_grad(int64_t t) {
+  WHVI_ASSERT(adam_);
+  auto& lik = model_->likelihood();
+  adam_->visit([&](auto& a) {
+    for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).frozen = lik.frozen(t);
+    a.zero_grad();
+    return 0;
+  });
+}
+
+void VariationalInference::apply(int64_t t) {
+  WHVI_ASSERT(adam_);
+  adam_->visit([&](auto& a) {
+    a.step(step_size(t));
+    return 0;
+  });
+}
+
 double VariationalInference::step_size(int64_t t) const {
   return learning_rate(opt_.lr, opt_.lr_gamma, opt_.lr_power, t);
 }

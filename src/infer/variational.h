@@ -46,6 +46,13 @@ class VariationalInference : public Inference {
   NamedTensors state() override;
   const char* method() const override { return "variational"; }
   models::RegressionModel& model() override { return *model_; }
+  // Batched splits (train/batched.h): step() in two halves around a loss
+  // computed and back-propagated outside: zero the gradients (and freeze the
+  // likelihood while it says so), then the optimiser's update at step t.
+  void zero_grad(int64_t t);
+  void apply(int64_t t);
+  int64_t mc_samples() const { return opt_.mc_samples; }
+  int64_t n_train() const { return n_train_; }
 
  private:
   struct Optimiser;

@@ -30,6 +30,19 @@ torch::Tensor GaussianLikelihood::nll_sum(const torch::Tensor& f, const torch::T
   return 0.5 * (static_cast<double>(f.numel()) * (kLnTwoPi + lnv) + (y - f).square().sum() * (-lnv).exp());
 }
 
+torch::Tensor Likelihood::nll_sum_group(const std::vector<Likelihood*>&, const torch::Tensor&, const torch::Tensor&) {
+  throw Error(std::string("training.batched_splits: the ") + task() + " likelihood cannot train splits as one "
+              "batched model (supported: gaussian); set training.batched_splits: 1");
+}
+
+torch::Tensor GaussianLikelihood::nll_sum_group(const std::vector<Likelihood*>& group, const torch::Tensor& f,
+                                                const torch::Tensor& y) {
+  std::vector<torch::Tensor> lnvs;
+  for (auto* l : group) lnvs.push_back(static_cast<GaussianLikelihood*>(l)->log_noise_var_);
+  const auto lnv = torch::cat(lnvs);  // [S]
+  return 0.5 * (static_cast<double>(f.size(1)) * (kLnTwoPi + lnv) + (y - f).square().sum(1) * (-lnv).exp());
+}
+
 torch::Tensor GaussianLikelihood::sample(const torch::Tensor& f, const at::Generator& gen) const {
   torch::NoGradGuard ng;
   const double sd = std::exp(0.5 * log_noise_var_.item<double>());

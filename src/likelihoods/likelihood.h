@@ -35,6 +35,11 @@ class Likelihood : public torch::nn::Module {
   // -sum over all rows of log p(y | f), on the network's (standardised)
   // scale: f [M] (out_dim 1) or [M, C], y [M].
   virtual torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) = 0;
+  // Batched splits (training.batched_splits): nll_sum of S likelihoods of this
+  // kind (group[0] is this one), one per split: f, y [S, M] -> [S]. The
+  // default refuses by name.
+  virtual torch::Tensor nll_sum_group(const std::vector<Likelihood*>& group, const torch::Tensor& f,
+                                      const torch::Tensor& y);
   // Draws ỹ ~ p(y | f) (the sampled-target Fisher of NNG), on the network's scale.
   virtual torch::Tensor sample(const torch::Tensor& f, const at::Generator& gen) const = 0;
   // The likelihood's own parameters are optimised after the network's, at
@@ -76,6 +81,8 @@ class GaussianLikelihood : public Likelihood {
   const char* task() const override { return "regression"; }
   int64_t out_dim() const override { return 1; }
   torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) override;
+  torch::Tensor nll_sum_group(const std::vector<Likelihood*>& group, const torch::Tensor& f,
+                              const torch::Tensor& y) override;
   torch::Tensor sample(const torch::Tensor& f, const at::Generator& gen) const override;
   bool frozen(int64_t step) const override { return step < opt_.steps_fixed; }
   double lr_factor() const override { return opt_.lr_factor; }

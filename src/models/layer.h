@@ -62,6 +62,17 @@ class BayesianLayer : public torch::nn::Module {
   // Number of trainable scalars.
   int64_t num_params() const;
 
+  // Batched splits (training.batched_splits; train/batched.h): the forward
+  // pass of S layers of this kind and shape, one per split (group[0] is
+  // this layer), on x [S, R, in] -> [S, R, out]. Split s draws from gens[s]
+  // only, the same draws in the same order as forward() with that generator,
+  // so a split's numbers do not depend on the others in its group. With `kl`
+  // set, also their KL terms as [S]. Kinds that implement it return true
+  // from supports_group(); the others are refused by name.
+  virtual bool supports_group() const { return false; }
+  virtual torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
+                                      const std::vector<at::Generator>& gens, torch::Tensor* kl);
+
   const std::string& kind() const { return kind_; }
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }
@@ -100,6 +111,24 @@ int64_t count_trainable(const torch::nn::Module& m);
 // KL( N(mu, exp(logvar)) || N(0, prior_var) ), summed over elements.
 torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& logvar,
                                double prior_var);
+// The same per leading index (split): [S, ...] -> [S].
+torch::Tensor kl_diag_gaussian_per_split(const torch::Tensor& mu, const torch::Tensor& logvar, double prior_var);
+// torch::stack of one tensor member of each layer in a group (batched splits).
+template <class L, class Get>
+torch::Tensor stack_group(const std::vector<BayesianLayer*>& group, Get get) {
+  std::vector<torch::Tensor> ts;
+  ts.reserve(group.size());
+  for (auto* l : group) ts.push_back(get(*static_cast<L*>(l)));
+  return torch::stack(ts);
+}
+// One draw per split: [S, shape...], split s's from gens[s] by make(gen).
+template <class Make>
+torch::Tensor draw_per_split(const std::vector<at::Generator>& gens, Make make) {
+  std::vector<torch::Tensor> ts;
+  ts.reserve(gens.size());
+  for (const auto& g : gens) ts.push_back(make(g));
+  return torch::stack(ts);
+}
 
 // The factories, one per kind (defined beside each layer).
 LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);

@@ -37,6 +37,21 @@ class McdLayer : public BayesianLayer {
 
   torch::Tensor kl_impl() override { return decay_ * (w_.square().sum() + b_.square().sum()); }
 
+  bool supports_group() const override { return true; }
+  torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
+                              const std::vector<at::Generator>& gens, torch::Tensor* kl) override {
+    const auto w = stack_group<McdLayer>(group, [](McdLayer& l) { return l.w_; });  // [S, in, out]
+    const auto b = stack_group<McdLayer>(group, [](McdLayer& l) { return l.b_; });  // [S, out]
+    if (kl) *kl = decay_ * (w.square().sum({1, 2}) + b.square().sum(1));
+    auto y = torch::baddbmm(b.unsqueeze(1), x, w);
+    if (mode == Mode::kMean || p_ == 0.0) return y;
+    const int64_t r = x.size(1), out = out_features();
+    const auto keep = draw_per_split(gens, [&](const at::Generator& g) {
+      return torch::empty({r, out}, y.options()).bernoulli_(1.0 - p_, g);
+    });
+    return y * keep * (1.0 / (1.0 - p_));
+  }
+
  private:
   double p_ = 0, decay_ = 0;
   torch::Tensor w_, b_;

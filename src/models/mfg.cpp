@@ -43,6 +43,23 @@ class MfgLayer : public BayesianLayer {
            kl_diag_gaussian(b_mu_, b_logvar_, bias_prior_var_);
   }
 
+  bool supports_group() const override { return true; }
+  torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
+                              const std::vector<at::Generator>& gens, torch::Tensor* kl) override {
+    const auto w_mu = stack_group<MfgLayer>(group, [](MfgLayer& l) { return l.w_mu_; });
+    const auto w_lv = stack_group<MfgLayer>(group, [](MfgLayer& l) { return l.w_logvar_; });
+    const auto b_mu = stack_group<MfgLayer>(group, [](MfgLayer& l) { return l.b_mu_; });
+    const auto b_lv = stack_group<MfgLayer>(group, [](MfgLayer& l) { return l.b_logvar_; });
+    if (kl)
+      *kl = kl_diag_gaussian_per_split(w_mu, w_lv, prior_var_) + kl_diag_gaussian_per_split(b_mu, b_lv, bias_prior_var_);
+    auto mean = torch::baddbmm(b_mu.unsqueeze(1), x, w_mu);
+    if (mode == Mode::kMean) return mean;
+    auto var = torch::baddbmm(b_lv.exp().unsqueeze(1), x.square(), w_lv.exp());
+    const int64_t r = x.size(1), out = out_features();
+    const auto eps = draw_per_split(gens, [&](const at::Generator& g) { return torch::randn({r, out}, g, mean.options()); });
+    return mean + var.sqrt() * eps;
+  }
+
  private:
   double prior_var_ = 1, bias_prior_var_ = 1;
   torch::Tensor w_mu_, w_logvar_, b_mu_, b_logvar_;

@@ -48,6 +48,12 @@ torch::Tensor BayesianLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
   return y;
 }
 
+torch::Tensor BayesianLayer::forward_group(const std::vector<BayesianLayer*>&, const torch::Tensor&, Mode,
+                                           const std::vector<at::Generator>&, torch::Tensor*) {
+  throw Error("training.batched_splits: layer kind '" + kind_ + "' cannot train splits as one batched model "
+              "(supported: whvi with its default structure, mfg, mcd); set training.batched_splits: 1");
+}
+
 int64_t count_trainable(const torch::nn::Module& m) {
   int64_t n = 0;
   for (const auto& p : m.parameters())
@@ -78,6 +84,11 @@ torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& log
   // 0.5 * sum( var/pv + mu^2/pv - 1 - log(var/pv) )
   const double lpv = std::log(prior_var);
   return 0.5 * ((logvar.exp() + mu.square()) / prior_var - logvar + (lpv - 1.0)).sum();
+}
+
+torch::Tensor kl_diag_gaussian_per_split(const torch::Tensor& mu, const torch::Tensor& logvar, double prior_var) {
+  const double lpv = std::log(prior_var);
+  return 0.5 * ((logvar.exp() + mu.square()) / prior_var - logvar + (lpv - 1.0)).flatten(1).sum(1);
 }
 
 }  // namespace whvi::models

@@ -87,6 +87,43 @@ torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, Forw
   return h.squeeze(1);
 }
 
+std::string group_unsupported(const RegressionModel& model) {
+  if (model.has_trunk())
+    return "training.batched_splits: model.architecture must be mlp (a convolutional or RFF trunk cannot be "
+           "batched over splits); set training.batched_splits: 1";
+  for (const auto& l : model.layers())
+    if (!l->supports_group())
+      return "training.batched_splits: layer kind '" + l->kind() + "' cannot train splits as one batched model "
+             "(supported: whvi with its default structure, mfg, mcd, and their output layers); set "
+             "training.batched_splits: 1";
+  return "";
+}
+
+torch::Tensor forward_group(const std::vector<RegressionModel*>& models, const torch::Tensor& x, Mode mode,
+                            const std::vector<at::Generator>& gens, torch::Tensor* kl) {
+  WHVI_ASSERT(!models.empty() && x.dim() == 3 && x.size(0) == static_cast<int64_t>(models.size()));
+  WHVI_ASSERT(mode == Mode::kMean || gens.size() == models.size());
+  const auto& first = *models.front();
+  const size_t L = first.layers().size();
+  torch::Tensor h = x;
+  for (size_t l = 0; l < L; ++l) {
+    std::vector<BayesianLayer*> group;
+    for (auto* m : models) {
+      WHVI_ASSERT(m->layers().size() == L && m->layers()[l]->kind() == first.layers()[l]->kind());
+      group.push_back(m->layers()[l].get());
+    }
+    torch::Tensor kl_l;
+    h = group.front()->forward_group(group, h, mode, gens, kl ? &kl_l : nullptr);
+    if (kl) *kl = kl->defined() ? *kl + kl_l : kl_l;
+    if (l + 1 == L) break;
+    const auto& a = first.activation();
+    if (a == "relu") h = torch::relu(h);
+    else if (a == "cos") h = torch::cos(h);
+    else h = torch::tanh(h);
+  }
+  return h.squeeze(2);
+}
+
 torch::Tensor RegressionModel::kl() {
   torch::Tensor total = layers_[0]->kl();
   for (size_t l = 1; l < layers_.size(); ++l) total = total + layers_[l]->kl();

@@ -39,6 +39,8 @@ class RegressionModel : public torch::nn::Module {
   // Trainable scalars (all layers and the likelihood's).
   int64_t num_params() const;
   const std::vector<LayerPtr>& layers() const { return layers_; }
+  bool has_trunk() const { return static_cast<bool>(trunk_); }
+  const std::string& activation() const { return activation_; }
 
  private:
   std::shared_ptr<Trunk> trunk_;  // model.architecture other than mlp
@@ -46,6 +48,16 @@ class RegressionModel : public torch::nn::Module {
   std::string activation_;
   std::shared_ptr<likelihoods::Likelihood> likelihood_;
 };
+
+// Batched splits (training.batched_splits): S models of the same config, one
+// per split, run as one: x [S, R, d_in] -> f [S, R] (standardised scale),
+// layer by layer through BayesianLayer::forward_group; split s draws from
+// gens[s] only. kl, when set, receives the models' KL terms as [S]. Refused
+// by name for a convolutional or RFF trunk or a layer kind without it.
+torch::Tensor forward_group(const std::vector<RegressionModel*>& models, const torch::Tensor& x, Mode mode,
+                            const std::vector<at::Generator>& gens, torch::Tensor* kl = nullptr);
+// Why `model` cannot be trained batched (empty if it can).
+std::string group_unsupported(const RegressionModel& model);
 
 // The layer kinds a model kind builds: hidden layers (sghmc: "linear", else
 // the kind itself) and the output layer for model.output_layer (auto: mcd ->

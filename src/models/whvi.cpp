@@ -55,6 +55,45 @@ class WhviLayer : public BayesianLayer {
 
   torch::Tensor kl_impl() override { return p_.closed_form_kl(); }
 
+  // Batched splits: S1 H diag(g) H S2 through the differentiable FWHT op
+  // (the generic path; the fused kernel takes one layer's vectors), one draw
+  // of g per row as forward(), then the bias.
+  bool supports_group() const override { return p_.opt.is_default_structure(); }
+  torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
+                              const std::vector<at::Generator>& gens, torch::Tensor* kl) override {
+    if (!supports_group()) return BayesianLayer::forward_group(group, x, mode, gens, kl);
+    const auto& o = p_.opt;
+    const int64_t S = x.size(0), r = x.size(1), d = p_.d, out = out_features();
+    auto get = [&](auto member) { return stack_group<WhviLayer>(group, [&](WhviLayer& l) { return l.p_.*member; }); };
+    const auto s1 = get(&WhviParams::s1), s2 = get(&WhviParams::s2);      // [S, blocks, D]
+    const auto g_mu = get(&WhviParams::g_mu), g_lv = get(&WhviParams::g_logvar);  // [S, groups, D]
+    torch::Tensor b_mu, b_lv;
+    if (o.bias != "none") b_mu = get(&WhviParams::b_mu);  // [S, out]
+    if (o.bias == "bayesian") b_lv = get(&WhviParams::b_logvar);
+    if (kl) {
+      *kl = kl_diag_gaussian_per_split(g_mu, g_lv, p_.g_prior_var);
+      if (o.bias == "bayesian") *kl = *kl + kl_diag_gaussian_per_split(b_mu, b_lv, o.bias_prior_var);
+    }
+    const auto xp = d == in_features() ? x : torch::constant_pad_nd(x, {0, d - in_features()});
+    torch::Tensor g = g_mu.unsqueeze(1);  // [S, 1, groups, D]
+    if (mode == Mode::kSample) {
+      const auto eps = draw_per_split(gens, [&](const at::Generator& gn) {
+        return torch::randn({r, p_.groups, d}, gn, x.options());
+      });
+      g = g + (0.5 * g_lv).exp().unsqueeze(1) * eps;  // [S, r, groups, D]
+    }
+    auto t = xp.unsqueeze(2) * s2.unsqueeze(1);         // [S, r, blocks, D]
+    t = ops::fwht(ops::fwht(t) * g) * s1.unsqueeze(1);
+    auto y = t.reshape({S, r, p_.blocks * d});
+    if (p_.blocks * d != out) y = y.narrow(2, 0, out);
+    if (o.bias == "none") return y;
+    y = y + b_mu.unsqueeze(1);
+    if (o.bias == "bayesian" && mode == Mode::kSample)
+      y = y + (0.5 * b_lv).exp().unsqueeze(1) *
+                  draw_per_split(gens, [&](const at::Generator& gn) { return torch::randn({r, out}, gn, x.options()); });
+    return y;
+  }
+
  private:
   // A diagonal factor: its mean, or in kSample one draw per row [n, rows, D].
   static torch::Tensor draw(const torch::Tensor& mu, const torch::Tensor& logvar, int64_t n, ForwardCtx& ctx) {

@@ -21,10 +21,7 @@ namespace {
 // Throws the divergence error for `label` at step t.
 [[noreturn]] void diverged(const std::string& label, int64_t t, const std::string& what,
                            const config::Config& cfg) {
-  throw Error(detail::concat(label, ": training diverged at step ", t, ": ", what,
-                             ". Most likely cause: ", divergence_suspects(cfg),
-                             ". Lower the learning rate (or restore those settings) and run again; "
-                             "nothing was written for this split"));
+  throw Error(divergence_message(label, t, what, cfg));
 }
 
 TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
@@ -109,6 +106,14 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
 }
 
 }  // namespace
+
+std::string divergence_message(const std::string& label, int64_t t, const std::string& what,
+                               const config::Config& cfg) {
+  return detail::concat(label, ": training diverged at step ", t, ": ", what, ". Most likely cause: ",
+                        divergence_suspects(cfg),
+                        ". Lower the learning rate (or restore those settings) and run again; "
+                        "nothing was written for this split");
+}
 
 std::string divergence_suspects(const config::Config& cfg) {
   std::ostringstream os;

@@ -63,5 +63,8 @@ TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torc
 // "training.lr = 10 (default 0.001)" and every numeric model/likelihood/training
 // key that differs from its default by more than 10x.
 std::string divergence_suspects(const config::Config& cfg);
+// The divergence error's text for `label` at step t ("... nothing was written for this split").
+std::string divergence_message(const std::string& label, int64_t t, const std::string& what,
+                               const config::Config& cfg);
 
 }  // namespace whvi::train
