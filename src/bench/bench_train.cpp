@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "fwht.h"
 #include "infer/inference.h"
+#include "train/batched.h"
 #include "train/loop.h"
 
 namespace whvi::bench {
@@ -40,6 +41,35 @@ double train_seconds(const config::Config& cfg, const torch::Tensor& x, const to
     spdlog::set_level(level);
     throw;
   }
+}
+
+// S > 1 splits of the same data trained as one batched model
+// (training.batched_splits), each with its own initial values and stream.
+double train_seconds_batched(const config::Config& cfg, const torch::Tensor& x, const torch::Tensor& y,
+                             uint64_t seed, int64_t splits) {
+  std::vector<std::unique_ptr<infer::Inference>> infs;
+  std::vector<train::SplitTask> tasks;
+  for (int64_t k = 0; k < splits; ++k) {
+    infs.push_back(infer::make_inference(x.size(1), cfg, 0.0, 1.0,
+                                         make_generator(seed, static_cast<uint64_t>(k), Stream::kInit)));
+    train::SplitTask t;
+    t.inference = infs.back().get();
+    t.x = x;
+    t.y = y;
+    t.gen = make_generator(seed, static_cast<uint64_t>(k), Stream::kTrain);
+    t.label = "bench split " + std::to_string(k);
+    tasks.push_back(std::move(t));
+  }
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);
+  try {
+    train::train_group(tasks, cfg);
+    spdlog::set_level(level);
+  } catch (...) {
+    spdlog::set_level(level);
+    throw;
+  }
+  return tasks.front().stats.seconds;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -160,12 +190,17 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
   const auto x = torch::randn({o.rows, o.d_in}, gen, torch::kFloat64);
   const auto y = (x.narrow(1, 0, 1).squeeze(1).sin() + 0.1 * torch::randn({o.rows}, gen, torch::kFloat64));
 
-  std::printf("%6s %7s %9s | %10s %10s %10s\n", "kind", "width", "params", "steps/s", "ms/step", "peak MiB");
+  for (int64_t sp : o.splits)
+    WHVI_CHECK(sp >= 1 && sp <= 1024, "bench train: ", sp, " in --splits is out of range [1, 1024]");
+  WHVI_CHECK(!o.splits.empty(), "bench train: --splits must not be empty");
+  std::printf("%6s %7s %6s %9s | %10s %10s %12s %10s\n", "kind", "width", "splits", "params", "steps/s", "ms/step",
+              "split-steps/s", "peak MiB");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& spec : o.kinds) {
     const auto parts = split_spec(spec);
     const std::string& kind = parts.front();
-    for (int64_t w : o.widths) {
+    for (int64_t w : o.widths)
+    for (int64_t n_splits : o.splits) {
       auto sets = [&](int64_t steps) {
         std::vector<std::string> v{
             "model.kind=" + kind, "model.width=" + std::to_string(w), "model.depth=" + std::to_string(o.depth),
@@ -180,23 +215,33 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
       const auto warm_cfg = config::Config::parse("", "bench train", sets(std::max<int64_t>(o.warmup, 1)));
       const auto cfg = config::Config::parse("", "bench train", sets(o.warmup + o.steps));
       int64_t params = 0;
-      const double t_warm = train_seconds(warm_cfg, x, y, o.seed, nullptr);
-      const double t_all = train_seconds(cfg, x, y, o.seed, &params);
+      double t_warm = 0, t_all = 0;
+      if (n_splits == 1) {
+        t_warm = train_seconds(warm_cfg, x, y, o.seed, nullptr);
+        t_all = train_seconds(cfg, x, y, o.seed, &params);
+      } else {
+        t_warm = train_seconds_batched(warm_cfg, x, y, o.seed, n_splits);
+        t_all = train_seconds_batched(cfg, x, y, o.seed, n_splits);
+        params = infer::make_inference(x.size(1), cfg, 0.0, 1.0, make_generator(o.seed, 0, Stream::kInit))->num_params();
+      }
       const double secs = std::max(t_all - (o.warmup > 0 ? t_warm : 0.0), 1e-9);
       nlohmann::json r;
       r["kind"] = kind;
       if (parts.size() > 1) r["spec"] = spec;
       r["width"] = w;
       r["depth"] = o.depth;
-      r["params"] = params;
+      r["splits"] = n_splits;  // 1: one split, train(); > 1: that many trained as one batched model
+      r["params"] = params;    // of one split
       r["steps"] = o.steps;
       r["seconds"] = secs;
       r["steps_per_second"] = static_cast<double>(o.steps) / secs;
+      r["split_steps_per_second"] = static_cast<double>(o.steps * n_splits) / secs;
       r["ms_per_step"] = secs * 1e3 / static_cast<double>(o.steps);
       r["peak_rss_mib"] = peak_rss_mib();
-      std::printf("%6s %7lld %9lld | %10.1f %10.4f %10.1f\n", spec.c_str(), static_cast<long long>(w),
-                  static_cast<long long>(params), r["steps_per_second"].get<double>(),
-                  r["ms_per_step"].get<double>(), r["peak_rss_mib"].get<double>());
+      std::printf("%6s %7lld %6lld %9lld | %10.1f %10.4f %12.1f %10.1f\n", spec.c_str(), static_cast<long long>(w),
+                  static_cast<long long>(n_splits), static_cast<long long>(params), r["steps_per_second"].get<double>(),
+                  r["ms_per_step"].get<double>(), r["split_steps_per_second"].get<double>(),
+                  r["peak_rss_mib"].get<double>());
       std::fflush(stdout);
       rows.push_back(r);
     }

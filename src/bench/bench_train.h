@@ -20,6 +20,9 @@ struct TrainBenchOptions {
   int64_t rows = 1000;   // synthetic training rows
   int64_t steps = 2000;  // timed steps per configuration (after `warmup` untimed ones)
   int64_t warmup = 100;
+  // 1: one split (the ordinary path); S > 1: S splits trained as one batched
+  // model (training.batched_splits), timed together
+  std::vector<int64_t> splits = {1};
   uint64_t seed = 0;
   std::vector<std::string> sets;  // --set KEY=VALUE, applied to every configuration
   std::string command_line;

@@ -317,10 +317,14 @@ int main(int argc, char** argv) {
 
   auto* btrain = bench->add_subcommand("train", "Training speed per layer kind and width on synthetic data");
   whvi::bench::TrainBenchOptions bt;
-  std::string bt_kinds = "whvi,mfg,mcd", bt_widths = "64,128,256,512", bt_json, bt_csv;
+  std::string bt_kinds = "whvi,mfg,mcd", bt_widths = "64,128,256,512", bt_splits = "1", bt_json, bt_csv;
   btrain->add_option("--kinds", bt_kinds, "Comma-separated model kinds (model.kind: whvi, mfg, mcd, nf-whvi, nng, sghmc), each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
   btrain->add_option("--set", bt.sets, "Config override for every configuration, KEY=VALUE (repeatable)");
   btrain->add_option("--widths", bt_widths, "Comma-separated hidden widths")->capture_default_str();
+  btrain->add_option("--splits", bt_splits,
+                     "Comma-separated split counts: 1 = one split (the ordinary trainer); S > 1 = S splits trained "
+                     "as one batched model (training.batched_splits), timed together")
+      ->capture_default_str();
   btrain->add_option("--depth", bt.depth, "Hidden layers")->capture_default_str()
       ->check(integer_in(0, 64, "an integer from 0 to 64", " (e.g. --depth 2)"));
   btrain->add_option("--batch", bt.batch, "Mini-batch size")->capture_default_str()
@@ -337,8 +341,8 @@ int main(int argc, char** argv) {
       ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
   btrain->add_option("--json", bt_json, "Also write the results as JSON to this file");
   btrain->add_option("--csv", bt_csv,
-                     "Also write one CSV line per row (kind,width,params,steps_per_second,ms_per_step,"
-                     "peak_rss_mib) to this file, for plotting");
+                     "Also write one CSV line per row (kind,width,splits,params,steps_per_second,ms_per_step,"
+                     "split_steps_per_second,peak_rss_mib) to this file, for plotting");
 
   auto* bpredict = bench->add_subcommand("predict", "Prediction time on a test set per model kind and width (the paper's Figs. 8, 16)");
   whvi::bench::PredictBenchOptions bp;
@@ -485,6 +489,7 @@ int main(int argc, char** argv) {
     if (bench->got_subcommand(btrain)) {
       bt.kinds = split_list(bt_kinds, "--kinds");
       bt.widths = parse_widths(bt_widths);
+      bt.splits = parse_int_list(bt_splits, "--splits", 1, 1024, false, "1,8");
       bt.command_line = command_line;
       spdlog::info("bench train: kinds {}, depth {}, batch {}, d_in {}, threads {}, SIMD {}", bt_kinds,
                    bt.depth, bt.batch, bt.d_in, whvi::threads(),
@@ -495,8 +500,9 @@ int main(int argc, char** argv) {
         spdlog::info("wrote {}", bt_json);
       }
       if (!bt_csv.empty()) {
-        whvi::write_file_atomic(bt_csv, rows_csv(doc["rows"], {"kind", "width", "params", "steps_per_second",
-                                                               "ms_per_step", "peak_rss_mib"}));
+        whvi::write_file_atomic(bt_csv, rows_csv(doc["rows"], {"kind", "width", "splits", "params", "steps_per_second",
+                                                               "ms_per_step", "split_steps_per_second",
+                                                               "peak_rss_mib"}));
         spdlog::info("wrote {}", bt_csv);
       }
       return finish(0);
