@@ -18,6 +18,9 @@
 # the config list, whvi path and threads are the same as last time (out/logs/sweep.args);
 # otherwise it is moved aside and every config is started, each still resuming its own results.
 #
+# Two sweeps at once must not share a job log: give the second its own folder with
+# SWEEP_LOG_DIR=out/logs-2 (default out/logs).
+#
 # Example: scripts/sweep.sh -j 2 configs/uci/yacht-*.yaml
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -104,7 +107,7 @@ for cfg in "${CONFIGS[@]}"; do
   seen[$stem]=$cfg
 done
 
-LOG_DIR=out/logs
+LOG_DIR=${SWEEP_LOG_DIR:-out/logs}  # another folder per concurrent sweep (each has its own job log)
 JOBLOG=$LOG_DIR/sweep.joblog
 ARGS_FILE=$LOG_DIR/sweep.args
 mkdir -p "$LOG_DIR"
