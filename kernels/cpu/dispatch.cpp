@@ -115,7 +115,15 @@ SimdLevel parse_simd_level(const std::string& name) {
   throw KernelError("unknown SIMD level '" + name + "'; expected scalar, avx2 or avx512");
 }
 
-bool simd_level_supported(SimdLevel level) { return table_for(level) != nullptr && cpu_has(level); }
+// Computed once: asking the CPU (__builtin_cpu_supports) on every FWHT call
+// cost more than a whole D = 64 transform.
+bool simd_level_supported(SimdLevel level) {
+  static const bool supported[3] = {table_for(SimdLevel::kScalar) != nullptr && cpu_has(SimdLevel::kScalar),
+                                    table_for(SimdLevel::kAvx2) != nullptr && cpu_has(SimdLevel::kAvx2),
+                                    table_for(SimdLevel::kAvx512) != nullptr && cpu_has(SimdLevel::kAvx512)};
+  const int i = static_cast<int>(level);
+  return i >= 0 && i < 3 && supported[i];
+}
 
 std::vector<SimdLevel> supported_simd_levels() {
   std::vector<SimdLevel> out;

@@ -1,0 +1,97 @@
+// Torch-free side-by-side of our CPU FWHT (kernels/, the C API) and FFHT
+// (FALCONN-LIB/FFHT, fht_float, in place), one thread, float32, built and run
+// by scripts/bench_vs_ffht.sh. Two cases per D (the issue 11 table):
+//   batch 1    one in-cache row, transformed in place by many calls timed as
+//              one loop (the per-call cost)
+//   batch 512  512 rows: FFHT called once per row, ours once for all rows
+//              (time per row)
+// Rounds interleave the two implementations; each figure is the median of
+// the rounds. Both outputs are checked against each other first.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "fht.h"
+#include "fwht.h"
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace whvi::kernels;
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 9;
+  std::mt19937 g(1);
+  std::normal_distribution<float> n;
+  std::printf("# simd level of ours: %s; rounds %d (median)\n", simd_level_name(active_simd_level()), rounds);
+  std::printf("%8s | %12s %12s %8s | %12s %12s %8s\n", "D", "b1 ours ns", "b1 FFHT ns", "ratio", "b512 ours ns/row",
+              "FFHT ns/row", "ratio");
+  for (int log = 6; log <= 16; ++log) {
+    const int64_t d = int64_t{1} << log;
+    // correctness: the same transform (both unnormalised, Sylvester order)
+    {
+      std::vector<float> a(d), b(d);
+      for (auto& v : a) v = n(g);
+      b = a;
+      fwht_cpu<float>(a.data(), d, a.data(), d, 1, d, 1.0f, 1);
+      fht_float(b.data(), log);
+      double err = 0, ref = 0;
+      for (int64_t i = 0; i < d; ++i) {
+        err = std::max(err, std::fabs(double(a[i]) - double(b[i])));
+        ref = std::max(ref, std::fabs(double(b[i])));
+      }
+      if (err > 1e-5 * ref) {
+        std::fprintf(stderr, "D=%lld: outputs differ (max |diff| %g of %g)\n", (long long)d, err, ref);
+        return 1;
+      }
+    }
+    // batch 1: one row in cache, in place, many calls per timing (FFHT is
+    // unnormalised, so its row overflows to inf over the loop: SIMD
+    // arithmetic on inf/NaN runs at full speed, and no denormals arise)
+    std::vector<float> x(d), xf(d);
+    for (auto& v : x) v = n(g);
+    xf = x;
+    const int64_t calls = std::max<int64_t>(200, (int64_t{1} << 24) / (d * log));
+    const float scale = 1.0f / std::sqrt(float(d));
+    std::vector<double> ours1, ffht1;
+    for (int r = 0; r < rounds; ++r) {
+      auto t0 = clk::now();
+      for (int64_t c = 0; c < calls; ++c) fwht_cpu<float>(x.data(), d, x.data(), d, 1, d, scale, 1);
+      ours1.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / calls);
+      t0 = clk::now();
+      for (int64_t c = 0; c < calls; ++c) fht_float(xf.data(), log);
+      ffht1.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / calls);
+    }
+    // batch 512: rows of a 512 x D array
+    const int64_t rows = 512;
+    std::vector<float> big(rows * d), bigf;
+    for (auto& v : big) v = n(g);
+    bigf = big;
+    const int reps = static_cast<int>(std::max<int64_t>(1, (int64_t{1} << 24) / (rows * d * log)));
+    std::vector<double> ours512, ffht512;
+    for (int r = 0; r < rounds; ++r) {
+      auto t0 = clk::now();
+      for (int k = 0; k < reps; ++k) fwht_cpu<float>(big.data(), d, big.data(), d, rows, d, scale, 1);
+      ours512.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / (reps * rows));
+      t0 = clk::now();
+      for (int k = 0; k < reps; ++k)
+        for (int64_t i = 0; i < rows; ++i) fht_float(bigf.data() + i * d, log);
+      ffht512.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / (reps * rows));
+    }
+    const double o1 = median(ours1), f1 = median(ffht1), o5 = median(ours512), f5 = median(ffht512);
+    std::printf("%8lld | %12.1f %12.1f %8.2f | %12.2f %12.2f %8.2f\n", (long long)d, o1, f1, o1 / f1, o5, f5, o5 / f5);
+    std::fflush(stdout);
+  }
+  return 0;
+}
