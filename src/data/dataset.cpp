@@ -440,7 +440,11 @@ Standardizer fit_standardizer(const torch::Tensor& x_in, const torch::Tensor& y_
     WHVI_CHECK(torch::isfinite(sd).all().item<bool>() && torch::isfinite(mean).all().item<bool>(),
                "fit_standardizer: the mean or std of a column overflows; values must be at most ",
                kMaxAbsValue, " in magnitude (rescale the column).");
-    mean = mean.masked_fill(constant, 0.0);
+    // A constant column is centred (to 0) and not scaled (std 1), as the UCI
+    // code of Hernandez-Lobato & Adams does. (Until 2026-11-23 it was left
+    // raw: naval's column 8, all 288, entered the network as 288, which made
+    // the initial -ELBO ~1e8 and NNG diverge.)
+    mean = torch::where(constant, hi, mean);  // exactly the value, so the column becomes exactly 0
     sd = sd.masked_fill(constant, 1.0);
   };
   Standardizer s;

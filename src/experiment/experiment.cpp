@@ -626,7 +626,14 @@ json run_train(const TrainOptions& o) {
     doc["noise_floor"] = {{"rmse", fl.rmse}, {"mnll", fl.mnll}, {"mnll_homoscedastic", fl.mnll_homoscedastic}};
   }
 
-  const std::string fp = fingerprint(cfg);
+  // Data with a constant non-zero input column are prepared differently since
+  // constant columns are centred (2026-11-23: naval): their earlier results
+  // must not be resumed into, so their fingerprint says so.
+  std::string fp = fingerprint(cfg);
+  if (d.standardize_x && d.x.size(0) > 0) {
+    const auto hi = std::get<0>(d.x.max(0)), lo = std::get<0>(d.x.min(0));
+    if (((hi == lo) & (hi != 0)).any().item<bool>()) fp += "|constant-input-columns-centred";
+  }
   std::vector<json> done;
   // The experiment record, rewritten atomically after each split.
   auto write_doc = [&] {
