@@ -6,7 +6,8 @@
 #
 #   scripts/uci_shallow.sh [-j JOBS] [--set KEY=VALUE]... [PATTERN]
 #
-# PATTERN selects configs by glob on the stem (default '*'). A Slurm array
+# PATTERN selects configs by glob on the stem (default '*'). TITLE_NOTE=... adds a
+# note to the table's title (e.g. how many of the standard splits were run). A Slurm array
 # runs the same configs: ls configs/uci-shallow/*-*.yaml > shallow.txt;
 # sbatch --array=0-31 scripts/slurm_sweep.sbatch shallow.txt; then run
 # this script with --render-only.
@@ -17,6 +18,6 @@ if [[ ${1:-} == --render-table ]]; then
   results=(results/uci-shallow/*.json)
   ((${#results[@]})) || { echo "uci_shallow: no results yet" >&2; exit 2; }
   exec "${WHVI:-build/whvi}" table "${results[@]}" --paper results/paper/whvi-neurips2020-table6.json \
-    --title "UCI regression, 1 hidden layer (the paper's Table 6)" --out results/uci-shallow/TABLE.md
+    --title "UCI regression, 1 hidden layer (the paper's Table 6)${TITLE_NOTE:+; $TITLE_NOTE}" --out results/uci-shallow/TABLE.md
 fi
 exec bash scripts/sweep_grid.sh uci_shallow configs/uci-shallow '*' 2,12 bash scripts/uci_shallow.sh --render-table -- "$@"

@@ -183,7 +183,8 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
   }
 }
 
-json protocol_json(const config::Config& cfg, size_t planned, size_t done) {
+// stored: the data set's stored standard splits (protocol standard; 0 otherwise).
+json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_t stored = 0) {
   const int64_t steps = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
   const bool toy = is_toy(cfg);
   const bool paper = cfg.get_string("data.protocol") == "paper" || cfg.get_string("data.protocol") == "stratified";
@@ -197,6 +198,11 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done) {
   if (!toy && paper && planned < static_cast<size_t>(kPaperSplits)) {
     shortened = true;
     note += "shortened: " + std::to_string(planned) + " of the paper's 8 splits. ";
+  }
+  if (!toy && cfg.get_string("data.protocol") == "standard" && planned < stored) {
+    shortened = true;
+    note += "shortened: " + std::to_string(planned) + " of the data set's " + std::to_string(stored) +
+            " standard splits. ";
   }
   if (validation)
     note += "metrics are on validation rows carved from each training split; the test rows were not read. ";
@@ -637,7 +643,7 @@ json run_train(const TrainOptions& o) {
   std::vector<json> done;
   // The experiment record, rewritten atomically after each split.
   auto write_doc = [&] {
-    doc["protocol"] = protocol_json(cfg, splits.size(), done.size());
+    doc["protocol"] = protocol_json(cfg, splits.size(), done.size(), d.std_train.size());
     doc["splits"] = done;
     doc["summary"] = summary_json(cfg, done);
     doc["complete"] = done.size() == splits.size();
