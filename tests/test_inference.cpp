@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
@@ -338,6 +339,32 @@ TEST(Nng, TrueFisherOfTheGaussianOutputIsThePrecision) {
   inf->step(x, torch::zeros({5000}, torch::kFloat64), 0, make_generator(44));
   // 10 particles x 5000 rows of (ỹ - f)²/σ⁴: mean 1/σ², relative sd sqrt(2/50000)
   EXPECT_NEAR(inf->factor_s(0).item<double>() * 0.3, 1.0, 0.03);
+}
+
+
+// A divergence names what went wrong first: with a mean step of 10 (1,000 times the default) the
+// update of some layer overflows; the error says which layer and step, what
+// the relative updates were before it, and names model.nng.lr (the step that
+// moves the weights), not training.lr (only the noise variance's Adam).
+TEST(Nng, DivergenceNamesTheLayerTheStepAndTheMethodsStepSize) {
+  set_threads(1);
+  const auto c = linear_gaussian(40, 0.25, 1.0);
+  auto cfg = cfg_with({"model.kind=nng", "model.depth=1", "model.width=4", "model.nng.lr=10",
+                       "model.nng.inverse_every=1", "training.steps_fixed_noise=100", "training.steps=300",
+                       "training.batch_size=40", "training.log_every=1000000"});
+  auto inf = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(51));
+  try {
+    train::train(*inf, c.x, c.y, cfg, make_generator(52), "t");
+    FAIL() << "a mean step of 10 trained without diverging";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("noisy K-FAC: the mean update of layer "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("first became non-finite at step "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Most likely cause: model.nng.lr = 10 "), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("training.lr ="), std::string::npos) << msg;
+  }
+  EXPECT_EQ(infer::make_inference(2, cfg, 0.0, 1.0, make_generator(51))->diagnose(), "")
+      << "a method that has not trained has nothing to say";
 }
 
 }  // namespace

@@ -63,6 +63,10 @@ class Inference {
   virtual const char* method() const = 0;
   // The network (for tests and diagnostics).
   virtual models::RegressionModel& model() = 0;
+  // After a divergence: what the method saw go wrong first (which quantity,
+  // where, at which step), for the error message; empty when it has nothing
+  // to add.
+  virtual std::string diagnose() const { return {}; }
 };
 
 // The method for cfg's model.kind, with its network built from cfg (`init`

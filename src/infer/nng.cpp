@@ -1,7 +1,9 @@
 // Noisy K-FAC: see nng.h.
 #include "infer/nng.h"
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "common/errors.h"
 #include "infer/variational.h"
@@ -42,6 +44,8 @@ void NoisyKfac::begin(int64_t n_train, int64_t total, const at::Generator& gen) 
   n_train_ = n_train;
   total_ = total;
   updates_ = 0;
+  watch_ = {};
+  recent_.assign(256, Watched{});
   torch::NoGradGuard ng;
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
   for (auto& st : layers_) {
@@ -59,6 +63,10 @@ void NoisyKfac::begin(int64_t n_train, int64_t total, const at::Generator& gen) 
 }
 
 void NoisyKfac::refresh(LayerState& st) {
+  // Non-finite statistics (a diverging run) would make the eigendecomposition
+  // throw; keep the last preconditioner and let the training loop's check
+  // report the divergence with diagnose()'s account.
+  if (!torch::isfinite(st.a).all().item<bool>() || !torch::isfinite(st.s).all().item<bool>()) return;
   const double n = static_cast<double>(n_train_);
   const double gamma_in = opt_.kl_weight / (n * opt_.prior_var), gamma = gamma_in + opt_.damping;
   const double da = static_cast<double>(st.a.size(0)), ds = static_cast<double>(st.s.size(0));
@@ -124,12 +132,57 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
       st.momentum.mul_(opt_.momentum).add_(v, 1.0 - opt_.momentum);
       const double corr = 1.0 - std::pow(opt_.momentum, static_cast<double>(updates_));
       if (refresh_now) refresh(st);
-      m.add_(st.a_inv.mm(st.momentum).mm(st.s_inv), alpha / corr);
+      const auto direction = st.a_inv.mm(st.momentum).mm(st.s_inv);
+      watch(t, l, direction, alpha / corr, m);
+      m.add_(direction, alpha / corr);
     }
   }
   if (!lik.frozen(t)) noise_adam_->step();
   torch::NoGradGuard ng;
   return nll.detach() * (static_cast<double>(n_train_) / static_cast<double>(B * P)) + model_->kl().detach();
+}
+
+void NoisyKfac::watch(int64_t t, size_t l, const torch::Tensor& direction, double step, const torch::Tensor& m) {
+  if (watch_.bad_step >= 0) return;
+  const double ratio = step * direction.norm().item<double>() / std::max(m.norm().item<double>(), 1e-30);
+  if (!std::isfinite(ratio)) {
+    watch_.bad_step = t;
+    watch_.bad_layer = static_cast<int64_t>(l);
+    return;
+  }
+  auto& slot = recent_[static_cast<size_t>(t) % recent_.size()];
+  if (slot.step != t) slot = {t, -1, 0};
+  if (ratio >= slot.ratio) slot = {t, static_cast<int64_t>(l), ratio};
+  if (l == 0 && t % 100 == 0) watch_.noise = detail::concat(model_->likelihood().log_text(), " at step ", t + 1);
+}
+
+std::string NoisyKfac::diagnose() const {
+  std::vector<Watched> seen;
+  for (const auto& w : recent_)
+    if (w.step >= 0 && w.layer >= 0) seen.push_back(w);
+  if (seen.empty() && watch_.bad_step < 0) return {};
+  auto layer_name = [&](int64_t l) {
+    const auto* nl = layers_[static_cast<size_t>(l)].layer;
+    return detail::concat("layer ", l + 1, " of ", layers_.size(), " (", nl->in_features(), "->",
+                          nl->out_features(), ")");
+  };
+  std::ostringstream os;
+  os << "noisy K-FAC: ";
+  if (watch_.bad_step >= 0)
+    os << "the mean update of " << layer_name(watch_.bad_layer) << " first became non-finite at step "
+       << watch_.bad_step + 1 << "; ";
+  if (!seen.empty()) {
+    const auto big = *std::max_element(seen.begin(), seen.end(),
+                                       [](const Watched& a, const Watched& b) { return a.ratio < b.ratio; });
+    std::vector<double> r;
+    for (const auto& w : seen) r.push_back(w.ratio);
+    std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
+    os << "over the " << seen.size() << " steps before, the relative update |dM|/|M| (largest layer) had median "
+       << r[r.size() / 2] << " and peaked at " << big.ratio << " in " << layer_name(big.layer) << " at step "
+       << big.step + 1;
+  }
+  if (!watch_.noise.empty()) os << "; " << watch_.noise;
+  return os.str();
 }
 
 double NoisyKfac::step_size(int64_t t) const {

@@ -50,6 +50,9 @@ class NoisyKfac : public Inference {
   NamedTensors state() override;
   const char* method() const override { return "nng"; }
   models::RegressionModel& model() override { return *model_; }
+  // Which layer's mean update first became non-finite, and the largest
+  // relative update ‖ΔM‖/‖M‖ before it (with its step and the noise variance).
+  std::string diagnose() const override;
 
   // The Kronecker factors of layer l (float64), for tests.
   const torch::Tensor& factor_a(size_t l) const { return layers_[l].a; }
@@ -61,11 +64,24 @@ class NoisyKfac : public Inference {
     torch::Tensor a, s, momentum, a_inv, s_inv;
   };
   void refresh(LayerState& st);
+  void watch(int64_t t, size_t l, const torch::Tensor& direction, double step, const torch::Tensor& m);
   std::shared_ptr<models::RegressionModel> model_;
   NngOptions opt_;
   std::vector<LayerState> layers_;
   int64_t n_train_ = 0, total_ = 0, updates_ = 0;
   std::unique_ptr<torch::optim::Adam> noise_adam_;
+  // For diagnose(): the first non-finite update (step, layer; -1: none yet),
+  // the likelihood's last logged state, and the largest relative update
+  // ‖ΔM‖/‖M‖ over the layers of each of the last 256 steps.
+  struct Watch {
+    int64_t bad_step = -1, bad_layer = -1;
+    std::string noise;
+  } watch_;
+  struct Watched {
+    int64_t step = -1, layer = -1;
+    double ratio = 0;
+  };
+  std::vector<Watched> recent_;
 };
 
 }  // namespace whvi::infer

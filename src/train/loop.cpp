@@ -18,10 +18,12 @@ namespace whvi::train {
 namespace {
 
 
-// Throws the divergence error for `label` at step t.
+// Throws the divergence error for `label` at step t, with the method's own
+// diagnosis when it has one.
 [[noreturn]] void diverged(const std::string& label, int64_t t, const std::string& what,
-                           const config::Config& cfg) {
-  throw Error(divergence_message(label, t, what, cfg));
+                           const config::Config& cfg, const infer::Inference& inf) {
+  const auto why = inf.diagnose();
+  throw Error(divergence_message(label, t, why.empty() ? what : detail::concat(what, " (", why, ")"), cfg));
 }
 
 TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
@@ -73,10 +75,10 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
     if (log_line || progress || (t + 1) % kCheckEvery == 0) {
       loss_value = loss.item<double>();
       if (!std::isfinite(loss_value))
-        diverged(label, t + 1, detail::concat("the loss is ", loss_value), cfg);
+        diverged(label, t + 1, detail::concat("the loss is ", loss_value), cfg, inf);
       const double max_abs = inf.max_abs_param();
       if (!(max_abs <= kMaxAbsParam))
-        diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), cfg);
+        diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), cfg, inf);
       const double secs = std::chrono::duration<double>(now - t0).count();
       const double rate = (t + 1) / std::max(secs, 1e-9);
       if (progress && !log_line) {
@@ -98,10 +100,10 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   // Final health checks: an exploded likelihood parameter (the Gaussian's
   // noise variance) or a fit far worse than the constant predictor is
   // divergence, not a result.
-  if (const auto problem = lik.health_problem()) diverged(label, total, *problem, cfg);
+  if (const auto problem = lik.health_problem()) diverged(label, total, *problem, cfg, inf);
   const int64_t n_fit = std::min<int64_t>(N, 2048);
   const auto fit = inf.mean_standardized(x.narrow(0, 0, n_fit));
-  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, total, *problem, cfg);
+  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, total, *problem, cfg, inf);
   return st;
 }
 
@@ -117,10 +119,17 @@ std::string divergence_message(const std::string& label, int64_t t, const std::s
 
 std::string divergence_suspects(const config::Config& cfg) {
   std::ostringstream os;
-  os << "training.lr = " << cfg.get_float("training.lr") << " (default "
-     << config::find_param("training.lr")->def << ")";
+  // The step size that moves the weights comes first: the method's own for
+  // nng and sghmc (training.lr only drives their noise variance's Adam there).
+  const auto kind = cfg.get_string("model.kind");
+  const std::string step_key =
+      kind == "nng" ? "model.nng.lr" : kind == "sghmc" ? "model.sghmc.lr" : "training.lr";
+  os << step_key << " = " << cfg.get_float(step_key) << " (default " << config::find_param(step_key)->def << ")";
+  if (kind == "nng")
+    os << ", model.nng.damping = " << cfg.get_float("model.nng.damping") << " (default "
+       << config::find_param("model.nng.damping")->def << "; extra damping steadies the K-FAC step)";
   for (const auto& p : config::schema()) {
-    if (p.type != config::Type::kFloat || p.key == "training.lr") continue;
+    if (p.type != config::Type::kFloat || p.key == step_key || p.key == "model.nng.damping") continue;
     if (p.key.rfind("model.", 0) != 0 && p.key.rfind("likelihood.", 0) != 0 &&
         p.key.rfind("training.", 0) != 0)
       continue;
