@@ -4,7 +4,9 @@ execute_process(COMMAND git -C "${SRC}" rev-parse --short=12 HEAD
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown")
 else()
-  execute_process(COMMAND git -C "${SRC}" status --porcelain --untracked-files=no
+  # Result files (results/) do not change the binary: a sweep that is writing
+  # them must not mark the next build as dirty.
+  execute_process(COMMAND git -C "${SRC}" status --porcelain --untracked-files=no -- . ":(exclude)results"
                   OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(NOT dirty STREQUAL "")
     set(commit "${commit}-dirty")
