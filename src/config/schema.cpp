@@ -108,6 +108,7 @@ const std::vector<Param>& schema() {
       I("training.mc_samples", "1", 1, 4096, "Monte Carlo samples per data point in training"),
       I("training.seed", "0", 0, 9.0e15, "seed of initialisation, batches and noise; split k's streams are derived from (seed, k) only"),
       I("training.batched_splits", "1", 1, 1024, "train this many of the config's splits at once as one batched model (train/batched.h: one forward and backward pass for all, each split with its own generator, optimiser state and checks, so its numbers do not depend on the others in its group); 1: one split at a time. Variational whvi, mfg and mcd MLPs with the gaussian likelihood"),
+      S("training.engine", "autograd", {"autograd", "fused"}, "how a variational step computes its gradient: autograd (LibTorch's, the reference) or fused (infer/fused_step.h: hand-written forward and backward on reused buffers, the same draws, the same numbers to float rounding, faster; mcd, mfg and default-structure whvi MLPs with the gaussian likelihood on the CPU)"),
       I("training.log_every", "5000", 1, 1e9, "steps between log lines (when not on a terminal)"),
       S("training.dtype", "float32", {"float32", "float64"}, "parameter and activation precision"),
       // ---- evaluation

@@ -86,6 +86,8 @@ std::string fingerprint(const config::Config& cfg) {
   // batched splits: a split's numbers depend on whether it was batched, not on its group
   if (cfg.get_int("training.batched_splits") == 1) j["training"].erase("batched_splits");
   else j["training"]["batched_splits"] = "batched";
+  // the fused step agrees with autograd to float rounding, not to the bit
+  if (cfg.get_string("training.engine") == "autograd") j["training"].erase("engine");
   if (cfg.get_string("training.optimizer") == "adam") {
     j["training"].erase("optimizer");
     j["training"].erase("momentum");

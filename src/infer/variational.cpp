@@ -9,6 +9,7 @@
 #include "infer/variational.h"
 
 #include "common/errors.h"
+#include "infer/fused_step.h"
 #include "optim/flat_adam.h"
 
 namespace whvi::infer {
@@ -21,6 +22,7 @@ VariationalOptions VariationalOptions::from(const config::Config& cfg) {
   o.mc_samples = cfg.get_int("training.mc_samples");
   o.optimizer = cfg.get_string("training.optimizer");
   o.momentum = cfg.get_float("training.momentum");
+  o.fused = cfg.get_string("training.engine") == "fused";
   return o;
 }
 
@@ -112,12 +114,25 @@ void VariationalInference::begin(int64_t n_train, int64_t, const at::Generator&)
     for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).lr_factor = lik.lr_factor();
     return 0;
   });
+  fused_.reset();
+  if (opt_.fused) fused_ = std::make_unique<FusedStep>(*model_);
 }
 
 torch::Tensor VariationalInference::step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t,
                                          const at::Generator& gen) {
   WHVI_ASSERT(adam_);
   auto& lik = model_->likelihood();
+  if (fused_) {
+    double loss = 0;
+    adam_->visit([&](auto& a) {
+      for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).frozen = lik.frozen(t);
+      a.zero_grad();
+      loss = fused_->loss_and_grad(xb, yb, n_train_, opt_.mc_samples, gen);
+      a.step(step_size(t));
+      return 0;
+    });
+    return torch::scalar_tensor(loss, torch::kFloat64);
+  }
   const auto loss = negative_elbo(*model_, xb, yb, n_train_, opt_.mc_samples, gen);
   adam_->visit([&](auto& a) {
     for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).frozen = lik.frozen(t);
@@ -164,6 +179,7 @@ void VariationalInference::end() {
     p.mutable_grad() = torch::Tensor();
   }
   adam_.reset();
+  fused_.reset();
   params_.clear();
 }
 

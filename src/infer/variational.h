@@ -12,6 +12,7 @@ struct VariationalOptions {
   int64_t mc_samples = 1;                             // training.mc_samples
   std::string optimizer = "adam";                     // training.optimizer: adam, sgd, rmsprop
   double momentum = 0.9;                              // training.momentum (sgd)
+  bool fused = false;                                 // training.engine: fused (infer/fused_step.h)
   static VariationalOptions from(const config::Config& cfg);
 };
 
@@ -63,6 +64,7 @@ class VariationalInference : public Inference {
   std::vector<torch::Tensor> params_;
   size_t first_lik_ = 0;
   std::unique_ptr<Optimiser> adam_;
+  std::unique_ptr<class FusedStep> fused_;  // training.engine: fused
 };
 
 }  // namespace whvi::infer

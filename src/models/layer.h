@@ -12,6 +12,7 @@
 // touches LibTorch's global generator (common/rng.h).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +45,24 @@ struct ForwardCtx {
   void add_kl(const torch::Tensor& t) { mc_kl = mc_kl.defined() ? mc_kl + t : t; }
 };
 
+// Buffers a layer's fused step keeps between its forward and backward pass
+// and reuses from step to step (slot i: a tensor of fixed shape).
+struct FusedCache {
+  // A fixed number of slots, so references to them stay valid while others
+  // are filled.
+  static constexpr size_t kSlots = 16;
+  std::array<torch::Tensor, kSlots> slots;
+  // Slot i as an uninitialised tensor of `sizes` and `opts`, reallocated only
+  // when the shape or dtype changes.
+  torch::Tensor& buffer(size_t i, at::IntArrayRef sizes, const torch::TensorOptions& opts) {
+    auto& b = slots.at(i);
+    if (!b.defined() || b.sizes() != sizes || b.scalar_type() != c10::typeMetaToScalarType(opts.dtype()))
+      b = torch::empty(sizes, opts);
+    return b;
+  }
+  torch::Tensor& operator[](size_t i) { return slots.at(i); }
+};
+
 class BayesianLayer : public torch::nn::Module {
  public:
   BayesianLayer(std::string kind, int64_t in_features, int64_t out_features);
@@ -72,6 +91,22 @@ class BayesianLayer : public torch::nn::Module {
   virtual bool supports_group() const { return false; }
   virtual torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
                                       const std::vector<at::Generator>& gens, torch::Tensor* kl);
+
+  // The fused training step (training.engine: fused; infer/fused_step.h):
+  // the sampling forward pass on x [n, in] without autograd, keeping in
+  // `cache` what the backward pass needs (buffers reused from step to step),
+  // and the backward pass from dL/dout [n, out], which ADDS the data term's
+  // gradients and those of `kl_weight` x the layer's closed-form KL into the
+  // parameters' .grad() and returns dL/dx (when need_dx). The draws are the
+  // ones forward() makes from the same generator, in the same order, so the
+  // two paths agree to float rounding (tests/test_fused_step.cpp). Kinds that
+  // implement it return true from supports_fused(); a network with any other
+  // layer takes the autograd step.
+  virtual bool supports_fused() const { return false; }
+  virtual torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& cache);
+  virtual torch::Tensor fused_backward(const torch::Tensor& dout, FusedCache& cache, bool need_dx);
+  // The closed-form KL (a double) with its gradient added into .grad().
+  virtual double fused_kl_backward();
 
   const std::string& kind() const { return kind_; }
   int64_t in_features() const { return in_; }
@@ -108,6 +143,9 @@ std::vector<std::string> registered_layer_kinds();
 // Number of trainable scalars of a module (parameters with requires_grad).
 int64_t count_trainable(const torch::nn::Module& m);
 
+// Adds the gradient of kl_diag_gaussian(mu, logvar, prior_var) into
+// mu.grad() and logvar.grad() and returns its value (the fused step).
+double kl_diag_gaussian_backward(const torch::Tensor& mu, const torch::Tensor& logvar, double prior_var);
 // KL( N(mu, exp(logvar)) || N(0, prior_var) ), summed over elements.
 torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& logvar,
                                double prior_var);

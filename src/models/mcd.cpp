@@ -37,6 +37,45 @@ class McdLayer : public BayesianLayer {
 
   torch::Tensor kl_impl() override { return decay_ * (w_.square().sum() + b_.square().sum()); }
 
+  // Fused step: the same draws as forward_impl (one Bernoulli per output element).
+  bool supports_fused() const override { return true; }
+  torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
+    torch::NoGradGuard ng;
+    const int64_t n = x.size(0), out = out_features();
+    const auto o = x.options();
+    c[0] = x;
+    auto& y = c.buffer(1, {n, out}, o);
+    at::addmm_out(y, b_, x, w_);
+    if (p_ == 0.0) return y;
+    auto& keep = c.buffer(2, {n, out}, o);
+    keep.bernoulli_(1.0 - p_, gen);
+    auto& z = c.buffer(3, {n, out}, o);
+    at::mul_out(z, y, keep).mul_(1.0 / (1.0 - p_));
+    return z;
+  }
+  torch::Tensor fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) override {
+    torch::NoGradGuard ng;
+    const auto& x = c[0];
+    torch::Tensor dy = g;
+    if (p_ != 0.0) {
+      auto& d = c.buffer(4, g.sizes(), g.options());
+      at::mul_out(d, g, c[2]).mul_(1.0 / (1.0 - p_));
+      dy = d;
+    }
+    w_.mutable_grad().addmm_(x.t(), dy);
+    b_.mutable_grad().add_(dy.sum(0));
+    if (!need_dx) return {};
+    auto& dx = c.buffer(5, x.sizes(), g.options());
+    at::mm_out(dx, dy, w_.t());
+    return dx;
+  }
+  double fused_kl_backward() override {
+    torch::NoGradGuard ng;
+    w_.mutable_grad().add_(w_, 2.0 * decay_);
+    b_.mutable_grad().add_(b_, 2.0 * decay_);
+    return decay_ * (w_.square().sum().item<double>() + b_.square().sum().item<double>());
+  }
+
   bool supports_group() const override { return true; }
   torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
                               const std::vector<at::Generator>& gens, torch::Tensor* kl) override {

@@ -43,6 +43,55 @@ class MfgLayer : public BayesianLayer {
            kl_diag_gaussian(b_mu_, b_logvar_, bias_prior_var_);
   }
 
+  // Fused step: the same draws as forward_impl (one normal per output element).
+  bool supports_fused() const override { return true; }
+  torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
+    torch::NoGradGuard ng;
+    const int64_t n = x.size(0), out = out_features();
+    const auto o = x.options();
+    c[0] = x;
+    auto& mean = c.buffer(1, {n, out}, o);
+    at::addmm_out(mean, b_mu_, x, w_mu_);
+    auto& wv = c.buffer(2, w_logvar_.sizes(), o);
+    at::exp_out(wv, w_logvar_);
+    auto& bv = c.buffer(3, b_logvar_.sizes(), o);
+    at::exp_out(bv, b_logvar_);
+    auto& x2 = c.buffer(4, x.sizes(), o);
+    at::mul_out(x2, x, x);
+    auto& sd = c.buffer(5, {n, out}, o);
+    at::addmm_out(sd, bv, x2, wv);
+    sd.sqrt_();
+    auto& eps = c.buffer(6, {n, out}, o);
+    eps.normal_(0, 1, gen);
+    auto& y = c.buffer(7, {n, out}, o);
+    at::addcmul_out(y, mean, sd, eps);
+    return y;
+  }
+  torch::Tensor fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) override {
+    torch::NoGradGuard ng;
+    const auto &x = c[0], &wv = c[2], &bv = c[3], &x2 = c[4], &sd = c[5], &eps = c[6];
+    // dL/dvar = g eps / (2 sd)
+    auto& dv = c.buffer(8, g.sizes(), g.options());
+    at::mul_out(dv, g, eps).div_(sd).mul_(0.5);
+    w_mu_.mutable_grad().addmm_(x.t(), g);
+    b_mu_.mutable_grad().add_(g.sum(0));
+    auto& t = c.buffer(9, wv.sizes(), g.options());
+    at::mm_out(t, x2.t(), dv);
+    w_logvar_.mutable_grad().addcmul_(t, wv);
+    b_logvar_.mutable_grad().addcmul_(dv.sum(0), bv);
+    if (!need_dx) return {};
+    auto& dx = c.buffer(10, x.sizes(), g.options());
+    auto& dx2 = c.buffer(11, x.sizes(), g.options());
+    at::mm_out(dx, g, w_mu_.t());
+    at::mm_out(dx2, dv, wv.t());
+    dx.addcmul_(dx2, x, 2.0);
+    return dx;
+  }
+  double fused_kl_backward() override {
+    return kl_diag_gaussian_backward(w_mu_, w_logvar_, prior_var_) +
+           kl_diag_gaussian_backward(b_mu_, b_logvar_, bias_prior_var_);
+  }
+
   bool supports_group() const override { return true; }
   torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
                               const std::vector<at::Generator>& gens, torch::Tensor* kl) override {

@@ -1,5 +1,6 @@
 // Every layer kind, in one place. A new kind is <kind>.cpp, one line here and
 // its tests; the registry tests loop over registered_layer_kinds().
+#include <cmath>
 #include <utility>
 
 #include "models/layer.h"
@@ -52,6 +53,46 @@ torch::Tensor BayesianLayer::forward_group(const std::vector<BayesianLayer*>&, c
                                            const std::vector<at::Generator>&, torch::Tensor*) {
   throw Error("training.batched_splits: layer kind '" + kind_ + "' cannot train splits as one batched model "
               "(supported: whvi with its default structure, mfg, mcd); set training.batched_splits: 1");
+}
+
+torch::Tensor BayesianLayer::fused_forward(const torch::Tensor&, const at::Generator&, FusedCache&) {
+  throw Error("training.engine fused: layer kind '" + kind_ + "' has no fused step; set training.engine: autograd");
+}
+
+torch::Tensor BayesianLayer::fused_backward(const torch::Tensor&, FusedCache&, bool) {
+  throw Error("training.engine fused: layer kind '" + kind_ + "' has no fused step; set training.engine: autograd");
+}
+
+double BayesianLayer::fused_kl_backward() {
+  throw Error("training.engine fused: layer kind '" + kind_ + "' has no fused step; set training.engine: autograd");
+}
+
+namespace {
+template <class T>
+double kl_diag_backward_impl(const torch::Tensor& mu, const torch::Tensor& logvar, double prior_var) {
+  // KL = 0.5 Σ (e^lv + mu²)/pv - lv + ln pv - 1;  dKL/dmu = mu/pv, dKL/dlv = 0.5 (e^lv/pv - 1)
+  const int64_t n = mu.numel();
+  const T* m = mu.data_ptr<T>();
+  const T* lv = logvar.data_ptr<T>();
+  T* gm = mu.grad().data_ptr<T>();
+  T* glv = logvar.grad().data_ptr<T>();
+  const double ipv = 1.0 / prior_var, lpv = std::log(prior_var);
+  double kl = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = std::exp(static_cast<double>(lv[i])), mi = m[i];
+    kl += (v + mi * mi) * ipv - lv[i] + (lpv - 1.0);
+    gm[i] += static_cast<T>(mi * ipv);
+    glv[i] += static_cast<T>(0.5 * (v * ipv - 1.0));
+  }
+  return 0.5 * kl;
+}
+}  // namespace
+
+double kl_diag_gaussian_backward(const torch::Tensor& mu, const torch::Tensor& logvar, double prior_var) {
+  WHVI_ASSERT(mu.is_contiguous() && logvar.is_contiguous() && mu.grad().defined() && logvar.grad().defined());
+  WHVI_ASSERT(mu.grad().is_contiguous() && logvar.grad().is_contiguous() && mu.numel() == logvar.numel());
+  return mu.scalar_type() == torch::kFloat64 ? kl_diag_backward_impl<double>(mu, logvar, prior_var)
+                                             : kl_diag_backward_impl<float>(mu, logvar, prior_var);
 }
 
 int64_t count_trainable(const torch::nn::Module& m) {

@@ -29,6 +29,8 @@
 // with optimised S is the default and always takes the fused kernel.
 #include <cmath>
 
+#include "common/errors.h"
+#include "common/runtime.h"
 #include "fwht.h"
 #include "models/layer.h"
 #include "models/whvi_params.h"
@@ -54,6 +56,85 @@ class WhviLayer : public BayesianLayer {
   }
 
   torch::Tensor kl_impl() override { return p_.closed_form_kl(); }
+
+  // Fused step: the default structure without a Bayesian bias, on the CPU;
+  // the same draws as forward_impl (one normal per row, group and D).
+  bool supports_fused() const override { return p_.opt.is_default_structure() && p_.opt.bias != "bayesian"; }
+  torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
+    torch::NoGradGuard ng;
+    WHVI_CHECK(x.is_cpu(), "training.engine fused: the WHVI layer's fused step runs on the CPU; set training.engine: autograd");
+    const int64_t n = x.size(0), d = p_.d, in = in_features(), out = out_features();
+    const auto o = x.options();
+    torch::Tensor xp = x;
+    if (d != in) {
+      auto& b = c.buffer(1, {n, d}, o);
+      b.narrow(1, in, d - in).zero_();
+      b.narrow(1, 0, in).copy_(x);
+      xp = b;
+    }
+    c[0] = xp;
+    auto& eps = c.buffer(2, {n, p_.groups, d}, o);
+    eps.normal_(0, 1, gen);
+    auto& sg = c.buffer(3, p_.g_logvar.sizes(), o);
+    at::mul_out(sg, p_.g_logvar, 0.5).exp_();
+    auto& y = c.buffer(4, {n, p_.blocks, d}, o);
+    const auto sh = kernel_shape(n);
+    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "whvi_fused_forward", [&] {
+      kernels::whvi_forward_cpu<scalar_t>(sh, xp.data_ptr<scalar_t>(), eps.data_ptr<scalar_t>(),
+                                          p_.s1.data_ptr<scalar_t>(), p_.s2.data_ptr<scalar_t>(),
+                                          p_.g_mu.data_ptr<scalar_t>(), sg.data_ptr<scalar_t>(),
+                                          y.data_ptr<scalar_t>(), threads());
+    });
+    auto yv = y.view({n, p_.blocks * d});
+    if (p_.blocks * d != out) yv = yv.narrow(1, 0, out);
+    if (p_.opt.bias == "none") return yv;
+    auto& z = c.buffer(5, {n, out}, o);
+    at::add_out(z, yv, p_.b_mu);
+    return z;
+  }
+  torch::Tensor fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) override {
+    torch::NoGradGuard ng;
+    const int64_t n = g.size(0), d = p_.d, in = in_features(), out = out_features();
+    const auto o = g.options();
+    const auto &xp = c[0], &eps = c[2], &sg = c[3];
+    torch::Tensor dy = g.contiguous();
+    if (p_.blocks * d != out) {
+      auto& b = c.buffer(6, {n, p_.blocks * d}, o);
+      b.narrow(1, out, p_.blocks * d - out).zero_();
+      b.narrow(1, 0, out).copy_(g);
+      dy = b;
+    }
+    auto& dx = c.buffer(7, {n, d}, o);
+    auto& ds1 = c.buffer(8, p_.s1.sizes(), o);
+    auto& ds2 = c.buffer(9, p_.s2.sizes(), o);
+    auto& dmu = c.buffer(10, p_.g_mu.sizes(), o);
+    auto& dsg = c.buffer(11, p_.g_mu.sizes(), o);
+    const auto sh = kernel_shape(n);
+    AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "whvi_fused_backward", [&] {
+      kernels::whvi_backward_cpu<scalar_t>(
+          sh, xp.data_ptr<scalar_t>(), eps.data_ptr<scalar_t>(), p_.s1.data_ptr<scalar_t>(),
+          p_.s2.data_ptr<scalar_t>(), p_.g_mu.data_ptr<scalar_t>(), sg.data_ptr<scalar_t>(),
+          dy.data_ptr<scalar_t>(), need_dx ? dx.data_ptr<scalar_t>() : nullptr, ds1.data_ptr<scalar_t>(),
+          ds2.data_ptr<scalar_t>(), dmu.data_ptr<scalar_t>(), dsg.data_ptr<scalar_t>(), threads());
+    });
+    p_.s1.mutable_grad().add_(ds1);
+    p_.s2.mutable_grad().add_(ds2);
+    p_.g_mu.mutable_grad().add_(dmu);
+    // d exp(lv/2) / d lv = exp(lv/2) / 2
+    p_.g_logvar.mutable_grad().addcmul_(dsg, sg, 0.5);
+    if (p_.opt.bias != "none") p_.b_mu.mutable_grad().add_(g.sum(0));
+    if (!need_dx) return {};
+    return d == in ? dx : dx.narrow(1, 0, in);
+  }
+  double fused_kl_backward() override { return kl_diag_gaussian_backward(p_.g_mu, p_.g_logvar, p_.g_prior_var); }
+  kernels::WhviShape kernel_shape(int64_t n) const {
+    kernels::WhviShape sh;
+    sh.batch = n;
+    sh.d = p_.d;
+    sh.blocks = p_.blocks;
+    sh.shared_g = p_.opt.shared_g;
+    return sh;
+  }
 
   // Batched splits: S1 H diag(g) H S2 through the differentiable FWHT op
   // (the generic path; the fused kernel takes one layer's vectors), one draw

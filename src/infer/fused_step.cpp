@@ -1,0 +1,102 @@
+// The fused training step: see fused_step.h.
+#include "infer/fused_step.h"
+
+#include <cmath>
+
+#include "common/errors.h"
+#include "likelihoods/likelihood.h"
+
+namespace whvi::infer {
+namespace {
+constexpr double kLnTwoPi = 1.8378770664093453;
+}
+
+std::string fused_unsupported(const models::RegressionModel& model) {
+  if (model.has_trunk())
+    return "training.engine fused: model.architecture must be mlp (convolutional and RFF trunks take the "
+           "autograd step); set training.engine: autograd";
+  const auto& a = model.activation();
+  if (a != "relu" && a != "tanh")
+    return "training.engine fused: model.activation '" + a + "' has no fused step (relu, tanh); set "
+           "training.engine: autograd";
+  if (!dynamic_cast<const likelihoods::GaussianLikelihood*>(&const_cast<models::RegressionModel&>(model).likelihood()))
+    return "training.engine fused: only the gaussian likelihood has a fused step; set training.engine: autograd";
+  for (const auto& l : model.layers())
+    if (!l->supports_fused())
+      return "training.engine fused: layer kind '" + l->kind() + "' (with these options) has no fused step "
+             "(supported: mcd, mfg, whvi with its default structure and a deterministic or no bias); set "
+             "training.engine: autograd";
+  return "";
+}
+
+FusedStep::FusedStep(models::RegressionModel& model) : model_(model) {
+  const auto why = fused_unsupported(model);
+  WHVI_CHECK(why.empty(), why);
+  const size_t L = model.layers().size();
+  caches_.resize(L);
+  acts_.resize(L);
+  dacts_.resize(L);
+}
+
+double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor& yb_in, int64_t n_train, int64_t S,
+                                const at::Generator& gen) {
+  torch::NoGradGuard ng;
+  const auto& layers = model_.layers();
+  const size_t L = layers.size();
+  const bool relu = model_.activation() == "relu";
+  const int64_t B = xb_in.size(0);
+  const auto xb = S > 1 ? xb_in.repeat({S, 1}) : xb_in;
+  const auto yb = S > 1 ? yb_in.repeat({S}) : yb_in;
+  WHVI_CHECK_AS(ShapeError, xb.dim() == 2 && xb.size(1) == layers[0]->in_features(), "fused step: expected input [N, ",
+                layers[0]->in_features(), "], got ", xb.sizes());
+  // forward: layer l's output z_l, then the activation a_l = act(z_l)
+  std::vector<torch::Tensor> z(L);
+  torch::Tensor h = xb;
+  for (size_t l = 0; l < L; ++l) {
+    z[l] = layers[l]->fused_forward(h, gen, caches_[l]);
+    if (l + 1 == L) break;
+    auto& a = acts_[l];
+    if (!a.defined() || a.sizes() != z[l].sizes() || a.scalar_type() != z[l].scalar_type())
+      a = torch::empty(z[l].sizes(), z[l].options());
+    if (relu) at::relu_(a.copy_(z[l]));
+    else at::tanh_out(a, z[l]);
+    h = a;
+  }
+  // the Gaussian likelihood: nll = ½ Σ (ln 2π + lnv + (y - f)² e^-lnv)
+  auto& lik = static_cast<likelihoods::GaussianLikelihood&>(model_.likelihood());
+  auto& lnv_t = lik.log_noise_var();
+  const double lnv = lnv_t.item<double>(), prec = std::exp(-lnv);
+  const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
+  const auto f = z[L - 1].view({-1});
+  const int64_t rows = f.numel();
+  if (!df_.defined() || df_.numel() != rows || df_.scalar_type() != f.scalar_type())
+    df_ = torch::empty({rows, 1}, f.options());
+  auto df = df_.view({-1});
+  at::sub_out(df, f, yb);  // f - y
+  const double sse = df.square().sum().item<double>();
+  df.mul_(scale * prec);
+  const double nll = 0.5 * (static_cast<double>(rows) * (kLnTwoPi + lnv) + sse * prec);
+  lnv_t.mutable_grad().add_(scale * 0.5 * (static_cast<double>(rows) - sse * prec));
+  // backward
+  torch::Tensor g = df_;
+  for (size_t l = L; l-- > 0;) {
+    auto dh = layers[l]->fused_backward(g, caches_[l], l > 0);
+    if (l == 0) break;
+    // through the activation of layer l-1
+    auto& d = dacts_[l - 1];
+    if (!d.defined() || d.sizes() != dh.sizes() || d.scalar_type() != dh.scalar_type())
+      d = torch::empty(dh.sizes(), dh.options());
+    if (relu) {
+      at::mul_out(d, dh, z[l - 1].gt(0));
+    } else {  // tanh' = 1 - a²
+      const auto& a = acts_[l - 1];
+      at::mul_out(d, a, a).neg_().add_(1.0).mul_(dh);
+    }
+    g = d;
+  }
+  double kl = 0;
+  for (const auto& l : layers) kl += l->fused_kl_backward();
+  return scale * nll + kl;
+}
+
+}  // namespace whvi::infer

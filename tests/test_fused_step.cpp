@@ -1,0 +1,183 @@
+// The fused training step (infer/fused_step.h) against the autograd step it
+// replaces: the same loss and the same gradient of every parameter, for every
+// layer kind that has one and the options that change its arithmetic
+// (padding, truncated blocks, shared g, no bias, dropout, MC samples, tanh,
+// float32/float64); a finite-difference check of the fused gradient itself;
+// the same trained parameters through `train`; and refusals by name.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "common/rng.h"
+#include "common/runtime.h"
+#include "config/config.h"
+#include "infer/fused_step.h"
+#include "infer/inference.h"
+#include "infer/variational.h"
+#include "models/regression_model.h"
+#include "train/loop.h"
+
+using namespace whvi;
+
+namespace {
+
+config::Config cfg_with(std::vector<std::string> sets) { return config::Config::parse("", "test", sets); }
+
+struct Variant {
+  std::string name;
+  int64_t d_in;
+  std::vector<std::string> sets;
+};
+
+std::vector<Variant> variants() {
+  return {
+      {"mfg", 5, {"model.kind=mfg", "model.depth=2", "model.width=12"}},
+      {"mfg-3mc-tanh", 4, {"model.kind=mfg", "model.depth=1", "model.width=8", "training.mc_samples=3", "model.activation=tanh"}},
+      {"mcd", 5, {"model.kind=mcd", "model.depth=2", "model.width=12", "model.mcd.dropout=0.3"}},
+      {"mcd-2mc", 3, {"model.kind=mcd", "model.depth=1", "model.width=16", "training.mc_samples=2"}},
+      {"whvi-padded-truncated", 5, {"model.kind=whvi", "model.depth=2", "model.width=12"}},
+      {"whvi-pow2", 8, {"model.kind=whvi", "model.depth=2", "model.width=8"}},
+      {"whvi-shared-g-nobias", 6, {"model.kind=whvi", "model.depth=1", "model.width=16", "model.whvi.shared_g=true", "model.whvi.bias=none"}},
+      {"whvi-output-same", 8, {"model.kind=whvi", "model.depth=1", "model.width=8", "model.output_layer=same"}},
+  };
+}
+
+std::shared_ptr<models::RegressionModel> make_model(const Variant& v, const config::Config& cfg) {
+  auto m = std::make_shared<models::RegressionModel>(v.d_in, cfg, 0.0, 1.0, make_generator(7));
+  return m;
+}
+
+// Loss and gradients of the autograd path and of the fused path on the same
+// model values and the same generator seed.
+void compare(const Variant& v, torch::ScalarType dtype, double rtol) {
+  auto sets = v.sets;
+  sets.push_back(std::string("training.dtype=") + (dtype == torch::kFloat64 ? "float64" : "float32"));
+  const auto cfg = cfg_with(sets);
+  auto a = make_model(v, cfg), b = make_model(v, cfg);
+  a->to(dtype);
+  b->to(dtype);
+  const int64_t B = 10, N = 250;
+  const int64_t S = cfg.get_int("training.mc_samples");
+  const auto x = torch::randn({B, v.d_in}, make_generator(3), dtype);
+  const auto y = torch::randn({B}, make_generator(4), dtype);
+  // a: autograd
+  for (auto& p : a->parameters()) p.mutable_grad() = torch::Tensor();
+  const auto loss_a = infer::negative_elbo(*a, x, y, N, S, make_generator(11));
+  loss_a.backward();
+  // b: fused
+  for (auto& p : b->parameters()) p.mutable_grad() = torch::zeros_like(p);
+  infer::FusedStep fused(*b);
+  const double loss_b = fused.loss_and_grad(x, y, N, S, make_generator(11));
+  EXPECT_NEAR(loss_b, loss_a.item<double>(), rtol * std::fabs(loss_a.item<double>())) << v.name;
+  const auto pa = a->named_parameters(), pb = b->named_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    const auto& ga = pa[i].value().grad();
+    const auto& gb = pb[i].value().grad();
+    ASSERT_TRUE(ga.defined()) << v.name << " " << pa[i].key();
+    const double scale = std::max(ga.abs().max().item<double>(), 1e-12);
+    EXPECT_LE((ga - gb).abs().max().item<double>() / scale, rtol) << v.name << " " << pa[i].key();
+  }
+}
+
+}  // namespace
+
+TEST(FusedStep, MatchesAutogradInFloat64) {
+  set_threads(1);
+  for (const auto& v : variants()) compare(v, torch::kFloat64, 1e-10);
+}
+
+TEST(FusedStep, MatchesAutogradInFloat32) {
+  set_threads(1);
+  for (const auto& v : variants()) compare(v, torch::kFloat32, 1e-5);
+}
+
+// Central differences of the fused loss (same draws: the same seed) against
+// its gradient, for a few elements of every parameter (tanh: no kinks).
+TEST(FusedStep, GradientMatchesFiniteDifferences) {
+  set_threads(1);
+  for (const std::string kind : {"mfg", "mcd", "whvi"}) {
+    const Variant v{kind, 5, {"model.kind=" + kind, "model.depth=2", "model.width=6", "model.activation=tanh",
+                              "training.dtype=float64", "likelihood.init_log_noise_var=-1"}};
+    const auto cfg = cfg_with(v.sets);
+    auto m = make_model(v, cfg);
+    m->to(torch::kFloat64);
+    const auto x = torch::randn({7, 5}, make_generator(5), torch::kFloat64);
+    const auto y = torch::randn({7}, make_generator(6), torch::kFloat64);
+    infer::FusedStep fused(*m);
+    auto loss = [&] {
+      for (auto& p : m->parameters()) p.mutable_grad() = torch::zeros_like(p);
+      return fused.loss_and_grad(x, y, 40, 1, make_generator(9));
+    };
+    loss();
+    std::vector<torch::Tensor> grads;
+    for (auto& p : m->parameters()) grads.push_back(p.grad().clone());
+    size_t k = 0;
+    for (auto& p : m->parameters()) {
+      torch::NoGradGuard ng;
+      auto flat = p.view({-1});
+      for (int64_t i = 0; i < flat.numel(); i += std::max<int64_t>(1, flat.numel() / 3)) {
+        const double h = 1e-6, v0 = flat[i].item<double>();
+        flat[i] = v0 + h;
+        const double up = loss();
+        flat[i] = v0 - h;
+        const double down = loss();
+        flat[i] = v0;
+        const double fd = (up - down) / (2 * h), an = grads[k].view({-1})[i].item<double>();
+        EXPECT_NEAR(an, fd, 1e-5 * std::max(1.0, std::fabs(fd))) << kind << " parameter " << k << " element " << i;
+      }
+      ++k;
+    }
+  }
+}
+
+// Whole trainings through the inference seam (Adam, the frozen noise phase,
+// the learning-rate decay): the fused and autograd steps end at the same
+// parameters (float64, 60 steps).
+TEST(FusedStep, TrainsToTheSameParametersAsAutograd) {
+  set_threads(1);
+  for (const std::string kind : {"mfg", "mcd", "whvi"}) {
+    std::vector<torch::Tensor> ends[2];
+    int e = 0;
+    for (const std::string engine : {"autograd", "fused"}) {
+      const auto cfg = cfg_with({"model.kind=" + kind, "model.depth=2", "model.width=8", "training.engine=" + engine,
+                                 "training.dtype=float64", "training.steps_fixed_noise=20", "training.steps=40",
+                                 "training.batch_size=16", "training.log_every=1000000"});
+      auto inf = infer::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
+      const auto x = torch::randn({50, 5}, make_generator(22), torch::kFloat64);
+      const auto y = torch::randn({50}, make_generator(23), torch::kFloat64);
+      train::train(*inf, x, y, cfg, make_generator(24), "t");
+      for (auto& p : inf->model().parameters()) ends[e].push_back(p.detach().clone());
+      ++e;
+    }
+    ASSERT_EQ(ends[0].size(), ends[1].size());
+    for (size_t i = 0; i < ends[0].size(); ++i)
+      EXPECT_TRUE(torch::allclose(ends[0][i], ends[1][i], 1e-8, 1e-10)) << kind << " parameter " << i;
+  }
+}
+
+TEST(FusedStep, RefusesWhatItCannotDoByName) {
+  for (const auto& [sets, want] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"model.kind=nf-whvi"}, "layer kind 'nf-whvi'"},
+           {{"model.kind=whvi", "model.whvi.bias=bayesian"}, "layer kind 'whvi'"},
+           {{"model.kind=whvi", "model.whvi.structure=gh"}, "layer kind 'whvi'"},
+           {{"model.kind=mfg", "model.activation=cos"}, "model.activation 'cos'"},
+       }) {
+    auto s = sets;
+    s.push_back("training.engine=fused");
+    const auto cfg = cfg_with(s);
+    auto inf = infer::make_inference(4, cfg, 0.0, 1.0, make_generator(1));
+    try {
+      inf->begin(10, 10, make_generator(2));
+      FAIL() << want;
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(want), std::string::npos) << msg;
+      EXPECT_NE(msg.find("training.engine: autograd"), std::string::npos) << msg;
+    }
+  }
+}
