@@ -143,7 +143,8 @@ std::string rows_csv(const nlohmann::json& rows, const std::vector<const char*>&
     for (size_t i = 0; i < cols.size(); ++i) {
       if (i) csv << ',';
       if (!r.contains(cols[i])) continue;
-      const auto& v = r[cols[i]];
+      // a kind with its own settings (--kinds KIND:KEY=VALUE) is named by its spec
+      const auto& v = std::string(cols[i]) == "kind" && r.contains("spec") ? r["spec"] : r[cols[i]];
       if (v.is_string()) csv << v.get<std::string>();
       else if (v.is_number_integer()) csv << v.get<int64_t>();
       else if (v.is_number()) csv << v.get<double>();
