@@ -22,6 +22,9 @@
 #include "likelihoods/likelihood.h"
 #include "analysis/approximation.h"
 #include "models/conv.h"
+#include "models/nng_layer.h"
+#include "infer/nng.h"
+#include "train/loop.h"
 #include "ops/fwht_op.h"
 #include "models/regression_model.h"
 #include "report/table.h"
@@ -540,6 +543,181 @@ TEST(Conv, MfgFiltersSampleTheExactOutputMarginals) {
   const auto m = layer.forward(x, mean_ctx);
   EXPECT_TRUE(torch::allclose(
       m, torch::nn::functional::conv2d(x, w_mu, torch::nn::functional::Conv2dFuncOptions().padding(1).bias(b_mu))));
+}
+
+// NNG filters (model.conv: nng): the mean network is the convolution with the
+// filter matrix M read in im2col order, written out as loops over positions;
+// a sampling pass uses one weight particle per draw (the particles the layer's
+// own sample_weights draws from the same generator); the capture holds one
+// row per (image, position): the patch with a 1 appended and the output.
+TEST(Conv, NngFiltersAreTheFilterMatrixOneParticlePerDrawWithKfcRows) {
+  torch::NoGradGuard ng;
+  const auto cfg = config::Config::parse("model: {kind: nng}\n", "c.yaml");
+  models::ConvLayer layer("nng", 2, 3, cfg, make_generator(1));
+  models::NngLayer* nl = nullptr;
+  for (const auto& m : layer.modules(false))
+    if (auto* p = dynamic_cast<models::NngLayer*>(m.get())) nl = p;
+  ASSERT_NE(nl, nullptr);
+  ASSERT_EQ(nl->mean().sizes(), (std::vector<int64_t>{19, 3}));
+  {
+    auto g = make_generator(2);
+    nl->set_sampling(torch::randn({19, 19}, g) * 0.3, torch::randn({3, 3}, g) * 0.3, 0, 0);
+  }
+  const int64_t n = 4, hw = 5;
+  const auto x = torch::randn({n, 2, hw, hw}, make_generator(3));
+  const auto xp = torch::constant_pad_nd(x, {1, 1, 1, 1}).to(torch::kFloat64);
+  // explicit convolution with W̄ [19, 3]: row c*9 + di*3 + dj, bias row 18
+  auto explicit_conv = [&](const torch::Tensor& w, int64_t img) {
+    const auto w64 = w.to(torch::kFloat64);
+    auto out = torch::zeros({3, hw, hw}, torch::kFloat64);
+    for (int64_t o = 0; o < 3; ++o)
+      for (int64_t i = 0; i < hw; ++i)
+        for (int64_t j = 0; j < hw; ++j) {
+          double acc = w64[18][o].item<double>();
+          for (int64_t c = 0; c < 2; ++c)
+            for (int64_t di = 0; di < 3; ++di)
+              for (int64_t dj = 0; dj < 3; ++dj)
+                acc += xp[img][c][i + di][j + dj].item<double>() * w64[c * 9 + di * 3 + dj][o].item<double>();
+          out[o][i][j] = acc;
+        }
+    return out;
+  };
+  models::ForwardCtx mean_ctx;
+  const auto m = layer.forward(x, mean_ctx).to(torch::kFloat64);
+  for (int64_t img = 0; img < n; ++img)
+    EXPECT_TRUE(torch::allclose(m[img], explicit_conv(nl->mean(), img), 1e-5, 1e-5)) << img;
+  // two draws of two images each, captured
+  models::KfacCapture cap;
+  models::ForwardCtx ctx;
+  ctx.mode = models::Mode::kSample;
+  ctx.gen = make_generator(7);
+  ctx.draws = 2;
+  ctx.capture = &cap;
+  const auto y = layer.forward(x, ctx).to(torch::kFloat64);
+  const auto w = nl->sample_weights(2, make_generator(7), x.options());
+  EXPECT_GT((w[0] - w[1]).abs().max().item<double>(), 1e-3) << "the particles differ";
+  for (int64_t img = 0; img < n; ++img)
+    EXPECT_TRUE(torch::allclose(y[img], explicit_conv(w[img / 2], img), 1e-5, 1e-5)) << img;
+  ASSERT_EQ(cap.entries.size(), 1u);
+  const auto& e = cap.entries[0];
+  EXPECT_EQ(e.layer, nl);
+  EXPECT_EQ(e.positions, hw * hw);
+  ASSERT_EQ(e.a_bar.sizes(), (std::vector<int64_t>{n * hw * hw, 19}));
+  ASSERT_EQ(e.s.sizes(), (std::vector<int64_t>{n * hw * hw, 3}));
+  EXPECT_TRUE(torch::allclose(e.w_mean, w.mean(0)));
+  for (int64_t img : {0, 3})
+    for (int64_t i : {0, 2, 4})
+      for (int64_t j : {0, 1, 4}) {
+        const int64_t row = img * hw * hw + i * hw + j;
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t di = 0; di < 3; ++di)
+            for (int64_t dj = 0; dj < 3; ++dj)
+              EXPECT_EQ(e.a_bar[row][c * 9 + di * 3 + dj].item<double>(), xp[img][c][i + di][j + dj].item<double>());
+        EXPECT_EQ(e.a_bar[row][18].item<double>(), 1.0);
+        for (int64_t o = 0; o < 3; ++o) EXPECT_EQ(e.s[row][o].item<double>(), y[img][o][i][j].item<double>());
+      }
+}
+
+// The optimiser's Kronecker factors of a convolutional NNG network are KFC's
+// (Grosse & Martens 2016): A sums the patches' ā āᵀ over the output positions
+// and S averages the output gradients' g gᵀ over them (per example), so A ⊗ S
+// is the Fisher's approximation; a factor summed (or averaged) over both would
+// be off by the number of positions. Written out here with autograd on an
+// independent functional network (conv, ReLU, pooling, conv, ReLU, pooling,
+// the output layer), the empirical Fisher, β = 1 and zero sampling noise.
+TEST(Conv, NngFactorsOfAConvolutionalNetworkAreKfcs) {
+  set_threads(1);
+  auto cfg = config::Config::parse("data: {dataset: mnist-mini}\nlikelihood: {kind: softmax}\n"
+                                   "model: {kind: nng, architecture: simple-cnn, conv: nng, depth: 0, "
+                                   "nng: {lr: 0, ema: 1, fisher: empirical, particles: 1}}\n"
+                                   "training: {dtype: float64}\n", "c.yaml");
+  auto base = infer::make_inference(784, cfg, 0.0, 1.0, make_generator(1), 10);
+  auto* inf = dynamic_cast<infer::NoisyKfac*>(base.get());
+  ASSERT_NE(inf, nullptr);
+  inf->to(torch::kFloat64);
+  const int64_t n = 3;
+  const auto x = torch::randn({n, 784}, make_generator(2), torch::kFloat64);
+  const auto y = torch::tensor({1.0, 7.0, 3.0}, torch::kFloat64);
+  inf->begin(1000, 10, make_generator(3));
+  std::vector<models::NngLayer*> nls;
+  for (const auto& mod : inf->model().modules(false))
+    if (auto* p = dynamic_cast<models::NngLayer*>(mod.get())) nls.push_back(p);
+  ASSERT_EQ(nls.size(), 3u);  // conv 1 -> 32, conv 32 -> 64, the output layer 3136 -> 10
+  for (auto* l : nls) {
+    const auto ka = l->in_features() + 1, ks = l->out_features();
+    l->set_sampling(torch::zeros({ka, ka}, torch::kFloat64), torch::zeros({ks, ks}, torch::kFloat64), 0, 0);
+  }
+  std::vector<torch::Tensor> ms;
+  for (auto* l : nls) ms.push_back(l->mean().detach().clone());
+  inf->step(x, y, 0, make_generator(4));
+  namespace F = torch::nn::functional;
+  auto conv = [](const torch::Tensor& h, const torch::Tensor& w, int64_t cin, int64_t cout) {
+    const int64_t k = cin * 9;
+    return F::conv2d(h, w.narrow(0, 0, k).t().reshape({cout, cin, 3, 3}),
+                     F::Conv2dFuncOptions().padding(1).bias(w.select(0, k)));
+  };
+  const auto img = x.view({n, 1, 28, 28});
+  auto o0 = conv(img, ms[0], 1, 32).requires_grad_();
+  auto h = F::max_pool2d(torch::relu(o0), F::MaxPool2dFuncOptions(2));
+  auto o1 = conv(h.detach(), ms[1], 32, 64).requires_grad_();
+  const auto h1 = F::max_pool2d(torch::relu(o1), F::MaxPool2dFuncOptions(2)).reshape({n, -1});
+  const auto a2 = torch::cat({h1.detach(), torch::ones({n, 1}, torch::kFloat64)}, 1);
+  auto o2 = a2.mm(ms[2]).requires_grad_();
+  // the chain by hand: d/d o1 through the head, d/d o0 through conv 1
+  const auto lp = torch::log_softmax(o2, 1).gather(1, y.to(torch::kInt64).unsqueeze(1)).sum();
+  const auto g2 = torch::autograd::grad({lp}, {o2})[0];
+  const auto g_h1 = g2.mm(ms[2].narrow(0, 0, 3136).t()).view({n, 64, 7, 7});
+  const auto z1 = torch::relu(o1);
+  const auto g1 = torch::autograd::grad({F::max_pool2d(z1, F::MaxPool2dFuncOptions(2))}, {o1}, {g_h1})[0];
+  const auto h_in = h.detach().requires_grad_();
+  const auto g_h = torch::autograd::grad({conv(h_in, ms[1], 32, 64)}, {h_in}, {g1})[0];
+  const auto g0 = torch::autograd::grad({F::max_pool2d(torch::relu(o0), F::MaxPool2dFuncOptions(2))}, {o0}, {g_h})[0];
+  auto rows = [](const torch::Tensor& g) { return g.permute({0, 2, 3, 1}).reshape({-1, g.size(1)}); };
+  auto patches = [&](const torch::Tensor& in) {
+    const auto p = F::unfold(in, F::UnfoldFuncOptions({3, 3}).padding(1)).transpose(1, 2).reshape({-1, in.size(1) * 9});
+    return torch::cat({p, torch::ones({p.size(0), 1}, torch::kFloat64)}, 1);
+  };
+  const auto p0 = patches(img), p1 = patches(h.detach());
+  const auto r0 = rows(g0), r1 = rows(g1);
+  const double nn = static_cast<double>(n);
+  EXPECT_TRUE(torch::allclose(inf->factor_a(0), p0.t().mm(p0) / nn, 1e-6, 1e-9));
+  EXPECT_TRUE(torch::allclose(inf->factor_s(0), r0.t().mm(r0) / (nn * 784.0), 1e-6, 1e-12));
+  EXPECT_TRUE(torch::allclose(inf->factor_a(1), p1.t().mm(p1) / nn, 1e-6, 1e-9));
+  EXPECT_TRUE(torch::allclose(inf->factor_s(1), r1.t().mm(r1) / (nn * 196.0), 1e-6, 1e-12));
+  EXPECT_TRUE(torch::allclose(inf->factor_a(2), a2.t().mm(a2) / nn, 1e-6, 1e-9));
+  EXPECT_TRUE(torch::allclose(inf->factor_s(2), g2.t().mm(g2) / nn, 1e-6, 1e-12));
+  EXPECT_GT(inf->factor_s(0).abs().max().item<double>(), 1e-10) << "the gradients reach the first convolution";
+}
+
+// NNG as a classifier (the softmax's true Fisher draws labels from the
+// model; the likelihood has no parameters of its own for the noise optimiser):
+// a linearly separable two-class problem is learned, and the capture/step
+// path runs without a Gaussian.
+TEST(Nng, ClassifiesALinearlySeparableProblem) {
+  set_threads(1);
+  auto g = make_generator(11);
+  const auto x = torch::randn({300, 2}, g);
+  const auto y = (x.select(1, 0) + 0.5 * x.select(1, 1) > 0).to(torch::kFloat32);
+  const auto cfg = config::Config::parse("likelihood: {kind: softmax}\nmodel: {kind: nng, depth: 1, width: 16}\n"
+                                         "training: {steps: 600, steps_fixed_noise: 0, batch_size: 50, log_every: 100000}\n",
+                                         "c.yaml");
+  auto inf = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(12), 2);
+  train::train(*inf, x.narrow(0, 0, 200), y.narrow(0, 0, 200), cfg, make_generator(13), "t");
+  const auto logp = inf->predict(x.narrow(0, 200, 100), 8, make_generator(14));  // [8, 100, 2] log-probabilities
+  const auto pred = logp.exp().mean(0).argmax(1).to(torch::kFloat32);
+  const double err = (pred != y.narrow(0, 200, 100)).to(torch::kFloat64).mean().item<double>();
+  EXPECT_LT(err, 0.1);
+}
+
+// NNG on the combinations it cannot train: filters of another kind (their
+// parameters would never move), and nng filters under another method.
+TEST(Conv, NngRefusesFiltersItCannotTrain) {
+  const auto mixed = config::Config::parse("model: {kind: nng, architecture: simple-cnn, conv: mcd}\n", "a.yaml");
+  EXPECT_TRUE(contains(error_of([&] { infer::make_inference(784, mixed, 0, 1, make_generator(1), 10); }),
+                       "set model.conv: nng"));
+  const auto other = config::Config::parse("model: {kind: mcd, architecture: simple-cnn, conv: nng}\n", "b.yaml");
+  EXPECT_TRUE(contains(error_of([&] { infer::make_inference(784, other, 0, 1, make_generator(1), 10); }),
+                       "set model.kind: nng"));
 }
 
 // AlexNet as the supplement's Table 7 gives it, with WHVI fully connected

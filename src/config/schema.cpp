@@ -38,7 +38,7 @@ const std::vector<Param>& schema() {
       // ---- model
       S("model.kind", "whvi", {"whvi", "mfg", "mcd", "nf-whvi", "vsd", "tt", "nng", "sghmc"}, "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd, tt (tensor train): variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network)"),
       S("model.architecture", "mlp", {"mlp", "simple-cnn", "alexnet", "vgg16", "resnet18", "rff"}, "mlp, or a convolutional trunk before the fully connected layers (image data; src/models/conv.cpp): simple-cnn (Fig. 7), alexnet, vgg16, resnet18 (the supplement's Tables 7-9); model.depth and model.width then set the fully connected head; or rff: random Fourier features of an RBF kernel (a GP approximation, Fig. 13; src/models/rff.cpp), usually with model.depth 0"),
-      S("model.conv", "mcd", {"mcd", "mfg", "whvi", "lowrank-mcd"}, "kind of the convolutional filters (the paper: MCD): mcd, mfg, whvi (WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*), lowrank-mcd (MCD with a rank-r filter matrix, Fig. 7)"),
+      S("model.conv", "mcd", {"mcd", "mfg", "whvi", "lowrank-mcd", "nng"}, "kind of the convolutional filters (the paper: MCD): mcd, mfg, whvi (WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*), lowrank-mcd (MCD with a rank-r filter matrix, Fig. 7), nng (noisy K-FAC filters; only with model.kind nng)"),
       S("model.batch_norm", "auto", {"auto", "on", "off"}, "batch normalisation after every convolution (batch statistics in training steps, running averages at test time): auto = on for resnet18 only"),
       I("model.conv_rank", "0", 0, 1 << 20, "rank of lowrank-mcd filter matrices; 0 = as many parameters as WHVI filters of the same shape"),
       F("model.conv_dropout", "0.005", 0, 0.99, "dropout rate of mcd convolutions (the paper's MCD rate, supplement D.1)"),
@@ -83,6 +83,7 @@ const std::vector<Param>& schema() {
       F("model.nng.decay_at", "0.5", 0, 1, "alpha and beta x0.1 after this fraction of the steps (authors: after 500 of 1000 epochs)"),
       I("model.nng.particles", "10", 1, 1024, "weight samples per training step, each shared by the mini-batch (authors: 10)"),
       I("model.nng.inverse_every", "10", 1, 1e9, "steps between eigendecompositions of the factors (authors: 1; the README gives the cost of each)"),
+      I("model.nng.stats_every", "1", 1, 1e9, "steps between updates of the Kronecker factors' moving averages (authors: 1 on UCI, 10 on CIFAR-10)"),
       S("model.nng.fisher", "true", {"true", "empirical"}, "S from gradients of targets drawn from the model (true Fisher, the authors) or of the observed targets"),
       F("model.sghmc.prior_var", "0", 0, kInf, "prior N(0, v) on every weight and bias of the deterministic network; 0 = 1/fan_in (as model.mfg.prior_var)"),
       F("model.sghmc.lr", "0.1", 1e-12, 100, "h: preconditioned, the step of coordinate i is h^2 / (N sqrt(v_i)) (0.1 chosen on validation data, results/selection/sghmc; BOHAMIANN's default is 0.01); plain, h / N (0.01 and above diverge on the toy problem; 0.001 works)"),

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "common/errors.h"
 #include "infer/variational.h"
+#include "models/conv.h"
 
 namespace whvi::infer {
 
@@ -21,6 +23,7 @@ NngOptions NngOptions::from(const config::Config& cfg) {
   o.decay_at = cfg.get_float("model.nng.decay_at");
   o.particles = cfg.get_int("model.nng.particles");
   o.inverse_every = cfg.get_int("model.nng.inverse_every");
+  o.stats_every = cfg.get_int("model.nng.stats_every");
   o.true_fisher = cfg.get_string("model.nng.fisher") == "true";
   o.noise_lr = cfg.get_float("training.lr") * cfg.get_float("likelihood.lr_factor");
   return o;
@@ -28,12 +31,25 @@ NngOptions NngOptions::from(const config::Config& cfg) {
 
 NoisyKfac::NoisyKfac(std::shared_ptr<models::RegressionModel> model, const NngOptions& o)
     : model_(std::move(model)), opt_(o) {
-  for (const auto& l : model_->layers()) {
-    auto* nl = dynamic_cast<models::NngLayer*>(l.get());
-    WHVI_CHECK(nl, "model.kind nng needs every layer to be an nng layer, but layer '", l->kind(),
-               "' is not; set model.output_layer: auto");
-    layers_.push_back({nl, {}, {}, {}, {}, {}});
+  for (const auto& l : model_->layers())
+    WHVI_CHECK(dynamic_cast<models::NngLayer*>(l.get()), "model.kind nng needs every layer to be an nng layer, but layer '",
+               l->kind(), "' is not; set model.output_layer: auto");
+  // every NNG layer (convolutions hold one each), in module order: the
+  // trunk's, then the head's
+  std::set<const void*> owned;
+  for (const auto& mod : model_->modules(/*include_self=*/false)) {
+    if (auto* nl = dynamic_cast<models::NngLayer*>(mod.get())) {
+      layers_.push_back({nl, {}, {}, {}, {}, {}});
+      for (const auto& p : nl->parameters()) owned.insert(p.unsafeGetTensorImpl());
+    } else if (dynamic_cast<models::BatchNorm*>(mod.get())) {
+      for (const auto& p : mod->parameters(/*recurse=*/false)) owned.insert(p.unsafeGetTensorImpl());
+    }
   }
+  for (const auto& p : model_->likelihood().parameters()) owned.insert(p.unsafeGetTensorImpl());
+  for (const auto& p : model_->named_parameters())
+    WHVI_CHECK(owned.count(p.value().unsafeGetTensorImpl()), "model.kind nng trains only noisy K-FAC layers, but "
+               "parameter '", p.key(), "' belongs to a layer of another kind; with a convolutional "
+               "model.architecture set model.conv: nng");
 }
 
 NoisyKfac::~NoisyKfac() = default;
@@ -58,8 +74,10 @@ void NoisyKfac::begin(int64_t n_train, int64_t total, const at::Generator& gen) 
     st.momentum = torch::zeros_like(st.layer->mean());
     refresh(st);
   }
-  noise_adam_ = std::make_unique<torch::optim::Adam>(model_->likelihood().parameters(),
-                                                     torch::optim::AdamOptions(opt_.noise_lr));
+  noise_adam_.reset();
+  if (!model_->likelihood().parameters().empty())
+    noise_adam_ = std::make_unique<torch::optim::Adam>(model_->likelihood().parameters(),
+                                                       torch::optim::AdamOptions(opt_.noise_lr));
 }
 
 void NoisyKfac::refresh(LayerState& st) {
@@ -101,14 +119,20 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
   ctx.gen = gen;
   ctx.draws = P;
   ctx.capture = &cap;
+  ctx.training = true;
   const auto f = model_->forward_standardized(xr, ctx);
   WHVI_ASSERT(cap.entries.size() == layers_.size());
+  for (size_t l = 0; l < layers_.size(); ++l) WHVI_ASSERT(cap.entries[l].layer == layers_[l].layer);
   // per-row gradients of log p(ỹ | s) for S: ỹ from the model (true Fisher) or y
-  std::vector<torch::Tensor> ss;
-  for (const auto& e : cap.entries) ss.push_back(e.s);
-  const auto y_fisher = opt_.true_fisher ? lik.sample(f, gen) : yr;
-  const auto lp = -lik.nll_sum(f, y_fisher);
-  const auto gs = torch::autograd::grad({lp}, ss, {}, /*retain_graph=*/true);
+  const bool stats_now = updates_ % opt_.stats_every == 0;
+  std::vector<torch::Tensor> gs;
+  if (stats_now) {
+    std::vector<torch::Tensor> ss;
+    for (const auto& e : cap.entries) ss.push_back(e.s);
+    const auto y_fisher = opt_.true_fisher ? lik.sample(f, gen) : yr;
+    const auto lp = -lik.nll_sum(f, y_fisher);
+    gs = torch::autograd::grad({lp}, ss, {}, /*retain_graph=*/true);
+  }
   // the data term: (1/B) Σ_rows nll, so ∇M = -Σ_p G_p
   const auto nll = lik.nll_sum(f, yr);
   (nll / static_cast<double>(B)).backward();
@@ -124,9 +148,12 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
     for (size_t l = 0; l < layers_.size(); ++l) {
       auto& st = layers_[l];
       const auto& e = cap.entries[l];
-      const auto a64 = e.a_bar.to(torch::kFloat64), g64 = gs[l].to(torch::kFloat64);
-      st.a.mul_(1.0 - beta).add_(a64.t().mm(a64), beta / rows);
-      st.s.mul_(1.0 - beta).add_(g64.t().mm(g64), beta / rows);
+      if (stats_now) {
+        // per example: A sums over a convolution's positions, S averages
+        const auto a64 = e.a_bar.to(torch::kFloat64), g64 = gs[l].to(torch::kFloat64);
+        st.a.mul_(1.0 - beta).add_(a64.t().mm(a64), beta / rows);
+        st.s.mul_(1.0 - beta).add_(g64.t().mm(g64), beta / (rows * static_cast<double>(e.positions)));
+      }
       auto& m = st.layer->mean();
       const auto v = m.grad() * (-1.0 / static_cast<double>(P)) - gamma_in * e.w_mean;
       st.momentum.mul_(opt_.momentum).add_(v, 1.0 - opt_.momentum);
@@ -137,7 +164,7 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
       m.add_(direction, alpha / corr);
     }
   }
-  if (!lik.frozen(t)) noise_adam_->step();
+  if (noise_adam_ && !lik.frozen(t)) noise_adam_->step();
   torch::NoGradGuard ng;
   return nll.detach() * (static_cast<double>(n_train_) / static_cast<double>(B * P)) + model_->kl().detach();
 }

@@ -12,10 +12,19 @@
 //     sampling factors Σ_A = sqrt(λ/N) (A + π√γ_in I)⁻¹, Σ_S = sqrt(λ/N) (S + √γ_in/π I)⁻¹;
 //  6. bias-corrected momentum m ← μ m + (1-μ) V, M ← M + α (A^γ)⁻¹ (m / (1-μ^k)) (S^γ)⁻¹.
 // α and β are multiplied by 0.1 after model.nng.decay_at of the steps (the
-// authors: after 500 of 1000 epochs). The Gaussian likelihood's noise is
+// authors: after 500 of 1000 epochs). Step 4 runs every model.nng.stats_every
+// steps (the authors' CIFAR code: 10). The Gaussian likelihood's noise is
 // learned by Adam on the same data term (training.lr × likelihood.lr_factor,
 // frozen in its first phase), where the authors sample it from a Gamma
-// posterior: one likelihood for every method here.
+// posterior: one likelihood for every method here; the softmax has no
+// parameters.
+//
+// Convolutions (model.conv: nng, models/conv.h) are NNG layers over im2col
+// patches: A sums ā āᵀ over the output positions and S averages g gᵀ over
+// them, so A ⊗ S is KFC's Fisher Ω ⊗ Γ (Grosse & Martens 2016; the authors'
+// |T| (A ⊗ S) with their A, S both averaged). Batch normalisation's scale and
+// shift stay at 1 and 0 (the authors train only the means; its running
+// statistics update); a parameter of any other kind is refused by name.
 #pragma once
 
 #include <memory>
@@ -27,7 +36,7 @@ namespace whvi::infer {
 
 struct NngOptions {
   double prior_var = 1, kl_weight = 1, lr = 0.01, ema = 1e-3, damping = 0, momentum = 0.9, decay_at = 0.5;
-  int64_t particles = 10, inverse_every = 1;
+  int64_t particles = 10, inverse_every = 1, stats_every = 1;
   bool true_fisher = true;
   double noise_lr = 1e-3;
   static NngOptions from(const config::Config& cfg);
@@ -67,7 +76,7 @@ class NoisyKfac : public Inference {
   void watch(int64_t t, size_t l, const torch::Tensor& direction, double step, const torch::Tensor& m);
   std::shared_ptr<models::RegressionModel> model_;
   NngOptions opt_;
-  std::vector<LayerState> layers_;
+  std::vector<LayerState> layers_;  // the network's NNG layers, trunk first, in module order
   int64_t n_train_ = 0, total_ = 0, updates_ = 0;
   std::unique_ptr<torch::optim::Adam> noise_adam_;
   // For diagnose(): the first non-finite update (step, layer; -1: none yet),

@@ -22,6 +22,15 @@
 //        C_in·9]; Fig. 7's "low-rank MCD"), r = model.conv_rank or, when 0,
 //        the rank with as many parameters as WHVI filters of that shape;
 //        dropout and weight decay as mcd.
+//   nng  noisy K-FAC filters (shared/notes/baselines.md §4.3): the filter
+//        matrix with its bias row, W̄ [C_in·k² + 1, C_out] (rows in im2col
+//        order), is an NNG layer's matrix-variate Gaussian (models/nng_layer.h);
+//        one weight particle per draw (ForwardCtx::draws), shared by the
+//        draw's images and positions, applied as a plain convolution. In a
+//        training step with a capture it records the im2col patches with a 1
+//        appended and the output per position for the optimiser (KFC: A sums
+//        patch outer products over positions, S averages the output-gradient
+//        ones; infer/nng.cpp). Options model.nng.*; only model.kind nng trains it.
 // Architectures (model.architecture), as the supplement's Tables 7-8 give
 // them for CIFAR-10 (3x3 convolutions, stride 1, padding 1; 2x2 max pooling):
 //   simple-cnn  conv 32, pool, conv 64, pool                (Fig. 7's two convolutions)
@@ -40,6 +49,7 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "models/nng_layer.h"
 #include "models/whvi_params.h"
 #include "ops/fwht_op.h"
 
@@ -108,8 +118,10 @@ ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const c
     a_ = register_parameter("a", torch::empty({cout, rank_}).uniform_(-u, u, gen));
     w_ = register_parameter("w", torch::empty({rank_, cin * kk}).uniform_(-u, u, gen));
     b_ = register_parameter("b", torch::empty({cout}).uniform_(-a, a, gen));
+  } else if (kind == "nng") {
+    nng_ = register_module("nng", std::make_shared<NngLayer>(cin * kk, cout, cfg.get_float("model.nng.prior_var"), gen));
   } else {
-    throw Error("model.conv '" + kind + "' is not a convolution kind; use mcd, mfg, whvi or lowrank-mcd");
+    throw Error("model.conv '" + kind + "' is not a convolution kind; use mcd, mfg, whvi, lowrank-mcd or nng");
   }
 }
 
@@ -137,8 +149,43 @@ torch::Tensor ConvLayer::whvi_forward(const torch::Tensor& x, ForwardCtx& ctx) {
   return outs.size() == 1 ? outs.front() : torch::cat(outs, 0);
 }
 
+torch::Tensor ConvLayer::nng_forward(const torch::Tensor& x, ForwardCtx& ctx) {
+  const int64_t n = x.size(0), k = cin_ * ksize_ * ksize_;
+  // W̄ [k+1, cout] -> filters [cout, cin, ks, ks] (im2col's row order is
+  // channel, then kernel row, then column: the filters' own layout) and bias
+  auto conv = [&](const torch::Tensor& xi, const torch::Tensor& w) {
+    return F::conv2d(xi, w.narrow(0, 0, k).t().reshape({cout_, cin_, ksize_, ksize_}),
+                     F::Conv2dFuncOptions().padding(ksize_ / 2).stride(stride_).bias(w.select(0, k)));
+  };
+  torch::Tensor out, w_mean;
+  if (ctx.mode == Mode::kMean) {
+    out = conv(x, nng_->mean());
+    w_mean = nng_->mean().detach();
+  } else {
+    const int64_t p = ctx.draws, b = n / p;
+    WHVI_ASSERT(b * p == n);
+    const auto w = nng_->sample_weights(p, ctx.gen, x.options());  // [p, k+1, cout]
+    std::vector<torch::Tensor> outs;
+    for (int64_t i = 0; i < p; ++i) outs.push_back(conv(x.narrow(0, i * b, b), w[i]));
+    out = p == 1 ? outs.front() : torch::cat(outs, 0);
+    if (ctx.capture) w_mean = w.detach().mean(0);
+  }
+  if (!ctx.capture) return out;
+  const int64_t h = out.size(2), wd = out.size(3), l = h * wd;
+  auto patches = F::unfold(x.detach(), F::UnfoldFuncOptions({ksize_, ksize_}).padding(ksize_ / 2).stride(stride_));
+  patches = patches.transpose(1, 2).reshape({n * l, k});
+  const auto a_bar = torch::cat({patches, torch::ones({n * l, 1}, x.options())}, 1);
+  // the output per (image, position) row, kept in the graph so the optimiser
+  // can take the log-likelihood's gradient with respect to it
+  auto s = out.permute({0, 2, 3, 1}).reshape({n * l, cout_});
+  if (s.requires_grad()) s.retain_grad();
+  ctx.capture->entries.push_back({nng_.get(), a_bar, s, w_mean, l});
+  return s.view({n, h, wd, cout_}).permute({0, 3, 1, 2});
+}
+
 torch::Tensor ConvLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
   if (kind_ == "whvi") return whvi_forward(x, ctx);
+  if (kind_ == "nng") return nng_forward(x, ctx);
   const auto filters = kind_ == "lowrank-mcd" ? a_.mm(w_).view({cout_, cin_, ksize_, ksize_}) : w_;
   auto mean = F::conv2d(x, filters, F::Conv2dFuncOptions().padding(ksize_ / 2).stride(stride_).bias(b_));
   if (ctx.mode == Mode::kMean) return mean;
@@ -155,6 +202,7 @@ torch::Tensor ConvLayer::kl() {
   if (kind_ == "mcd") return decay_ * (w_.square().sum() + b_.square().sum());
   if (kind_ == "lowrank-mcd") return decay_ * (a_.square().sum() + w_.square().sum() + b_.square().sum());
   if (kind_ == "whvi") return whvi_->closed_form_kl();
+  if (kind_ == "nng") return nng_->kl();
   return kl_diag_gaussian(w_, w_logvar_, prior_var_) + kl_diag_gaussian(b_, b_logvar_, bias_prior_var_);
 }
 

@@ -14,9 +14,10 @@
 namespace whvi::models {
 
 struct WhviParams;  // models/whvi_params.h
+class NngLayer;     // models/nng_layer.h
 
-// One 3x3 convolution (stride 1, padding 1) of kind mcd, mfg, whvi or
-// lowrank-mcd (conv.cpp), on [N, C, H, W].
+// One 3x3 convolution (stride 1, padding 1) of kind mcd, mfg, whvi,
+// lowrank-mcd or nng (conv.cpp), on [N, C, H, W].
 class ConvLayer : public torch::nn::Module {
  public:
   // ksize x ksize filters (3 or 1), padding ksize / 2, the given stride.
@@ -30,11 +31,13 @@ class ConvLayer : public torch::nn::Module {
 
  private:
   torch::Tensor whvi_forward(const torch::Tensor& x, ForwardCtx& ctx);
+  torch::Tensor nng_forward(const torch::Tensor& x, ForwardCtx& ctx);
   std::string kind_;
   int64_t cin_ = 0, cout_ = 0, rank_ = 0, ksize_ = 3, stride_ = 1;
   double p_ = 0, decay_ = 0, prior_var_ = 1, bias_prior_var_ = 1;
   torch::Tensor w_, b_, w_logvar_, b_logvar_, a_;  // lowrank-mcd: filters = a_ w_
   std::unique_ptr<WhviParams> whvi_;
+  std::shared_ptr<NngLayer> nng_;  // nng: the matrix-variate posterior over the filter matrix
 };
 
 // The rank that gives a lowrank-mcd filter matrix [cout, cin*9] as many

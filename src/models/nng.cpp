@@ -28,6 +28,11 @@ void NngLayer::set_sampling(const torch::Tensor& l_a, const torch::Tensor& l_s, 
   logdet_[1] = logdet_s;
 }
 
+torch::Tensor NngLayer::sample_weights(int64_t p, const at::Generator& gen, const torch::TensorOptions& o) const {
+  const auto e = torch::randn({p, in_features() + 1, out_features()}, gen, o);
+  return m_ + torch::matmul(torch::matmul(l_a_, e), l_s_.t());  // [p, in+1, out]
+}
+
 torch::Tensor NngLayer::forward_impl(const torch::Tensor& x, ForwardCtx& ctx) {
   const int64_t n = x.size(0), in = in_features(), out = out_features();
   const auto a_bar = torch::cat({x, torch::ones({n, 1}, x.options())}, 1);
@@ -37,8 +42,7 @@ torch::Tensor NngLayer::forward_impl(const torch::Tensor& x, ForwardCtx& ctx) {
     w_mean = m_.detach();
   } else {
     const int64_t p = ctx.draws, b = n / p;
-    const auto e = torch::randn({p, in + 1, out}, ctx.gen, x.options());
-    const auto w = m_ + torch::matmul(torch::matmul(l_a_, e), l_s_.t());  // [p, in+1, out]
+    const auto w = sample_weights(p, ctx.gen, x.options());  // [p, in+1, out]
     s = torch::bmm(a_bar.view({p, b, in + 1}), w).view({n, out});
     if (ctx.capture) w_mean = w.detach().mean(0);
   }

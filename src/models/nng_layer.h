@@ -24,6 +24,10 @@ struct KfacCapture {
     torch::Tensor a_bar;  // [rows, in+1], detached
     torch::Tensor s;      // [rows, out], in the graph
     torch::Tensor w_mean; // mean over the draws of the sampled W̄ [(in+1), out], detached
+    // Rows of a_bar and s per example: 1 for a fully connected layer, the
+    // output's spatial positions |T| for a convolution (the optimiser averages
+    // S over positions and sums A over them: KFC, Grosse & Martens 2016).
+    int64_t positions = 1;
   };
   std::vector<Entry> entries;
 };
@@ -37,6 +41,8 @@ class NngLayer : public BayesianLayer {
   // log det Σ_A, log det Σ_S (for the KL).
   void set_sampling(const torch::Tensor& l_a, const torch::Tensor& l_s, double logdet_a, double logdet_s);
   double prior_var() const { return prior_var_; }
+  // p weight particles W̄_i = M + L_A E_i L_Sᵀ, [p, in+1, out], E from `gen`.
+  torch::Tensor sample_weights(int64_t p, const at::Generator& gen, const torch::TensorOptions& o) const;
 
  protected:
   torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) override;
