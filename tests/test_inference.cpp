@@ -291,6 +291,37 @@ TEST(Nng, MeanReachesTheExactPosteriorMeanOfALinearModel) {
     EXPECT_NEAR(m[i].item<double>(), c.mean[i].item<double>(), 0.1 * sd[i].item<double>()) << i;
 }
 
+// model.nng.sampling: rows forms a particle's effect on the rows,
+// ā M + ((ā L_A) E) L_Sᵀ, instead of the particle: with the same draw E the
+// outputs equal those of the sampled weights ā (M + L_A E L_Sᵀ) to float
+// rounding (one particle per draw, shared by its rows); its capture hands the
+// optimiser M for the prior term.
+TEST(Nng, RowSamplingIsTheSameParticleWithoutFormingIt) {
+  torch::NoGradGuard ng;
+  models::NngLayer weights(5, 3, 1.0, make_generator(1)), rows(5, 3, 1.0, make_generator(1), true);
+  auto g = make_generator(2);
+  const auto la = torch::randn({6, 6}, g) * 0.5, ls = torch::randn({3, 3}, g) * 0.5;
+  weights.set_sampling(la, ls, 0, 0);
+  rows.set_sampling(la, ls, 0, 0);
+  const auto x = torch::randn({8, 5}, g);
+  auto run = [&](models::NngLayer& l, models::KfacCapture& cap) {
+    models::ForwardCtx ctx;
+    ctx.mode = models::Mode::kSample;
+    ctx.gen = make_generator(3);
+    ctx.draws = 2;
+    ctx.capture = &cap;
+    return l.forward(x, ctx);
+  };
+  models::KfacCapture cw, cr;
+  const auto yw = run(weights, cw), yr = run(rows, cr);
+  EXPECT_TRUE(torch::allclose(yw, yr, 1e-4, 1e-5)) << (yw - yr).abs().max().item<double>();
+  // the particles' noise is far above the tolerance (the comparison compares something)
+  const auto dev = yr - torch::cat({x, torch::ones({8, 1})}, 1).mm(rows.mean());
+  EXPECT_GT(dev.abs().max().item<double>(), 1e-2);
+  EXPECT_TRUE(torch::equal(cr.entries[0].w_mean, rows.mean()));
+  EXPECT_FALSE(torch::equal(cw.entries[0].w_mean, weights.mean()));
+}
+
 // After one step with β = 1 (no moving average), mean step 0 and N so large
 // that the sampled weights equal M, the Kronecker factors are the empirical
 // Fisher's, written out by hand for a 3 -> 4 -> 1 ReLU network:

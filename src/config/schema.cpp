@@ -83,6 +83,7 @@ const std::vector<Param>& schema() {
       F("model.nng.decay_at", "0.5", 0, 1, "alpha and beta x0.1 after this fraction of the steps (authors: after 500 of 1000 epochs)"),
       I("model.nng.particles", "10", 1, 1024, "weight samples per training step, each shared by the mini-batch (authors: 10)"),
       I("model.nng.inverse_every", "10", 1, 1e9, "steps between eigendecompositions of the factors (authors: 1; the README gives the cost of each)"),
+      S("model.nng.sampling", "weights", {"weights", "rows"}, "fully connected layers: form each particle's weights (the authors) or only its effect on the rows, the same draw, cheaper for wide layers and small batches (the prior term then uses the mean)"),
       I("model.nng.stats_every", "1", 1, 1e9, "steps between updates of the Kronecker factors' moving averages (authors: 1 on UCI, 10 on CIFAR-10)"),
       S("model.nng.fisher", "true", {"true", "empirical"}, "S from gradients of targets drawn from the model (true Fisher, the authors) or of the observed targets"),
       F("model.sghmc.prior_var", "0", 0, kInf, "prior N(0, v) on every weight and bias of the deterministic network; 0 = 1/fan_in (as model.mfg.prior_var)"),

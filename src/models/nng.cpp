@@ -5,8 +5,8 @@
 
 namespace whvi::models {
 
-NngLayer::NngLayer(int64_t in, int64_t out, double prior_var, const at::Generator& gen)
-    : BayesianLayer("nng", in, out), prior_var_(prior_var) {
+NngLayer::NngLayer(int64_t in, int64_t out, double prior_var, const at::Generator& gen, bool sample_rows)
+    : BayesianLayer("nng", in, out), prior_var_(prior_var), sample_rows_(sample_rows) {
   torch::NoGradGuard ng;
   // M: Glorot-uniform (the authors' init); the bias row too.
   const double a = std::sqrt(6.0 / static_cast<double>(in + out));
@@ -40,6 +40,12 @@ torch::Tensor NngLayer::forward_impl(const torch::Tensor& x, ForwardCtx& ctx) {
   if (ctx.mode == Mode::kMean) {
     s = a_bar.mm(m_);
     w_mean = m_.detach();
+  } else if (sample_rows_) {
+    const int64_t p = ctx.draws, b = n / p;
+    const auto e = torch::randn({p, in + 1, out}, ctx.gen, x.options());
+    const auto noise = torch::matmul(torch::matmul(a_bar.view({p, b, in + 1}).matmul(l_a_), e), l_s_.t());
+    s = a_bar.mm(m_) + noise.view({n, out});
+    if (ctx.capture) w_mean = m_.detach();
   } else {
     const int64_t p = ctx.draws, b = n / p;
     const auto w = sample_weights(p, ctx.gen, x.options());  // [p, in+1, out]
@@ -64,7 +70,8 @@ torch::Tensor NngLayer::kl_impl() {
 }
 
 LayerPtr make_nng_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<NngLayer>(in, out, cfg.get_float("model.nng.prior_var"), ctx.gen);
+  return std::make_shared<NngLayer>(in, out, cfg.get_float("model.nng.prior_var"), ctx.gen,
+                                    cfg.get_string("model.nng.sampling") == "rows");
 }
 
 }  // namespace whvi::models
