@@ -4,10 +4,13 @@
 # with results, Fig. 5: fig5-<dataset>-rmse.png and fig5-<dataset>-mnll.png
 # (the metric against the number of parameters, one line per model, error
 # bars = std over splits). The CSV behind each figure is written beside it.
+# TABLE.md opens with the cells of CONFIG_DIR (default configs/uci-width) that
+# have no result in RESULTS_DIR yet.
 #   scripts/render_uci_width.sh [RESULTS_DIR]     (default results/uci-width)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-results/uci-width}
+CONFIG_DIR=${CONFIG_DIR:-configs/uci-width}
 WHVI=${WHVI:-build/whvi}
 [[ -x $WHVI ]] || { echo "render_uci_width: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
 shopt -s nullglob
@@ -18,6 +21,18 @@ all=("$DIR"/*-w*.json)
   echo
   echo "Each section: 2 hidden layers of NF units. The paper's columns are empty: its Tables 11"
   echo "and 12 are not transcribed (results/paper holds Table 3, NF = 128)."
+  echo
+  missing=()
+  for c in "$CONFIG_DIR"/*-w*.yaml; do
+    stem=$(basename "$c" .yaml)
+    [[ -f $DIR/$stem.json ]] || missing+=("\`$stem\`")
+  done
+  if ((${#missing[@]})); then
+    echo "**Missing cells** (${#missing[@]} of the configs in \`$CONFIG_DIR/\` have no result here;"
+    echo "\`bash scripts/uci_width.sh\` runs exactly these): ${missing[*]}"
+  else
+    echo "Every config in \`$CONFIG_DIR/\` has a result here."
+  fi
   echo
   for w in 64 128 256 512; do
     files=("$DIR"/*-w$w.json)
