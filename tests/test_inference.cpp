@@ -373,6 +373,58 @@ TEST(Nng, TrueFisherOfTheGaussianOutputIsThePrecision) {
 }
 
 
+// model.nng.update: heavy-ball with the KL clip (the authors' CIFAR-10 code):
+// v ← μ v + ν P, M ← M + α v, with ν scaling each step to the squared norm
+// C_e = kl_clip · 0.95^e in the preconditioner's metric. With a tiny clip every
+// step is clipped, so u_k = ΔM_k - μ ΔM_{k-1} = α ν P_k has, summed over the
+// layers, ⟨u, A^γ u S^γ⟩ = α² ν² ⟨P, V⟩ = C_e exactly, A^γ and S^γ the inverses
+// of the preconditioner in use (fixed: no eigendecomposition after begin).
+// Fails for momentum on the gradient, a bias correction, a missing square
+// root, α or decay, or a norm over one layer only.
+TEST(Nng, ClippedHeavyBallStepsHaveTheClipsNormInThePreconditionersMetric) {
+  set_threads(1);
+  const auto c = linear_gaussian(40, 0.25, 1.0);
+  const double mu = 0.5, clip = 1e-6;
+  auto cfg = cfg_with({"model.kind=nng", "model.depth=1", "model.width=4", "model.nng.update=heavy-ball",
+                       "model.nng.kl_clip=1e-6", "model.nng.momentum=0.5", "model.nng.lr=0.1",
+                       "model.nng.decay_at=1", "model.nng.inverse_every=1000000", "model.nng.particles=1",
+                       "training.dtype=float64"});
+  auto base = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(61));
+  auto* inf = dynamic_cast<infer::NoisyKfac*>(base.get());
+  ASSERT_NE(inf, nullptr);
+  inf->to(torch::kFloat64);
+  const auto x = c.x.to(torch::kFloat64), y = c.y.to(torch::kFloat64);
+  inf->begin(80, 100, make_generator(62));  // N = 80, B = 40: 2 steps an epoch
+  auto means = [&] {
+    return std::vector<torch::Tensor>{param(inf->model(), "layer0.m").detach().clone(),
+                                      param(inf->model(), "layer1.m").detach().clone()};
+  };
+  auto prev = means();
+  std::vector<torch::Tensor> last_step{torch::zeros_like(prev[0]), torch::zeros_like(prev[1])};
+  for (int64_t t = 0; t < 6; ++t) {
+    inf->step(x, y, t, make_generator(63 + t));
+    const auto now = means();
+    double norm = 0;
+    for (size_t l = 0; l < 2; ++l) {
+      const auto dm = now[l] - prev[l];
+      const auto u = dm - mu * last_step[l];
+      const auto ag = torch::inverse(inf->preconditioner_a(l)), sg = torch::inverse(inf->preconditioner_s(l));
+      norm += (u * ag.mm(u).mm(sg)).sum().item<double>();
+      last_step[l] = dm;
+    }
+    prev = now;
+    EXPECT_NEAR(norm / (clip * std::pow(0.95, static_cast<double>(t / 2))), 1.0, 1e-6) << "step " << t;
+  }
+  // the clip belongs to the heavy-ball rule
+  auto bad = cfg_with({"model.kind=nng", "model.nng.kl_clip=0.01"});
+  try {
+    infer::make_inference(2, bad, 0.0, 1.0, make_generator(1));
+    FAIL() << "kl_clip with the bias-corrected update was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("set model.nng.update: heavy-ball"), std::string::npos) << e.what();
+  }
+}
+
 // A divergence names what went wrong first: with a mean step of 10 (1,000 times the default) the
 // update of some layer overflows; the error says which layer and step, what
 // the relative updates were before it, and names model.nng.lr (the step that

@@ -83,6 +83,8 @@ std::string fingerprint(const config::Config& cfg) {
   if (!cfg.get_bool("data.augment")) j["data"].erase("augment");
   if (j["model"].contains("nng") && cfg.get_int("model.nng.stats_every") == 1) j["model"]["nng"].erase("stats_every");
   if (j["model"].contains("nng") && cfg.get_string("model.nng.sampling") == "weights") j["model"]["nng"].erase("sampling");
+  if (j["model"].contains("nng") && cfg.get_string("model.nng.update") == "bias-corrected") j["model"]["nng"].erase("update");
+  if (j["model"].contains("nng") && cfg.get_float("model.nng.kl_clip") == 0) j["model"]["nng"].erase("kl_clip");
   if (cfg.get_int("evaluation.every") == 0)
     for (const char* k : {"every", "curve_mc_samples"}) j["evaluation"].erase(k);
   // batched splits: a split's numbers depend on whether it was batched, not on its group

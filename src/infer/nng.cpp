@@ -25,6 +25,10 @@ NngOptions NngOptions::from(const config::Config& cfg) {
   o.inverse_every = cfg.get_int("model.nng.inverse_every");
   o.stats_every = cfg.get_int("model.nng.stats_every");
   o.true_fisher = cfg.get_string("model.nng.fisher") == "true";
+  o.heavy_ball = cfg.get_string("model.nng.update") == "heavy-ball";
+  o.kl_clip = cfg.get_float("model.nng.kl_clip");
+  WHVI_CHECK(o.kl_clip == 0 || o.heavy_ball, "model.nng.kl_clip = ", o.kl_clip, " clips the heavy-ball update of "
+             "the authors' CIFAR-10 code; set model.nng.update: heavy-ball, or kl_clip: 0");
   o.noise_lr = cfg.get_float("training.lr") * cfg.get_float("likelihood.lr_factor");
   return o;
 }
@@ -145,6 +149,8 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
   {
     torch::NoGradGuard ng;
     const double rows = static_cast<double>(xr.size(0));
+    std::vector<torch::Tensor> pre(layers_.size());  // heavy-ball: P per layer
+    double fisher_norm = 0;                           // Σ_layers ⟨V, P⟩
     for (size_t l = 0; l < layers_.size(); ++l) {
       auto& st = layers_[l];
       const auto& e = cap.entries[l];
@@ -156,12 +162,32 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
       }
       auto& m = st.layer->mean();
       const auto v = m.grad() * (-1.0 / static_cast<double>(P)) - gamma_in * e.w_mean;
+      if (refresh_now) refresh(st);
+      if (opt_.heavy_ball) {
+        pre[l] = st.a_inv.mm(v).mm(st.s_inv);
+        fisher_norm += (v.to(torch::kFloat64) * pre[l].to(torch::kFloat64)).sum().item<double>();
+        continue;
+      }
       st.momentum.mul_(opt_.momentum).add_(v, 1.0 - opt_.momentum);
       const double corr = 1.0 - std::pow(opt_.momentum, static_cast<double>(updates_));
-      if (refresh_now) refresh(st);
       const auto direction = st.a_inv.mm(st.momentum).mm(st.s_inv);
       watch(t, l, direction, alpha / corr, m);
       m.add_(direction, alpha / corr);
+    }
+    if (opt_.heavy_ball) {
+      double nu = 1;
+      if (opt_.kl_clip > 0 && alpha > 0) {
+        const int64_t per_epoch = std::max<int64_t>(1, n_train_ / B);
+        const double c = opt_.kl_clip * std::pow(0.95, static_cast<double>(t / per_epoch));
+        if (fisher_norm > 0) nu = std::min(1.0, std::sqrt(c / (alpha * alpha * fisher_norm)));
+      }
+      for (size_t l = 0; l < layers_.size(); ++l) {
+        auto& st = layers_[l];
+        auto& m = st.layer->mean();
+        st.momentum.mul_(opt_.momentum).add_(pre[l], nu);
+        watch(t, l, st.momentum, alpha, m);
+        m.add_(st.momentum, alpha);
+      }
     }
   }
   if (noise_adam_ && !lik.frozen(t)) noise_adam_->step();

@@ -10,7 +10,14 @@
 //  5. every model.nng.inverse_every steps: π = sqrt((tr A/dim A)/(tr S/dim S)),
 //     (A + π√γ I)⁻¹, (S + √γ/π I)⁻¹ for the update (γ = γ_in + damping), and the
 //     sampling factors Σ_A = sqrt(λ/N) (A + π√γ_in I)⁻¹, Σ_S = sqrt(λ/N) (S + √γ_in/π I)⁻¹;
-//  6. bias-corrected momentum m ← μ m + (1-μ) V, M ← M + α (A^γ)⁻¹ (m / (1-μ^k)) (S^γ)⁻¹.
+//  6. model.nng.update bias-corrected (the authors' UCI code): momentum on the
+//     gradient, m ← μ m + (1-μ) V, M ← M + α (A^γ)⁻¹ (m / (1-μ^k)) (S^γ)⁻¹;
+//     heavy-ball (the authors' CIFAR-10 code, tensorflow K-FAC's): momentum on
+//     the preconditioned gradient P = (A^γ)⁻¹ V (S^γ)⁻¹, v ← μ v + ν P, M ← M + α v,
+//     with the KL clip ν = min(1, sqrt(C_e / (α² Σ_layers ⟨V, P⟩))),
+//     C_e = model.nng.kl_clip · 0.95^e in epoch e = ⌊k / ⌊N/B⌋⌋ (ν = 1 when
+//     kl_clip is 0): no step's squared norm in the preconditioner's metric
+//     exceeds C_e.
 // α and β are multiplied by 0.1 after model.nng.decay_at of the steps (the
 // authors: after 500 of 1000 epochs). Step 4 runs every model.nng.stats_every
 // steps (the authors' CIFAR code: 10). The Gaussian likelihood's noise is
@@ -37,7 +44,8 @@ namespace whvi::infer {
 struct NngOptions {
   double prior_var = 1, kl_weight = 1, lr = 0.01, ema = 1e-3, damping = 0, momentum = 0.9, decay_at = 0.5;
   int64_t particles = 10, inverse_every = 1, stats_every = 1;
-  bool true_fisher = true;
+  bool true_fisher = true, heavy_ball = false;
+  double kl_clip = 0;
   double noise_lr = 1e-3;
   static NngOptions from(const config::Config& cfg);
 };
@@ -66,6 +74,9 @@ class NoisyKfac : public Inference {
   // The Kronecker factors of layer l (float64), for tests.
   const torch::Tensor& factor_a(size_t l) const { return layers_[l].a; }
   const torch::Tensor& factor_s(size_t l) const { return layers_[l].s; }
+  // The preconditioner (A^γ)⁻¹ ⊗ (S^γ)⁻¹ of layer l in use, for tests.
+  const torch::Tensor& preconditioner_a(size_t l) const { return layers_[l].a_inv; }
+  const torch::Tensor& preconditioner_s(size_t l) const { return layers_[l].s_inv; }
 
  private:
   struct LayerState {
