@@ -3,10 +3,13 @@
 # width (the paper's Table 13: test error, test MNLL; plus ECE and Brier),
 # each beside the paper's values for that width (results/paper/
 # whvi-neurips2020-table13-w<NF>.json).
+# TABLE.md opens with the cells of CONFIG_DIR (default configs/uci-class) that
+# have no result in RESULTS_DIR yet.
 #   scripts/render_uci_class.sh [RESULTS_DIR]     (default results/uci-class)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-results/uci-class}
+CONFIG_DIR=${CONFIG_DIR:-configs/uci-class}
 WHVI=${WHVI:-build/whvi}
 [[ -x $WHVI ]] || { echo "render_uci_class: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
 shopt -s nullglob
@@ -20,6 +23,18 @@ all=("$DIR"/*-w*.json)
   echo "available here (shared/data/PROVENANCE.md §5): no rows for them. The paper's MFG rows and"
   echo "some others are not transcribed (results/paper/whvi-neurips2020-table13-w*.json, notes)."
   echo "A reliability diagram of every result is beside its JSON (<name>-reliability.png)."
+  echo
+  missing=()
+  for c in "$CONFIG_DIR"/*-w*.yaml; do
+    stem=$(basename "$c" .yaml)
+    [[ -f $DIR/$stem.json ]] || missing+=("\`$stem\`")
+  done
+  if ((${#missing[@]})); then
+    echo "**Missing cells** (${#missing[@]} of the configs in \`$CONFIG_DIR/\` have no result here;"
+    echo "\`bash scripts/uci_class.sh\` runs exactly these): ${missing[*]}"
+  else
+    echo "Every config in \`$CONFIG_DIR/\` has a result here."
+  fi
   echo
   for w in 64 128 256 512; do
     files=("$DIR"/*-w$w.json)
