@@ -24,17 +24,7 @@ all=("$DIR"/*-w*.json)
   echo "some others are not transcribed (results/paper/whvi-neurips2020-table13-w*.json, notes)."
   echo "A reliability diagram of every result is beside its JSON (<name>-reliability.png)."
   echo
-  missing=()
-  for c in "$CONFIG_DIR"/*-w*.yaml; do
-    stem=$(basename "$c" .yaml)
-    [[ -f $DIR/$stem.json ]] || missing+=("\`$stem\`")
-  done
-  if ((${#missing[@]})); then
-    echo "**Missing cells** (${#missing[@]} of the configs in \`$CONFIG_DIR/\` have no result here;"
-    echo "\`bash scripts/uci_class.sh\` runs exactly these): ${missing[*]}"
-  else
-    echo "Every config in \`$CONFIG_DIR/\` has a result here."
-  fi
+  bash scripts/list_missing.sh "$CONFIG_DIR" "$DIR" scripts/uci_class.sh
   echo
   for w in 64 128 256 512; do
     files=("$DIR"/*-w$w.json)

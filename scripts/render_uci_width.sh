@@ -22,17 +22,7 @@ all=("$DIR"/*-w*.json)
   echo "Each section: 2 hidden layers of NF units. The paper's columns are empty: its Tables 11"
   echo "and 12 are not transcribed (results/paper holds Table 3, NF = 128)."
   echo
-  missing=()
-  for c in "$CONFIG_DIR"/*-w*.yaml; do
-    stem=$(basename "$c" .yaml)
-    [[ -f $DIR/$stem.json ]] || missing+=("\`$stem\`")
-  done
-  if ((${#missing[@]})); then
-    echo "**Missing cells** (${#missing[@]} of the configs in \`$CONFIG_DIR/\` have no result here;"
-    echo "\`bash scripts/uci_width.sh\` runs exactly these): ${missing[*]}"
-  else
-    echo "Every config in \`$CONFIG_DIR/\` has a result here."
-  fi
+  bash scripts/list_missing.sh "$CONFIG_DIR" "$DIR" scripts/uci_width.sh
   echo
   for w in 64 128 256 512; do
     files=("$DIR"/*-w$w.json)
