@@ -445,6 +445,14 @@ TEST(Nng, DivergenceNamesTheLayerTheStepAndTheMethodsStepSize) {
     EXPECT_NE(msg.find("first became non-finite at step "), std::string::npos) << msg;
     EXPECT_NE(msg.find("Most likely cause: model.nng.lr = 10 "), std::string::npos) << msg;
     EXPECT_EQ(msg.find("training.lr ="), std::string::npos) << msg;
+    // the batch is the whole set (40 rows), so the peak step's largest
+    // |input| is the set's, in the feature that holds it
+    const auto ax = c.x.abs();
+    const int64_t at = ax.reshape({-1}).argmax().item<int64_t>();
+    std::ostringstream want;
+    want << "whose mini-batch's largest |standardised input| was " << ax.max().item<double>() << " (feature "
+         << at % c.x.size(1) + 1 << "; median over those steps " << ax.max().item<double>() << ")";
+    EXPECT_NE(msg.find(want.str()), std::string::npos) << msg << "\nwanted: " << want.str();
   }
   EXPECT_EQ(infer::make_inference(2, cfg, 0.0, 1.0, make_generator(51))->diagnose(), "")
       << "a method that has not trained has nothing to say";

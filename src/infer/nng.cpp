@@ -124,6 +124,14 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
   ctx.draws = P;
   ctx.capture = &cap;
   ctx.training = true;
+  {
+    // for diagnose(): a divergence often follows a mini-batch holding an
+    // extreme row (heavy-tailed features pass standardisation unchanged)
+    const auto flat = xb.detach().reshape({B, -1}).abs();
+    const int64_t at = flat.reshape({-1}).argmax().item<int64_t>();
+    step_input_max_ = flat.reshape({-1})[at].item<double>();
+    step_input_feature_ = at % flat.size(1);
+  }
   const auto f = model_->forward_standardized(xr, ctx);
   WHVI_ASSERT(cap.entries.size() == layers_.size());
   for (size_t l = 0; l < layers_.size(); ++l) WHVI_ASSERT(cap.entries[l].layer == layers_[l].layer);
@@ -204,8 +212,11 @@ void NoisyKfac::watch(int64_t t, size_t l, const torch::Tensor& direction, doubl
     return;
   }
   auto& slot = recent_[static_cast<size_t>(t) % recent_.size()];
-  if (slot.step != t) slot = {t, -1, 0};
-  if (ratio >= slot.ratio) slot = {t, static_cast<int64_t>(l), ratio};
+  if (slot.step != t) slot = {t, -1, 0, step_input_max_, step_input_feature_};
+  if (ratio >= slot.ratio) {
+    slot.layer = static_cast<int64_t>(l);
+    slot.ratio = ratio;
+  }
   if (l == 0 && t % 100 == 0) watch_.noise = detail::concat(model_->likelihood().log_text(), " at step ", t + 1);
 }
 
@@ -233,6 +244,13 @@ std::string NoisyKfac::diagnose() const {
     os << "over the " << seen.size() << " steps before, the relative update |dM|/|M| (largest layer) had median "
        << r[r.size() / 2] << " and peaked at " << big.ratio << " in " << layer_name(big.layer) << " at step "
        << big.step + 1;
+    if (big.input_feature >= 0) {
+      std::vector<double> xs;
+      for (const auto& w : seen) xs.push_back(w.input_max);
+      std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), xs.end());
+      os << ", whose mini-batch's largest |standardised input| was " << big.input_max << " (feature "
+         << big.input_feature + 1 << "; median over those steps " << xs[xs.size() / 2] << ")";
+    }
   }
   if (!watch_.noise.empty()) os << "; " << watch_.noise;
   return os.str();

@@ -92,7 +92,8 @@ class NoisyKfac : public Inference {
   std::unique_ptr<torch::optim::Adam> noise_adam_;
   // For diagnose(): the first non-finite update (step, layer; -1: none yet),
   // the likelihood's last logged state, and the largest relative update
-  // ‖ΔM‖/‖M‖ over the layers of each of the last 256 steps.
+  // ‖ΔM‖/‖M‖ over the layers of each of the last 256 steps, with the largest
+  // |standardised input| of that step's mini-batch and its feature.
   struct Watch {
     int64_t bad_step = -1, bad_layer = -1;
     std::string noise;
@@ -100,8 +101,12 @@ class NoisyKfac : public Inference {
   struct Watched {
     int64_t step = -1, layer = -1;
     double ratio = 0;
+    double input_max = 0;
+    int64_t input_feature = -1;
   };
   std::vector<Watched> recent_;
+  double step_input_max_ = 0;  // of the mini-batch of the step under way
+  int64_t step_input_feature_ = -1;
 };
 
 }  // namespace whvi::infer
