@@ -187,6 +187,24 @@ TEST(FwhtErrors, UnknownSimdLevel) {
   EXPECT_EQ(wk::parse_simd_level("scalar"), wk::SimdLevel::kScalar);
 }
 
+// The level reported is the level whose kernels run: active_simd_level() reads
+// the level compiled into the active kernel table, so a set_simd_level that
+// did not switch the table (the per-call path reads only the table) fails here.
+TEST(FwhtLevels, SetLevelSwitchesTheKernelTable) {
+  const auto levels = wk::supported_simd_levels();
+  ASSERT_FALSE(levels.empty());
+  EXPECT_EQ(levels.front(), wk::SimdLevel::kScalar);
+  for (auto level : levels) {
+    wk::set_simd_level(level);
+    EXPECT_EQ(wk::active_simd_level(), level) << wk::simd_level_name(level);
+    std::vector<float> x{1, 2, 3, 4}, y(4);  // still transforms after the switch
+    wk::fwht_cpu<float>(x.data(), 4, y.data(), 4, 1, 4, 1.0f, 1);
+    EXPECT_EQ(y, (std::vector<float>{10, -2, -4, 0}));
+  }
+  wk::set_simd_level(levels.back());
+  EXPECT_EQ(wk::active_simd_level(), levels.back());
+}
+
 // ---- fused WHVI ---------------------------------------------------------------
 
 struct WhviCase {

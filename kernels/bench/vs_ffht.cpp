@@ -2,7 +2,10 @@
 // (FALCONN-LIB/FFHT, fht_float, in place), one thread, float32, built and run
 // by scripts/bench_vs_ffht.sh. Two cases per D (the issue 11 table):
 //   batch 1    one in-cache row, transformed in place by many calls timed as
-//              one loop (the per-call cost)
+//              one loop (the per-call cost), twice: the row 64-byte aligned (as
+//              LibTorch's CPU allocator places every tensor) and 16 bytes past
+//              that (the alignment malloc guarantees; a 64-float row then
+//              straddles cache lines, which costs both implementations)
 //   batch 512  512 rows: FFHT called once per row, ours once for all rows
 //              (time per row)
 // Rounds interleave the two implementations; each figure is the median of
@@ -35,8 +38,8 @@ int main(int argc, char** argv) {
   std::mt19937 g(1);
   std::normal_distribution<float> n;
   std::printf("# simd level of ours: %s; rounds %d (median)\n", simd_level_name(active_simd_level()), rounds);
-  std::printf("%8s | %12s %12s %8s | %12s %12s %8s\n", "D", "b1 ours ns", "b1 FFHT ns", "ratio", "b512 ours ns/row",
-              "FFHT ns/row", "ratio");
+  std::printf("%8s | %12s %12s %8s | %14s %14s %8s | %12s %12s %8s\n", "D", "b1 ours ns", "b1 FFHT ns", "ratio",
+              "b1+16B ours ns", "b1+16B FFHT ns", "ratio", "b512 ours ns/row", "FFHT ns/row", "ratio");
   for (int log = 6; log <= 16; ++log) {
     const int64_t d = int64_t{1} << log;
     // correctness: the same transform (both unnormalised, Sylvester order)
@@ -59,21 +62,33 @@ int main(int argc, char** argv) {
     // batch 1: one row in cache, in place, many calls per timing (FFHT is
     // unnormalised, so its row overflows to inf over the loop: SIMD
     // arithmetic on inf/NaN runs at full speed, and no denormals arise)
-    std::vector<float> x(d), xf(d);
-    for (auto& v : x) v = n(g);
-    xf = x;
     const int64_t calls = std::max<int64_t>(200, (int64_t{1} << 24) / (d * log));
     const float scale = 1.0f / std::sqrt(float(d));
-    std::vector<double> ours1, ffht1;
-    for (int r = -1; r < rounds; ++r) {  // round -1: untimed warm-up
-      if (r == 0) ours1.clear(), ffht1.clear();
-      auto t0 = clk::now();
-      for (int64_t c = 0; c < calls; ++c) fwht_cpu<float>(x.data(), d, x.data(), d, 1, d, scale, 1);
-      ours1.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / calls);
-      t0 = clk::now();
-      for (int64_t c = 0; c < calls; ++c) fht_float(xf.data(), log);
-      ffht1.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / calls);
-    }
+    // offset_floats: where the row starts past a 64-byte boundary
+    auto time_b1 = [&](int offset_floats, double& ours, double& ffht) {
+      const size_t bytes = (static_cast<size_t>(d) + 16) * sizeof(float);
+      float* xb = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+      float* xfb = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+      if (!xb || !xfb) { std::fprintf(stderr, "out of memory\n"); std::exit(1); }
+      float* x = xb + offset_floats;
+      float* xf = xfb + offset_floats;
+      for (int64_t i = 0; i < d; ++i) x[i] = xf[i] = n(g);
+      std::vector<double> o, f;
+      for (int r = -1; r < rounds; ++r) {  // round -1: untimed warm-up
+        if (r == 0) o.clear(), f.clear();
+        auto t0 = clk::now();
+        for (int64_t c = 0; c < calls; ++c) fwht_cpu<float>(x, d, x, d, 1, d, scale, 1);
+        o.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / calls);
+        t0 = clk::now();
+        for (int64_t c = 0; c < calls; ++c) fht_float(xf, log);
+        f.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / calls);
+      }
+      ours = median(o), ffht = median(f);
+      std::free(xb), std::free(xfb);
+    };
+    double o1, f1, o16, f16;
+    time_b1(0, o1, f1);
+    time_b1(4, o16, f16);
     // batch 512: rows of a 512 x D array
     const int64_t rows = 512;
     std::vector<float> big(rows * d), bigf;
@@ -91,8 +106,9 @@ int main(int argc, char** argv) {
         for (int64_t i = 0; i < rows; ++i) fht_float(bigf.data() + i * d, log);
       ffht512.push_back(std::chrono::duration<double, std::nano>(clk::now() - t0).count() / (reps * rows));
     }
-    const double o1 = median(ours1), f1 = median(ffht1), o5 = median(ours512), f5 = median(ffht512);
-    std::printf("%8lld | %12.1f %12.1f %8.2f | %12.2f %12.2f %8.2f\n", (long long)d, o1, f1, o1 / f1, o5, f5, o5 / f5);
+    const double o5 = median(ours512), f5 = median(ffht512);
+    std::printf("%8lld | %12.1f %12.1f %8.2f | %14.1f %14.1f %8.2f | %12.2f %12.2f %8.2f\n", (long long)d, o1, f1,
+                o1 / f1, o16, f16, o16 / f16, o5, f5, o5 / f5);
     std::fflush(stdout);
   }
   return 0;

@@ -48,9 +48,21 @@ SimdLevel initial_level() {
   return levels.back();
 }
 
-std::atomic<int>& level_slot() {
-  static std::atomic<int> slot{static_cast<int>(initial_level())};
-  return slot;
+// The active level's kernel table: the one source of truth for the level
+// (active_simd_level() reads the table's own `level`), one atomic pointer
+// read per call. Until set_simd_level runs, the first use installs the level
+// WHVI_SIMD names or the best one supported (initial_level may throw).
+std::atomic<const IsaKernels*> g_active_table{nullptr};
+
+const IsaKernels* active_table() {
+  const IsaKernels* t = g_active_table.load(std::memory_order_acquire);
+  if (__builtin_expect(t == nullptr, 0)) {
+    static const IsaKernels* const initial = table_for(initial_level());
+    const IsaKernels* expected = nullptr;
+    g_active_table.compare_exchange_strong(expected, initial, std::memory_order_acq_rel);
+    t = g_active_table.load(std::memory_order_acquire);
+  }
+  return t;
 }
 
 int resolve_threads(int threads) {
@@ -59,8 +71,18 @@ int resolve_threads(int threads) {
   return hw ? static_cast<int>(hw) : 1;
 }
 
-void check_fwht_args(const void* in, int64_t in_stride, const void* out, int64_t out_stride,
-                     int64_t rows, int64_t d) {
+// The checks of check_fwht_args as one inline predicate: the per-call path
+// tests this and only calls the (cold) function that names the problem when
+// it fails, so a valid call pays a few compares, not a call.
+inline bool fwht_args_ok(const void* in, int64_t in_stride, const void* out, int64_t out_stride,
+                         int64_t rows, int64_t d) {
+  return is_power_of_two(d) && d <= (int64_t{1} << kMaxLog2DCpu) && rows >= 0 &&
+         (rows == 0 || (in && out)) && in_stride >= d && out_stride >= d &&
+         (in != out || in_stride == out_stride);
+}
+
+[[gnu::cold, gnu::noinline]] void check_fwht_args(const void* in, int64_t in_stride, const void* out,
+                                                  int64_t out_stride, int64_t rows, int64_t d) {
   if (!is_power_of_two(d) || d > (int64_t{1} << kMaxLog2DCpu))
     throw KernelError("FWHT size d=" + std::to_string(d) +
                       " is not supported: d must be a power of two between 1 and 2^" +
@@ -132,13 +154,13 @@ std::vector<SimdLevel> supported_simd_levels() {
   return out;
 }
 
-SimdLevel active_simd_level() { return static_cast<SimdLevel>(level_slot().load()); }
+SimdLevel active_simd_level() { return active_table()->level; }
 
 void set_simd_level(SimdLevel level) {
   if (!simd_level_supported(level))
     throw KernelError(std::string("SIMD level '") + simd_level_name(level) +
                       "' is not supported by this CPU or build");
-  level_slot().store(static_cast<int>(level));
+  g_active_table.store(table_for(level), std::memory_order_release);
 }
 
 template <class T>
@@ -155,8 +177,14 @@ void fwht_cpu_level(SimdLevel level, const T* in, int64_t in_row_stride, T* out,
 template <class T>
 void fwht_cpu(const T* in, int64_t in_row_stride, T* out, int64_t out_row_stride, int64_t rows,
               int64_t d, T scale, int threads) {
-  fwht_cpu_level<T>(active_simd_level(), in, in_row_stride, out, out_row_stride, rows, d, scale,
-                    threads);
+  // The same work as fwht_cpu_level(active_simd_level(), ...) without its
+  // per-call overhead: the active level was checked when it was set.
+  if (!fwht_args_ok(in, in_row_stride, out, out_row_stride, rows, d))
+    check_fwht_args(in, in_row_stride, out, out_row_stride, rows, d);
+  if (rows == 0) return;
+  fwht_fn<T>(active_table())(in, in_row_stride, out, out_row_stride, rows,
+                             __builtin_ctzll(static_cast<unsigned long long>(d)), scale,
+                             threads > 0 ? threads : resolve_threads(threads));
 }
 
 template <class T>
@@ -165,7 +193,7 @@ void whvi_forward_cpu(const WhviShape& shape, const T* x, const T* eps, const T*
   check_whvi_args(shape, x, s1, s2, mu, sg);
   if (shape.batch > 0 && !y) throw KernelError("WHVI: null output pointer");
   if (shape.batch == 0) return;
-  fwd_fn<T>(table_for(active_simd_level()))(shape, x, eps, s1, s2, mu, sg, y,
+  fwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, y,
                                             resolve_threads(threads));
 }
 
@@ -181,7 +209,7 @@ void whvi_backward_cpu(const WhviShape& shape, const T* x, const T* eps, const T
       if (p) std::fill(p, p + n, T(0));
     return;
   }
-  bwd_fn<T>(table_for(active_simd_level()))(shape, x, eps, s1, s2, mu, sg, dy, dx, ds1, ds2, dmu,
+  bwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, dy, dx, ds1, ds2, dmu,
                                             dsg, resolve_threads(threads));
   if (dsg && !eps) std::fill(dsg, dsg + shape.groups() * shape.d, T(0));
 }

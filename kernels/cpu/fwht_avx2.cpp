@@ -50,7 +50,7 @@ struct Avx2D {
 
 #include "fwht_impl.h"
 
-WHVI_DEFINE_ISA_TABLE(table, Avx2F, Avx2D)
+WHVI_DEFINE_ISA_TABLE(table, Avx2F, Avx2D, ::whvi::kernels::SimdLevel::kAvx2)
 
 }  // namespace whvi::kernels::isa_avx2
 

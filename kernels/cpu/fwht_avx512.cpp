@@ -53,7 +53,7 @@ struct Avx512D {
 
 #include "fwht_impl.h"
 
-WHVI_DEFINE_ISA_TABLE(table, Avx512F, Avx512D)
+WHVI_DEFINE_ISA_TABLE(table, Avx512F, Avx512D, ::whvi::kernels::SimdLevel::kAvx512)
 
 }  // namespace whvi::kernels::isa_avx512
 

@@ -342,12 +342,14 @@ void whvi_backward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T
 
 }  // namespace detail
 
-// Defines `const IsaKernels* NAME()` for the vector traits VF (float) and VD (double).
-#define WHVI_DEFINE_ISA_TABLE(NAME, VF, VD)                                     \
+// Defines `const IsaKernels* NAME()` for the vector traits VF (float) and VD
+// (double), compiled for SIMD level LEVEL.
+#define WHVI_DEFINE_ISA_TABLE(NAME, VF, VD, LEVEL)                              \
   const ::whvi::kernels::IsaKernels* NAME() {                                   \
     static const ::whvi::kernels::IsaKernels table{                             \
         &detail::fwht_rows<VF>,          &detail::fwht_rows<VD>,                \
         &detail::whvi_forward_rows<VF>,  &detail::whvi_forward_rows<VD>,        \
-        &detail::whvi_backward_rows<VF>, &detail::whvi_backward_rows<VD>};      \
+        &detail::whvi_backward_rows<VF>, &detail::whvi_backward_rows<VD>,       \
+        LEVEL};                                                                 \
     return &table;                                                              \
   }

@@ -24,7 +24,7 @@ struct Scalar {
 
 namespace whvi::kernels {
 namespace isa_scalar {
-WHVI_DEFINE_ISA_TABLE(table, Scalar<float>, Scalar<double>)
+WHVI_DEFINE_ISA_TABLE(table, Scalar<float>, Scalar<double>, ::whvi::kernels::SimdLevel::kScalar)
 }
 const IsaKernels* isa_scalar_kernels() { return isa_scalar::table(); }
 }  // namespace whvi::kernels

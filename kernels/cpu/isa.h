@@ -27,6 +27,7 @@ struct IsaKernels {
   void (*whvi_bwd_d)(const WhviShape&, const double*, const double*, const double*,
                      const double*, const double*, const double*, const double*, double*, double*,
                      double*, double*, double*, int);
+  SimdLevel level;  // the level these kernels were compiled for
 };
 
 // Each returns nullptr when that level was not compiled in.
