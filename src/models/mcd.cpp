@@ -12,12 +12,24 @@
 namespace whvi::models {
 namespace {
 
+// The layer's own options (`model.mcd.*`): the layer never sees the config.
+struct McdOptions {
+  double dropout = 0.1;
+  double length_scale = 1;
+  static McdOptions from(const config::Config& cfg) {
+    McdOptions o;
+    o.dropout = cfg.get_float("model.mcd.dropout");
+    o.length_scale = cfg.get_float("model.mcd.length_scale");
+    return o;
+  }
+};
+
 class McdLayer : public BayesianLayer {
  public:
-  McdLayer(int64_t in, int64_t out, const config::Config& cfg, bool is_output, const at::Generator& gen)
+  McdLayer(int64_t in, int64_t out, const McdOptions& o, bool is_output, const at::Generator& gen)
       : BayesianLayer("mcd", in, out) {
-    p_ = is_output ? 0.0 : cfg.get_float("model.mcd.dropout");
-    const double l = cfg.get_float("model.mcd.length_scale");
+    p_ = is_output ? 0.0 : o.dropout;
+    const double l = o.length_scale;
     decay_ = (1.0 - p_) * l * l / 2.0;
     const double a = 1.0 / std::sqrt(static_cast<double>(in));
     torch::NoGradGuard ng;
@@ -99,7 +111,7 @@ class McdLayer : public BayesianLayer {
 }  // namespace
 
 LayerPtr make_mcd_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<McdLayer>(in, out, cfg, ctx.is_output, ctx.gen);
+  return std::make_shared<McdLayer>(in, out, McdOptions::from(cfg), ctx.is_output, ctx.gen);
 }
 
 }  // namespace whvi::models

@@ -12,15 +12,30 @@
 namespace whvi::models {
 namespace {
 
+// The layer's own options (`model.mfg.*`): the layer never sees the config.
+struct MfgOptions {
+  double prior_var = 0;  // <= 0: 1/fan_in
+  double bias_prior_var = 1;
+  double init_logvar = 0;
+  double init_mean_scale = 1;
+  static MfgOptions from(const config::Config& cfg) {
+    MfgOptions o;
+    o.prior_var = cfg.get_float("model.mfg.prior_var");
+    o.bias_prior_var = cfg.get_float("model.mfg.bias_prior_var");
+    o.init_logvar = cfg.get_float("model.mfg.init_logvar");
+    o.init_mean_scale = cfg.get_float("model.mfg.init_mean_scale");
+    return o;
+  }
+};
+
 class MfgLayer : public BayesianLayer {
  public:
-  MfgLayer(int64_t in, int64_t out, const config::Config& cfg, const at::Generator& gen)
+  MfgLayer(int64_t in, int64_t out, const MfgOptions& o, const at::Generator& gen)
       : BayesianLayer("mfg", in, out) {
-    const double pv = cfg.get_float("model.mfg.prior_var");
-    prior_var_ = pv > 0 ? pv : 1.0 / static_cast<double>(in);
-    bias_prior_var_ = cfg.get_float("model.mfg.bias_prior_var");
-    const double lv = cfg.get_float("model.mfg.init_logvar");
-    const double a = cfg.get_float("model.mfg.init_mean_scale") / std::sqrt(static_cast<double>(in));
+    prior_var_ = o.prior_var > 0 ? o.prior_var : 1.0 / static_cast<double>(in);
+    bias_prior_var_ = o.bias_prior_var;
+    const double lv = o.init_logvar;
+    const double a = o.init_mean_scale / std::sqrt(static_cast<double>(in));
     torch::NoGradGuard ng;
     w_mu_ = register_parameter("w_mu", torch::empty({in, out}).uniform_(-a, a, gen));
     w_logvar_ = register_parameter("w_logvar", torch::full({in, out}, lv));
@@ -117,7 +132,7 @@ class MfgLayer : public BayesianLayer {
 }  // namespace
 
 LayerPtr make_mfg_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<MfgLayer>(in, out, cfg, ctx.gen);
+  return std::make_shared<MfgLayer>(in, out, MfgOptions::from(cfg), ctx.gen);
 }
 
 }  // namespace whvi::models

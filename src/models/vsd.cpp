@@ -50,15 +50,32 @@ torch::Tensor vsd_kl(const torch::Tensor& log_alpha, const torch::Tensor& u, int
 
 namespace {
 
+// The layer's own options (`model.vsd.*`): the layer never sees the config.
+struct VsdOptions {
+  int64_t householder = 0;
+  bool hierarchical = false;
+  double z_prior_shape = 1, z_prior_rate = 1;
+  double init_dropout = 0.1;
+  static VsdOptions from(const config::Config& cfg) {
+    VsdOptions o;
+    o.householder = cfg.get_int("model.vsd.householder");
+    o.hierarchical = cfg.get_bool("model.vsd.hierarchical");
+    o.z_prior_shape = cfg.get_float("model.vsd.z_prior_shape");
+    o.z_prior_rate = cfg.get_float("model.vsd.z_prior_rate");
+    o.init_dropout = cfg.get_float("model.vsd.init_dropout");
+    return o;
+  }
+};
+
 class VsdLayer : public BayesianLayer {
  public:
-  VsdLayer(int64_t in, int64_t out, const config::Config& cfg, const at::Generator& gen)
+  VsdLayer(int64_t in, int64_t out, const VsdOptions& o, const at::Generator& gen)
       : BayesianLayer("vsd", in, out) {
-    T_ = cfg.get_int("model.vsd.householder");
-    hier_ = cfg.get_bool("model.vsd.hierarchical");
-    a_ = cfg.get_float("model.vsd.z_prior_shape");
-    b_rate_ = cfg.get_float("model.vsd.z_prior_rate");
-    const double p = cfg.get_float("model.vsd.init_dropout");
+    T_ = o.householder;
+    hier_ = o.hierarchical;
+    a_ = o.z_prior_shape;
+    b_rate_ = o.z_prior_rate;
+    const double p = o.init_dropout;
     const double a = 1.0 / std::sqrt(static_cast<double>(in));
     const double sv = 1.0 / std::sqrt(static_cast<double>(in));
     torch::NoGradGuard ng;
@@ -129,7 +146,7 @@ class VsdLayer : public BayesianLayer {
 }  // namespace
 
 LayerPtr make_vsd_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<VsdLayer>(in, out, cfg, ctx.gen);
+  return std::make_shared<VsdLayer>(in, out, VsdOptions::from(cfg), ctx.gen);
 }
 
 }  // namespace whvi::models
