@@ -24,6 +24,14 @@
 #include "models/layer.h"
 #include "models/trunk.h"
 #include "ops/fwht_op.h"
+#include "models/layer_options.h"
+// A convolution's typed options from a config, with its kind set.
+[[maybe_unused]] static whvi::models::ConvOptions conv_options(const whvi::config::Config& cfg, const std::string& kind) {
+  auto o = whvi::models::ConvOptions::from(cfg);
+  o.kind = kind;
+  return o;
+}
+
 
 using namespace whvi;
 using models::Mode;
@@ -327,7 +335,7 @@ TEST(GpBenchmarks, PublishedValues) {
 // S1 H diag(mu) H S2 matrix, truncated to [C_out, C_in * 9].
 TEST(ConvFilters, WhviMeanIsTheConvolutionWithTheExplicitMatrix) {
   namespace F = torch::nn::functional;
-  models::ConvLayer conv("whvi", 3, 40, cfg_with({}), make_generator(1));  // k = 27 -> D = 32, 2 blocks
+  models::ConvLayer conv(conv_options(cfg_with({}), "whvi"), 3, 40, make_generator(1));  // k = 27 -> D = 32, 2 blocks
   conv.to(torch::kFloat64);
   torch::NoGradGuard ng;
   const auto s1 = param(conv, "s1"), s2 = param(conv, "s2"), mu = param(conv, "g_mu"), b = param(conv, "b_mu");
@@ -349,7 +357,7 @@ TEST(ConvFilters, WhviMeanIsTheConvolutionWithTheExplicitMatrix) {
 // would leave them uncorrelated.
 TEST(ConvFilters, WhviDrawsOneFilterSamplePerImage) {
   auto cfg = cfg_with({"model.whvi.init_g_logvar=-2", "model.whvi.bias=none"});
-  models::ConvLayer conv("whvi", 1, 1, cfg, make_generator(4));  // k = 9 -> D = 16
+  models::ConvLayer conv(conv_options(cfg, "whvi"), 1, 1, make_generator(4));  // k = 9 -> D = 16
   conv.to(torch::kFloat64);
   torch::NoGradGuard ng;
   param(conv, "g_logvar").uniform_(-4, 0, make_generator(9));  // unequal variances: correlated entries
@@ -376,8 +384,8 @@ TEST(ConvFilters, LowRankMcdIsARankRFilterMatrixWithWhviSParameterCount) {
   EXPECT_EQ(models::matched_conv_rank(3, 32), 2);   // 4*32 / (32 + 27)
   EXPECT_EQ(models::matched_conv_rank(32, 64), 6);  // 4*512 / (64 + 288)
   auto cfg = cfg_with({"model.conv_dropout=0.3"});
-  models::ConvLayer lr("lowrank-mcd", 32, 64, cfg, make_generator(6));
-  models::ConvLayer wh("whvi", 32, 64, cfg, make_generator(6));
+  models::ConvLayer lr(conv_options(cfg, "lowrank-mcd"), 32, 64, make_generator(6));
+  models::ConvLayer wh(conv_options(cfg, "whvi"), 32, 64, make_generator(6));
   EXPECT_EQ(lr.rank(), 6);
   const double p_lr = double(models::count_trainable(lr)), p_wh = double(models::count_trainable(wh));
   EXPECT_NEAR(p_lr / p_wh, 1.0, 0.1);

@@ -29,6 +29,14 @@
 #include "models/regression_model.h"
 #include "report/table.h"
 #include "train/metrics.h"
+#include "models/layer_options.h"
+// A convolution's typed options from a config, with its kind set.
+[[maybe_unused]] static whvi::models::ConvOptions conv_options(const whvi::config::Config& cfg, const std::string& kind) {
+  auto o = whvi::models::ConvOptions::from(cfg);
+  o.kind = kind;
+  return o;
+}
+
 
 using namespace whvi;
 namespace fs = std::filesystem;
@@ -505,7 +513,7 @@ TEST(Cifar10, BadFilesGetClearErrors) {
 // and variance conv(x², σ²) + σ_b², against weights sampled explicitly.
 TEST(Conv, MfgFiltersSampleTheExactOutputMarginals) {
   const auto cfg = config::Config::parse("model: {kind: mfg, mfg: {init_logvar: -3.0}}\n", "c.yaml");
-  models::ConvLayer layer("mfg", 2, 3, cfg, make_generator(1));
+  models::ConvLayer layer(conv_options(cfg, "mfg"), 2, 3, make_generator(1));
   torch::Tensor w_mu, w_lv, b_mu, b_lv;
   for (const auto& p : layer.named_parameters()) {
     if (p.key() == "w_mu") w_mu = p.value();
@@ -553,7 +561,7 @@ TEST(Conv, MfgFiltersSampleTheExactOutputMarginals) {
 TEST(Conv, NngFiltersAreTheFilterMatrixOneParticlePerDrawWithKfcRows) {
   torch::NoGradGuard ng;
   const auto cfg = config::Config::parse("model: {kind: nng}\n", "c.yaml");
-  models::ConvLayer layer("nng", 2, 3, cfg, make_generator(1));
+  models::ConvLayer layer(conv_options(cfg, "nng"), 2, 3, make_generator(1));
   models::NngLayer* nl = nullptr;
   for (const auto& m : layer.modules(false))
     if (auto* p = dynamic_cast<models::NngLayer*>(m.get())) nl = p;

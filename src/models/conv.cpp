@@ -45,6 +45,7 @@
 // 256*4*4 = 4096 features (its head: 2 layers of 4096 and the output layer)
 // and VGG16's 256 (head: the output layer only).
 #include "models/conv.h"
+#include "models/layer_options.h"
 
 #include <cmath>
 
@@ -77,40 +78,41 @@ torch::Tensor BatchNorm::forward(const torch::Tensor& x, const ForwardCtx& ctx) 
 
 ConvLayer::~ConvLayer() = default;
 
-ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg,
-                     const at::Generator& gen, int64_t ksize, int64_t stride)
-    : kind_(kind), cin_(cin), cout_(cout), ksize_(ksize), stride_(stride) {
+ConvLayer::ConvLayer(const ConvOptions& o, int64_t cin, int64_t cout, const at::Generator& gen, int64_t ksize,
+                     int64_t stride)
+    : kind_(o.kind), cin_(cin), cout_(cout), ksize_(ksize), stride_(stride) {
+  const std::string& kind = o.kind;
   WHVI_ASSERT(ksize == 1 || ksize == 3);
   const int64_t kk = ksize * ksize;
   const double fan_in = static_cast<double>(cin * kk);
   const double a = 1.0 / std::sqrt(fan_in);
   torch::NoGradGuard ng;
   if (kind == "mcd") {
-    p_ = cfg.get_float("model.conv_dropout");
-    const double l = cfg.get_float("model.mcd.length_scale");
+    p_ = o.dropout;
+    const double l = o.length_scale;
     decay_ = (1.0 - p_) * l * l / 2.0;
     w_ = register_parameter("w", torch::empty({cout, cin, ksize, ksize}).uniform_(-a, a, gen));
     b_ = register_parameter("b", torch::empty({cout}).uniform_(-a, a, gen));
   } else if (kind == "mfg") {
-    const double pv = cfg.get_float("model.mfg.prior_var");
+    const double pv = o.mfg.prior_var;
     prior_var_ = pv > 0 ? pv : 1.0 / fan_in;
-    bias_prior_var_ = cfg.get_float("model.mfg.bias_prior_var");
-    const double lv = cfg.get_float("model.mfg.init_logvar");
-    const double s = cfg.get_float("model.mfg.init_mean_scale") * a;
+    bias_prior_var_ = o.mfg.bias_prior_var;
+    const double lv = o.mfg.init_logvar;
+    const double s = o.mfg.init_mean_scale * a;
     w_ = register_parameter("w_mu", torch::empty({cout, cin, ksize, ksize}).uniform_(-s, s, gen));
     w_logvar_ = register_parameter("w_logvar", torch::full({cout, cin, ksize, ksize}, lv));
     b_ = register_parameter("b_mu", torch::zeros({cout}));
     b_logvar_ = register_parameter("b_logvar", torch::full({cout}, lv));
   } else if (kind == "whvi") {
-    whvi_ = std::make_unique<WhviParams>(*this, cin * kk, cout, WhviOptions::from(cfg), gen);
+    whvi_ = std::make_unique<WhviParams>(*this, cin * kk, cout, o.whvi, gen);
     WHVI_CHECK(whvi_->opt.is_default_structure(), "model.conv: whvi supports only WHVI's own structure; remove "
                "model.whvi.structure and model.whvi.s_posterior");
     rank_ = whvi_->d;
   } else if (kind == "lowrank-mcd") {
-    p_ = cfg.get_float("model.conv_dropout");
-    const double l = cfg.get_float("model.mcd.length_scale");
+    p_ = o.dropout;
+    const double l = o.length_scale;
     decay_ = (1.0 - p_) * l * l / 2.0;
-    const int64_t r = cfg.get_int("model.conv_rank");
+    const int64_t r = o.rank;
     rank_ = r > 0 ? r : matched_conv_rank(cin, cout, ksize);
     // A, B uniform with equal variance v, r v^2 = 1 / (3 fan_in): the filters
     // start with mcd's variance (U(±1/sqrt(fan_in)))
@@ -119,7 +121,7 @@ ConvLayer::ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const c
     w_ = register_parameter("w", torch::empty({rank_, cin * kk}).uniform_(-u, u, gen));
     b_ = register_parameter("b", torch::empty({cout}).uniform_(-a, a, gen));
   } else if (kind == "nng") {
-    nng_ = register_module("nng", std::make_shared<NngLayer>(cin * kk, cout, cfg.get_float("model.nng.prior_var"), gen));
+    nng_ = register_module("nng", std::make_shared<NngLayer>(cin * kk, cout, o.nng_prior_var, gen));
   } else {
     throw Error("model.conv '" + kind + "' is not a convolution kind; use mcd, mfg, whvi, lowrank-mcd or nng");
   }
@@ -236,7 +238,7 @@ ConvTrunk::ConvTrunk(const std::string& arch, int64_t d_in, const config::Config
     : impl_(std::make_unique<Impl>()) {
   shape_ = image_shape_for(d_in);
   impl_->plan = plan_of(arch);
-  const std::string kind = cfg.get_string("model.conv");
+  const auto co = ConvOptions::from(cfg);
   const bool bn = cfg.get_string("model.batch_norm") == "on";
   int64_t c = shape_[0], h = shape_[1], w = shape_[2];
   for (int64_t step : impl_->plan) {
@@ -246,7 +248,7 @@ ConvTrunk::ConvTrunk(const std::string& arch, int64_t d_in, const config::Config
       h /= 2, w /= 2;
       continue;
     }
-    impl_->convs.push_back(std::make_shared<ConvLayer>(kind, c, step, cfg, gen));
+    impl_->convs.push_back(std::make_shared<ConvLayer>(co, c, step, gen));
     register_module("conv" + std::to_string(impl_->convs.size() - 1), impl_->convs.back());
     if (bn) {
       impl_->bns.push_back(std::make_shared<BatchNorm>(step));
@@ -290,14 +292,13 @@ namespace {
 struct BasicBlock : torch::nn::Module {
   std::shared_ptr<ConvLayer> c1, c2, sc;
   std::shared_ptr<BatchNorm> b1, b2, bsc;
-  BasicBlock(const std::string& kind, int64_t cin, int64_t cout, int64_t stride, bool bn, const config::Config& cfg,
-             const at::Generator& gen) {
-    c1 = register_module("conv1", std::make_shared<ConvLayer>(kind, cin, cout, cfg, gen, 3, stride));
+  BasicBlock(const ConvOptions& co, int64_t cin, int64_t cout, int64_t stride, bool bn, const at::Generator& gen) {
+    c1 = register_module("conv1", std::make_shared<ConvLayer>(co, cin, cout, gen, 3, stride));
     if (bn) b1 = register_module("bn1", std::make_shared<BatchNorm>(cout));
-    c2 = register_module("conv2", std::make_shared<ConvLayer>(kind, cout, cout, cfg, gen, 3, 1));
+    c2 = register_module("conv2", std::make_shared<ConvLayer>(co, cout, cout, gen, 3, 1));
     if (bn) b2 = register_module("bn2", std::make_shared<BatchNorm>(cout));
     if (stride != 1 || cin != cout) {
-      sc = register_module("shortcut", std::make_shared<ConvLayer>(kind, cin, cout, cfg, gen, 1, stride));
+      sc = register_module("shortcut", std::make_shared<ConvLayer>(co, cin, cout, gen, 1, stride));
       if (bn) bsc = register_module("bn_shortcut", std::make_shared<BatchNorm>(cout));
     }
   }
@@ -327,16 +328,16 @@ class ResNetTrunk : public Trunk {
  public:
   ResNetTrunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen) {
     shape_ = image_shape_for(d_in);
-    const std::string kind = cfg.get_string("model.conv");
+    const auto co = ConvOptions::from(cfg);
     const bool bn = cfg.get_string("model.batch_norm") != "off";
-    stem_ = register_module("stem", std::make_shared<ConvLayer>(kind, shape_[0], 64, cfg, gen, 3, 1));
+    stem_ = register_module("stem", std::make_shared<ConvLayer>(co, shape_[0], 64, gen, 3, 1));
     if (bn) stem_bn_ = register_module("stem_bn", std::make_shared<BatchNorm>(64));
     int64_t c = 64;
     for (int64_t stage = 0; stage < 4; ++stage) {
       const int64_t cout = 64 << stage;
       for (int64_t b = 0; b < 2; ++b) {
         const int64_t stride = stage > 0 && b == 0 ? 2 : 1;
-        blocks_.push_back(std::make_shared<BasicBlock>(kind, c, cout, stride, bn, cfg, gen));
+        blocks_.push_back(std::make_shared<BasicBlock>(co, c, cout, stride, bn, gen));
         register_module("block" + std::to_string(blocks_.size() - 1), blocks_.back());
         c = cout;
       }

@@ -13,7 +13,8 @@
 
 namespace whvi::models {
 
-struct WhviParams;  // models/whvi_params.h
+struct WhviParams;   // models/whvi_params.h
+struct ConvOptions;  // models/layer_options.h
 class NngLayer;     // models/nng_layer.h
 
 // One 3x3 convolution (stride 1, padding 1) of kind mcd, mfg, whvi,
@@ -21,8 +22,10 @@ class NngLayer;     // models/nng_layer.h
 class ConvLayer : public torch::nn::Module {
  public:
   // ksize x ksize filters (3 or 1), padding ksize / 2, the given stride.
-  ConvLayer(const std::string& kind, int64_t cin, int64_t cout, const config::Config& cfg, const at::Generator& gen,
-            int64_t ksize = 3, int64_t stride = 1);
+  // o: the convolution's typed options (o.kind picks the kind), read from the
+  // config by the trunk that builds it.
+  ConvLayer(const ConvOptions& o, int64_t cin, int64_t cout, const at::Generator& gen, int64_t ksize = 3,
+            int64_t stride = 1);
   ~ConvLayer() override;
   torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx);
   torch::Tensor kl();

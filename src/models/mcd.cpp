@@ -8,21 +8,10 @@
 #include <cmath>
 
 #include "models/layer.h"
+#include "models/layer_options.h"
 
 namespace whvi::models {
 namespace {
-
-// The layer's own options (`model.mcd.*`): the layer never sees the config.
-struct McdOptions {
-  double dropout = 0.1;
-  double length_scale = 1;
-  static McdOptions from(const config::Config& cfg) {
-    McdOptions o;
-    o.dropout = cfg.get_float("model.mcd.dropout");
-    o.length_scale = cfg.get_float("model.mcd.length_scale");
-    return o;
-  }
-};
 
 class McdLayer : public BayesianLayer {
  public:

@@ -8,25 +8,10 @@
 #include <cmath>
 
 #include "models/layer.h"
+#include "models/layer_options.h"
 
 namespace whvi::models {
 namespace {
-
-// The layer's own options (`model.mfg.*`): the layer never sees the config.
-struct MfgOptions {
-  double prior_var = 0;  // <= 0: 1/fan_in
-  double bias_prior_var = 1;
-  double init_logvar = 0;
-  double init_mean_scale = 1;
-  static MfgOptions from(const config::Config& cfg) {
-    MfgOptions o;
-    o.prior_var = cfg.get_float("model.mfg.prior_var");
-    o.bias_prior_var = cfg.get_float("model.mfg.bias_prior_var");
-    o.init_logvar = cfg.get_float("model.mfg.init_logvar");
-    o.init_mean_scale = cfg.get_float("model.mfg.init_mean_scale");
-    return o;
-  }
-};
 
 class MfgLayer : public BayesianLayer {
  public:
