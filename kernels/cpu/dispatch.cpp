@@ -71,9 +71,8 @@ int resolve_threads(int threads) {
   return hw ? static_cast<int>(hw) : 1;
 }
 
-// The checks of check_fwht_args as one inline predicate: the per-call path
-// tests this and only calls the (cold) function that names the problem when
-// it fails, so a valid call pays a few compares, not a call.
+// The argument checks as one inline predicate: a valid call pays a few
+// compares; only a failing one calls fail_fwht_args, which names the problem.
 inline bool fwht_args_ok(const void* in, int64_t in_stride, const void* out, int64_t out_stride,
                          int64_t rows, int64_t d) {
   return is_power_of_two(d) && d <= (int64_t{1} << kMaxLog2DCpu) && rows >= 0 &&
@@ -81,8 +80,10 @@ inline bool fwht_args_ok(const void* in, int64_t in_stride, const void* out, int
          (in != out || in_stride == out_stride);
 }
 
-[[gnu::cold, gnu::noinline]] void check_fwht_args(const void* in, int64_t in_stride, const void* out,
-                                                  int64_t out_stride, int64_t rows, int64_t d) {
+// Called only when fwht_args_ok failed: always throws (the last throw is the
+// fallback should the two ever disagree, so a bad call never runs).
+[[noreturn, gnu::cold, gnu::noinline]] void fail_fwht_args(const void* in, int64_t in_stride, const void* out,
+                                                           int64_t out_stride, int64_t rows, int64_t d) {
   if (!is_power_of_two(d) || d > (int64_t{1} << kMaxLog2DCpu))
     throw KernelError("FWHT size d=" + std::to_string(d) +
                       " is not supported: d must be a power of two between 1 and 2^" +
@@ -94,6 +95,12 @@ inline bool fwht_args_ok(const void* in, int64_t in_stride, const void* out, int
                       std::to_string(out_stride) + ") smaller than d=" + std::to_string(d));
   if (in == out && in_stride != out_stride)
     throw KernelError("FWHT: in-place transform needs equal input and output row strides");
+  throw KernelError("FWHT: invalid arguments (d=" + std::to_string(d) + ", rows=" + std::to_string(rows) + ")");
+}
+
+inline void check_fwht_args(const void* in, int64_t in_stride, const void* out, int64_t out_stride,
+                            int64_t rows, int64_t d) {
+  if (!fwht_args_ok(in, in_stride, out, out_stride, rows, d)) fail_fwht_args(in, in_stride, out, out_stride, rows, d);
 }
 
 void check_whvi_args(const WhviShape& s, const void* x, const void* s1, const void* s2,
@@ -179,8 +186,7 @@ void fwht_cpu(const T* in, int64_t in_row_stride, T* out, int64_t out_row_stride
               int64_t d, T scale, int threads) {
   // The same work as fwht_cpu_level(active_simd_level(), ...) without its
   // per-call overhead: the active level was checked when it was set.
-  if (!fwht_args_ok(in, in_row_stride, out, out_row_stride, rows, d))
-    check_fwht_args(in, in_row_stride, out, out_row_stride, rows, d);
+  check_fwht_args(in, in_row_stride, out, out_row_stride, rows, d);
   if (rows == 0) return;
   fwht_fn<T>(active_table())(in, in_row_stride, out, out_row_stride, rows,
                              __builtin_ctzll(static_cast<unsigned long long>(d)), scale,
