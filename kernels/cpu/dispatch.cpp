@@ -170,27 +170,32 @@ void set_simd_level(SimdLevel level) {
   g_active_table.store(table_for(level), std::memory_order_release);
 }
 
+// Both entry points after their checks: the transform with table t (d is a
+// checked power of two, so its log2 is its count of trailing zeros).
+template <class T>
+inline void run_fwht(const IsaKernels* t, const T* in, int64_t in_row_stride, T* out, int64_t out_row_stride,
+                     int64_t rows, int64_t d, T scale, int threads) {
+  if (rows == 0) return;
+  fwht_fn<T>(t)(in, in_row_stride, out, out_row_stride, rows, __builtin_ctzll(static_cast<unsigned long long>(d)),
+                scale, resolve_threads(threads));
+}
+
 template <class T>
 void fwht_cpu_level(SimdLevel level, const T* in, int64_t in_row_stride, T* out,
                     int64_t out_row_stride, int64_t rows, int64_t d, T scale, int threads) {
   check_fwht_args(in, in_row_stride, out, out_row_stride, rows, d);
   if (!simd_level_supported(level))
     throw KernelError(std::string("SIMD level '") + simd_level_name(level) + "' is not supported");
-  if (rows == 0) return;
-  fwht_fn<T>(table_for(level))(in, in_row_stride, out, out_row_stride, rows, log2_exact(d), scale,
-                              resolve_threads(threads));
+  run_fwht<T>(table_for(level), in, in_row_stride, out, out_row_stride, rows, d, scale, threads);
 }
 
+// fwht_cpu_level at the active level, without re-checking that level (it was
+// checked when it was set).
 template <class T>
 void fwht_cpu(const T* in, int64_t in_row_stride, T* out, int64_t out_row_stride, int64_t rows,
               int64_t d, T scale, int threads) {
-  // The same work as fwht_cpu_level(active_simd_level(), ...) without its
-  // per-call overhead: the active level was checked when it was set.
   check_fwht_args(in, in_row_stride, out, out_row_stride, rows, d);
-  if (rows == 0) return;
-  fwht_fn<T>(active_table())(in, in_row_stride, out, out_row_stride, rows,
-                             __builtin_ctzll(static_cast<unsigned long long>(d)), scale,
-                             threads > 0 ? threads : resolve_threads(threads));
+  run_fwht<T>(active_table(), in, in_row_stride, out, out_row_stride, rows, d, scale, threads);
 }
 
 template <class T>
@@ -199,8 +204,7 @@ void whvi_forward_cpu(const WhviShape& shape, const T* x, const T* eps, const T*
   check_whvi_args(shape, x, s1, s2, mu, sg);
   if (shape.batch > 0 && !y) throw KernelError("WHVI: null output pointer");
   if (shape.batch == 0) return;
-  fwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, y,
-                                            resolve_threads(threads));
+  fwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, y, resolve_threads(threads));
 }
 
 template <class T>
@@ -215,8 +219,8 @@ void whvi_backward_cpu(const WhviShape& shape, const T* x, const T* eps, const T
       if (p) std::fill(p, p + n, T(0));
     return;
   }
-  bwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, dy, dx, ds1, ds2, dmu,
-                                            dsg, resolve_threads(threads));
+  bwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, dy, dx, ds1, ds2, dmu, dsg,
+                            resolve_threads(threads));
   if (dsg && !eps) std::fill(dsg, dsg + shape.groups() * shape.d, T(0));
 }
 
