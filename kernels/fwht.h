@@ -73,6 +73,10 @@ void fwht_cpu_level(SimdLevel level, const T* in, int64_t in_row_stride, T* out,
 //   g      = mu[q] + sg[q] * eps[i, q]
 //   y[i,k] = s1[k] * H( g * H( s2[k] * x[i] ) )        (H unnormalised)
 // eps == nullptr means eps = 0 (the mean weight matrix: g = mu).
+// hu, hw [batch, blocks, d], optional: the forward also writes the two
+// intermediate transforms u = H(s2[k] * x[i]) and w = H(g * u) there, and the
+// backward given them does not recompute them (the same numbers, bit for bit,
+// two transforms fewer per row and block).
 struct WhviShape {
   int64_t batch = 0;
   int64_t blocks = 1;
@@ -83,16 +87,19 @@ struct WhviShape {
 
 template <class T>
 void whvi_forward_cpu(const WhviShape& shape, const T* x, const T* eps, const T* s1, const T* s2,
-                      const T* mu, const T* sg, T* y, int threads);
+                      const T* mu, const T* sg, T* y, int threads, T* hu = nullptr,
+                      T* hw = nullptr);
 
 // Gradients of sum(dy * y) with respect to every input. Outputs are
 // overwritten (not accumulated). Any output pointer may be nullptr to skip it.
-// eps == nullptr as in the forward (then dsg is zero).
+// eps == nullptr as in the forward (then dsg is zero). hu, hw: the forward's
+// intermediates for these same inputs, or nullptr to recompute them.
 //   dx [batch, d]; ds1, ds2 [blocks, d]; dmu, dsg [groups, d]
 template <class T>
 void whvi_backward_cpu(const WhviShape& shape, const T* x, const T* eps, const T* s1,
                        const T* s2, const T* mu, const T* sg, const T* dy, T* dx, T* ds1,
-                       T* ds2, T* dmu, T* dsg, int threads);
+                       T* ds2, T* dmu, T* dsg, int threads, const T* hu = nullptr,
+                       const T* hw = nullptr);
 
 // Unfused reference: the same operation composed of separate elementwise
 // passes and fwht_cpu calls with the scalar level. Used by tests and by the

@@ -3,8 +3,10 @@
 // against the unfused composition and finite differences, and error paths.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #ifdef _OPENMP
@@ -284,10 +286,13 @@ TEST_P(WhviFused, BackwardMatchesFiniteDifferences) {
   };
   std::vector<double> dx(w.x.size()), ds1(w.s1.size()), ds2(w.s2.size()), dmu(w.mu.size()),
       dsg(w.sg.size());
+  const double h = 1e-6;
+  for (auto level : wk::supported_simd_levels()) {
+  SCOPED_TRACE(wk::simd_level_name(level));
+  wk::set_simd_level(level);
   wk::whvi_backward_cpu<double>(w.sh, w.x.data(), w.e(), w.s1.data(), w.s2.data(), w.mu.data(),
                                 w.sg.data(), dy.data(), dx.data(), ds1.data(), ds2.data(),
                                 dmu.data(), dsg.data(), 2);
-  const double h = 1e-6;
   auto check = [&](std::vector<double> WhviData<double>::*field, const std::vector<double>& grad,
                    const char* name) {
     for (size_t i = 0; i < grad.size(); ++i) {
@@ -306,6 +311,107 @@ TEST_P(WhviFused, BackwardMatchesFiniteDifferences) {
     check(&WhviData<double>::sg, dsg, "dsigma");
   else
     for (double v : dsg) ASSERT_EQ(v, 0.0);
+  }
+  wk::set_simd_level(wk::supported_simd_levels().back());
+}
+
+// The forward's intermediates: hu = H(s2 x) and hw = H(g u), computed here
+// independently with the scalar transform; y = s1 hw exactly. The backward
+// given them returns exactly the gradients it computes without them (it must
+// not matter whether the two transforms were kept or redone), at every level.
+TEST_P(WhviFused, KeptIntermediatesAreUAndWAndGiveTheSameGradients) {
+  const auto c = GetParam();
+  WhviData<float> w(c, 5);
+  const int64_t n = c.batch * c.blocks * c.d, G = w.sh.groups();
+  const auto dy = randn<float>(n, 7);
+  for (auto level : wk::supported_simd_levels()) {
+    SCOPED_TRACE(wk::simd_level_name(level));
+    wk::set_simd_level(level);
+    std::vector<float> y(n), hu(n), hw(n);
+    wk::whvi_forward_cpu<float>(w.sh, w.x.data(), w.e(), w.s1.data(), w.s2.data(), w.mu.data(),
+                                w.sg.data(), y.data(), 2, hu.data(), hw.data());
+    std::vector<float> u(c.d), v(c.d);
+    for (int64_t i = 0; i < c.batch; ++i)
+      for (int64_t k = 0; k < c.blocks; ++k) {
+        const int64_t q = c.shared_g ? 0 : k, off = (i * c.blocks + k) * c.d;
+        for (int64_t j = 0; j < c.d; ++j) u[j] = w.s2[k * c.d + j] * w.x[i * c.d + j];
+        wk::fwht_cpu_level<float>(wk::SimdLevel::kScalar, u.data(), c.d, u.data(), c.d, 1, c.d, 1.f, 1);
+        for (int64_t j = 0; j < c.d; ++j) {
+          ASSERT_NEAR(hu[off + j], u[j], 1e-5f * (1 + std::abs(u[j])));
+          const float g = w.mu[q * c.d + j] + (c.with_eps ? w.sg[q * c.d + j] * w.eps[(i * G + q) * c.d + j] : 0.f);
+          v[j] = g * hu[off + j];
+        }
+        wk::fwht_cpu_level<float>(wk::SimdLevel::kScalar, v.data(), c.d, v.data(), c.d, 1, c.d, 1.f, 1);
+        for (int64_t j = 0; j < c.d; ++j) {
+          ASSERT_NEAR(hw[off + j], v[j], 1e-5f * (1 + std::abs(v[j])));
+          ASSERT_EQ(y[off + j], w.s1[k * c.d + j] * hw[off + j]);
+        }
+      }
+    using Grads = std::array<std::vector<float>, 5>;
+    auto grads = [&](const float* ku, const float* kw) {
+      Grads g{std::vector<float>(w.x.size()), std::vector<float>(w.s1.size()),
+              std::vector<float>(w.s2.size()), std::vector<float>(w.mu.size()),
+              std::vector<float>(w.sg.size())};
+      wk::whvi_backward_cpu<float>(w.sh, w.x.data(), w.e(), w.s1.data(), w.s2.data(), w.mu.data(),
+                                   w.sg.data(), dy.data(), g[0].data(), g[1].data(), g[2].data(),
+                                   g[3].data(), g[4].data(), 2, ku, kw);
+      return g;
+    };
+    const auto redone = grads(nullptr, nullptr);
+    EXPECT_EQ(grads(hu.data(), hw.data()), redone);
+    EXPECT_EQ(grads(hu.data(), nullptr), redone);
+    EXPECT_EQ(grads(nullptr, hw.data()), redone);
+  }
+  wk::set_simd_level(wk::supported_simd_levels().back());
+}
+
+// Blocks shorter than a vector are transformed several per vector; each block
+// must come out exactly as when it is the layer's only block (then it takes
+// the one-block path: the scalar radix-2 loop), forward and backward.
+TEST(WhviFusedShortBlocks, ManyBlocksAtOnceEqualEachBlockAlone) {
+  for (const WhviCase c : {WhviCase{3, 16, 8, false, true}, WhviCase{3, 8, 16, false, true},
+                           WhviCase{2, 5, 4, false, true}, WhviCase{2, 7, 2, false, false}}) {
+    WhviData<float> w(c, 11);
+    const int64_t n = c.batch * c.blocks * c.d, d = c.d;
+    const auto dy = randn<float>(n, 13);
+    for (auto level : wk::supported_simd_levels()) {
+      SCOPED_TRACE(std::string(wk::simd_level_name(level)) + " d=" + std::to_string(d) +
+                   " blocks=" + std::to_string(c.blocks));
+      wk::set_simd_level(level);
+      std::vector<float> y(n), dx(w.x.size()), ds1(w.s1.size()), ds2(w.s2.size()), dmu(w.mu.size()),
+          dsg(w.sg.size());
+      wk::whvi_forward_cpu<float>(w.sh, w.x.data(), w.e(), w.s1.data(), w.s2.data(), w.mu.data(),
+                                  w.sg.data(), y.data(), 1);
+      wk::whvi_backward_cpu<float>(w.sh, w.x.data(), w.e(), w.s1.data(), w.s2.data(), w.mu.data(),
+                                   w.sg.data(), dy.data(), nullptr, ds1.data(), ds2.data(), dmu.data(),
+                                   dsg.data(), 1);
+      for (int64_t k = 0; k < c.blocks; ++k) {
+        wk::WhviShape one = w.sh;
+        one.blocks = 1;
+        std::vector<float> eps1, dy1(c.batch * d), y1(c.batch * d);
+        for (int64_t i = 0; i < c.batch; ++i) {
+          if (c.with_eps) eps1.insert(eps1.end(), w.eps.begin() + (i * c.blocks + k) * d, w.eps.begin() + (i * c.blocks + k + 1) * d);
+          std::copy(dy.begin() + (i * c.blocks + k) * d, dy.begin() + (i * c.blocks + k + 1) * d, dy1.begin() + i * d);
+        }
+        const float* e1 = c.with_eps ? eps1.data() : nullptr;
+        const float *s1k = w.s1.data() + k * d, *s2k = w.s2.data() + k * d, *muk = w.mu.data() + k * d,
+                    *sgk = w.sg.data() + k * d;
+        wk::whvi_forward_cpu<float>(one, w.x.data(), e1, s1k, s2k, muk, sgk, y1.data(), 1);
+        std::vector<float> a1(d), a2(d), am(d), as(d);
+        wk::whvi_backward_cpu<float>(one, w.x.data(), e1, s1k, s2k, muk, sgk, dy1.data(), nullptr,
+                                     a1.data(), a2.data(), am.data(), as.data(), 1);
+        for (int64_t i = 0; i < c.batch; ++i)
+          for (int64_t j = 0; j < d; ++j) ASSERT_EQ(y[(i * c.blocks + k) * d + j], y1[i * d + j]);
+        for (int64_t j = 0; j < d; ++j) {
+          ASSERT_EQ(ds1[k * d + j], a1[j]);
+          ASSERT_EQ(ds2[k * d + j], a2[j]);
+          ASSERT_EQ(dmu[k * d + j], am[j]);
+          ASSERT_EQ(dsg[k * d + j], as[j]);
+        }
+      }
+    }
+  }
+  wk::set_simd_level(wk::supported_simd_levels().back());
 }
 
 // Skipped outputs (nullptr) leave the others unchanged.
@@ -330,7 +436,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(WhviCase{3, 1, 1, false, true}, WhviCase{3, 1, 2, false, true},
                       WhviCase{4, 1, 8, false, true}, WhviCase{5, 3, 16, false, true},
                       WhviCase{5, 3, 16, true, true}, WhviCase{2, 2, 32, false, false},
-                      WhviCase{7, 1, 64, true, true}),
+                      WhviCase{7, 1, 64, true, true}, WhviCase{3, 16, 8, false, true},
+                      WhviCase{3, 16, 8, true, true}, WhviCase{2, 5, 4, false, true},
+                      WhviCase{2, 3, 2, true, false}),
     [](const auto& info) {
       const auto& c = info.param;
       return "b" + std::to_string(c.batch) + "_k" + std::to_string(c.blocks) + "_d" +

@@ -200,17 +200,17 @@ void fwht_cpu(const T* in, int64_t in_row_stride, T* out, int64_t out_row_stride
 
 template <class T>
 void whvi_forward_cpu(const WhviShape& shape, const T* x, const T* eps, const T* s1, const T* s2,
-                      const T* mu, const T* sg, T* y, int threads) {
+                      const T* mu, const T* sg, T* y, int threads, T* hu, T* hw) {
   check_whvi_args(shape, x, s1, s2, mu, sg);
   if (shape.batch > 0 && !y) throw KernelError("WHVI: null output pointer");
   if (shape.batch == 0) return;
-  fwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, y, resolve_threads(threads));
+  fwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, y, resolve_threads(threads), hu, hw);
 }
 
 template <class T>
 void whvi_backward_cpu(const WhviShape& shape, const T* x, const T* eps, const T* s1,
                        const T* s2, const T* mu, const T* sg, const T* dy, T* dx, T* ds1, T* ds2,
-                       T* dmu, T* dsg, int threads) {
+                       T* dmu, T* dsg, int threads, const T* hu, const T* hw) {
   check_whvi_args(shape, x, s1, s2, mu, sg);
   if (shape.batch > 0 && !dy) throw KernelError("WHVI: null output-gradient pointer");
   if (shape.batch == 0) {  // empty batch: every parameter gradient is zero
@@ -220,7 +220,7 @@ void whvi_backward_cpu(const WhviShape& shape, const T* x, const T* eps, const T
     return;
   }
   bwd_fn<T>(active_table())(shape, x, eps, s1, s2, mu, sg, dy, dx, ds1, ds2, dmu, dsg,
-                            resolve_threads(threads));
+                            resolve_threads(threads), hu, hw);
   if (dsg && !eps) std::fill(dsg, dsg + shape.groups() * shape.d, T(0));
 }
 
@@ -249,9 +249,10 @@ void whvi_forward_reference(const WhviShape& sh, const T* x, const T* eps, const
   template void fwht_cpu_level<T>(SimdLevel, const T*, int64_t, T*, int64_t, int64_t, int64_t, T, \
                                   int);                                                           \
   template void whvi_forward_cpu<T>(const WhviShape&, const T*, const T*, const T*, const T*,     \
-                                    const T*, const T*, T*, int);                                 \
+                                    const T*, const T*, T*, int, T*, T*);                         \
   template void whvi_backward_cpu<T>(const WhviShape&, const T*, const T*, const T*, const T*,    \
-                                     const T*, const T*, const T*, T*, T*, T*, T*, T*, int);      \
+                                     const T*, const T*, const T*, T*, T*, T*, T*, T*, int,       \
+                                     const T*, const T*);                                         \
   template void whvi_forward_reference<T>(const WhviShape&, const T*, const T*, const T*,         \
                                           const T*, const T*, const T*, T*);
 WHVI_INSTANTIATE(float)

@@ -18,15 +18,17 @@ struct Avx2F {
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V set1(T a) { return _mm256_set1_ps(a); }
-  static V inreg(V x) {
+  // The first n in-register stages (lane strides 1 .. 2^(n-1)), n <= LOGW.
+  static V inreg_n(V x, int n) {
     const V s1 = _mm256_setr_ps(1, -1, 1, -1, 1, -1, 1, -1);
     const V s2 = _mm256_setr_ps(1, 1, -1, -1, 1, 1, -1, -1);
     const V s4 = _mm256_setr_ps(1, 1, 1, 1, -1, -1, -1, -1);
-    x = _mm256_fmadd_ps(x, s1, _mm256_permute_ps(x, 0xB1));
-    x = _mm256_fmadd_ps(x, s2, _mm256_permute_ps(x, 0x4E));
-    x = _mm256_fmadd_ps(x, s4, _mm256_permute2f128_ps(x, x, 0x01));
+    if (n > 0) x = _mm256_fmadd_ps(x, s1, _mm256_permute_ps(x, 0xB1));
+    if (n > 1) x = _mm256_fmadd_ps(x, s2, _mm256_permute_ps(x, 0x4E));
+    if (n > 2) x = _mm256_fmadd_ps(x, s4, _mm256_permute2f128_ps(x, x, 0x01));
     return x;
   }
+  static V inreg(V x) { return inreg_n(x, LOGW); }
 };
 
 struct Avx2D {
@@ -39,13 +41,14 @@ struct Avx2D {
   static V sub(V a, V b) { return _mm256_sub_pd(a, b); }
   static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
   static V set1(T a) { return _mm256_set1_pd(a); }
-  static V inreg(V x) {
+  static V inreg_n(V x, int n) {
     const V s1 = _mm256_setr_pd(1, -1, 1, -1);
     const V s2 = _mm256_setr_pd(1, 1, -1, -1);
-    x = _mm256_fmadd_pd(x, s1, _mm256_permute_pd(x, 0x5));
-    x = _mm256_fmadd_pd(x, s2, _mm256_permute2f128_pd(x, x, 0x01));
+    if (n > 0) x = _mm256_fmadd_pd(x, s1, _mm256_permute_pd(x, 0x5));
+    if (n > 1) x = _mm256_fmadd_pd(x, s2, _mm256_permute2f128_pd(x, x, 0x01));
     return x;
   }
+  static V inreg(V x) { return inreg_n(x, LOGW); }
 };
 
 #include "fwht_impl.h"

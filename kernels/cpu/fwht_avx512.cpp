@@ -17,17 +17,19 @@ struct Avx512F {
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V set1(T a) { return _mm512_set1_ps(a); }
-  static V inreg(V x) {
+  // The first n in-register stages (lane strides 1 .. 2^(n-1)), n <= LOGW.
+  static V inreg_n(V x, int n) {
     const V s1 = _mm512_setr_ps(1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1);
     const V s2 = _mm512_setr_ps(1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1);
     const V s4 = _mm512_setr_ps(1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1);
     const V s8 = _mm512_setr_ps(1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1);
-    x = _mm512_fmadd_ps(x, s1, _mm512_permute_ps(x, 0xB1));
-    x = _mm512_fmadd_ps(x, s2, _mm512_permute_ps(x, 0x4E));
-    x = _mm512_fmadd_ps(x, s4, _mm512_shuffle_f32x4(x, x, 0xB1));
-    x = _mm512_fmadd_ps(x, s8, _mm512_shuffle_f32x4(x, x, 0x4E));
+    if (n > 0) x = _mm512_fmadd_ps(x, s1, _mm512_permute_ps(x, 0xB1));
+    if (n > 1) x = _mm512_fmadd_ps(x, s2, _mm512_permute_ps(x, 0x4E));
+    if (n > 2) x = _mm512_fmadd_ps(x, s4, _mm512_shuffle_f32x4(x, x, 0xB1));
+    if (n > 3) x = _mm512_fmadd_ps(x, s8, _mm512_shuffle_f32x4(x, x, 0x4E));
     return x;
   }
+  static V inreg(V x) { return inreg_n(x, LOGW); }
 };
 
 struct Avx512D {
@@ -40,15 +42,16 @@ struct Avx512D {
   static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
   static V set1(T a) { return _mm512_set1_pd(a); }
-  static V inreg(V x) {
+  static V inreg_n(V x, int n) {
     const V s1 = _mm512_setr_pd(1, -1, 1, -1, 1, -1, 1, -1);
     const V s2 = _mm512_setr_pd(1, 1, -1, -1, 1, 1, -1, -1);
     const V s4 = _mm512_setr_pd(1, 1, 1, 1, -1, -1, -1, -1);
-    x = _mm512_fmadd_pd(x, s1, _mm512_permute_pd(x, 0x55));
-    x = _mm512_fmadd_pd(x, s2, _mm512_shuffle_f64x2(x, x, 0xB1));
-    x = _mm512_fmadd_pd(x, s4, _mm512_shuffle_f64x2(x, x, 0x4E));
+    if (n > 0) x = _mm512_fmadd_pd(x, s1, _mm512_permute_pd(x, 0x55));
+    if (n > 1) x = _mm512_fmadd_pd(x, s2, _mm512_shuffle_f64x2(x, x, 0xB1));
+    if (n > 2) x = _mm512_fmadd_pd(x, s4, _mm512_shuffle_f64x2(x, x, 0x4E));
     return x;
   }
+  static V inreg(V x) { return inreg_n(x, LOGW); }
 };
 
 #include "fwht_impl.h"

@@ -17,7 +17,8 @@
 //   The scale is folded into the stores of the last pass.
 // Requires: namespace-level `using T = ...` is NOT assumed; Vt provides
 //   using T, using V, static constexpr int W (lanes), LOGW, LOGR_MAX,
-//   load/store (unaligned), add/sub/mul/set1, inreg (all log2 W stages).
+//   load/store (unaligned), add/sub/mul/set1, inreg (all log2 W stages) and
+//   inreg_n (the first n of them, for rows shorter than a vector).
 
 // Included inside a per-ISA namespace by the fwht_<isa>.cpp files, after
 // isa.h (which brings in every standard header used here).
@@ -210,59 +211,121 @@ void fwht_rows(const typename Vt::T* in, int64_t in_stride, typename Vt::T* out,
 }
 
 // ---- fused WHVI --------------------------------------------------------------
+//
+// Work is done per row i over a span of c consecutive blocks: c = 1 when a
+// block fills at least one vector (d >= W), all K blocks when d < W, so that
+// the short blocks (the first layer of a UCI network: d = 8 or 16, K = 128 / d)
+// are transformed several per vector by the first n in-register stages
+// instead of one scalar radix-2 loop each. Either way every element sees the
+// same operations in the same order (an in-register stage rounds exactly as
+// a + b), so the span changes the speed, not the numbers.
 
-template <class T>
-struct WhviRowPtrs {
-  const T *s1, *s2, *mu, *sg, *eps;
+// `segs` consecutive rows of d = 2^n elements each: out = H in, row by row.
+template <class Vt>
+inline void fwht_segments(const typename Vt::T* in, typename Vt::T* out, int64_t segs, int n) {
+  using T = typename Vt::T;
+  const int64_t d = int64_t{1} << n;
+  if (n >= Vt::LOGW) {
+    for (int64_t s = 0; s < segs; ++s) fwht_row<Vt>(in + s * d, out + s * d, n, T(1));
+    return;
+  }
+  const int64_t len = segs * d;
+  int64_t t = 0;
+  for (; t + Vt::W <= len; t += Vt::W) Vt::store(out + t, Vt::inreg_n(Vt::load(in + t), n));
+  for (; t < len; t += d) small_row<T>(in + t, out + t, n, T(1));
+}
+
+// The blocks of one span: [k0, k0 + c).
+struct WhviSpan {
+  int64_t k0, c;
 };
 
 template <class T>
-inline WhviRowPtrs<T> whvi_ptrs(const whvi::kernels::WhviShape& sh, const T* eps, const T* s1,
-                                const T* s2, const T* mu, const T* sg, int64_t i, int64_t k) {
-  const int64_t d = sh.d;
-  const int64_t q = sh.shared_g ? 0 : k;
-  return {s1 + k * d, s2 + k * d, mu + q * d, sg + q * d,
-          eps ? eps + (i * sh.groups() + q) * d : nullptr};
+inline int64_t whvi_span_blocks(const whvi::kernels::WhviShape& sh, int logw) {
+  return sh.d < (int64_t{1} << logw) ? sh.blocks : 1;
 }
 
+// g of the span's blocks for row i: g[k, j] = mu[q] + sg[q] * eps[i, q] (q = shared_g ? 0 : k).
+template <class T>
+inline void whvi_g(const whvi::kernels::WhviShape& sh, const T* eps, const T* mu, const T* sg,
+                   int64_t i, WhviSpan sp, T* g) {
+  const int64_t d = sh.d;
+  for (int64_t k = sp.k0; k < sp.k0 + sp.c; ++k) {
+    const int64_t q = sh.shared_g ? 0 : k;
+    const T* m = mu + q * d;
+    const T* s = sg + q * d;
+    T* gk = g + (k - sp.k0) * d;
+    if (eps) {
+      const T* e = eps + (i * sh.groups() + q) * d;
+      for (int64_t j = 0; j < d; ++j) gk[j] = m[j] + s[j] * e[j];
+    } else {
+      for (int64_t j = 0; j < d; ++j) gk[j] = m[j];
+    }
+  }
+}
+
+// u = H (s2 .* x_i) for the span's blocks.
+template <class Vt>
+inline void whvi_u(const whvi::kernels::WhviShape& sh, const typename Vt::T* xi,
+                   const typename Vt::T* s2, WhviSpan sp, typename Vt::T* u, int n) {
+  const int64_t d = sh.d;
+  for (int64_t k = 0; k < sp.c; ++k) {
+    const auto* s = s2 + (sp.k0 + k) * d;
+    auto* uk = u + k * d;
+    for (int64_t j = 0; j < d; ++j) uk[j] = s[j] * xi[j];
+  }
+  fwht_segments<Vt>(u, u, sp.c, n);
+}
+
+// Forward; hu and hw, when given, receive u = H(s2 x) and w = H(g u) of every
+// row and block ([batch, blocks, d] each) for the backward to reuse.
 template <class Vt>
 void whvi_forward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T* x,
                        const typename Vt::T* eps, const typename Vt::T* s1,
                        const typename Vt::T* s2, const typename Vt::T* mu,
-                       const typename Vt::T* sg, typename Vt::T* y, int threads) {
+                       const typename Vt::T* sg, typename Vt::T* y, int threads,
+                       typename Vt::T* hu, typename Vt::T* hw) {
   using T = typename Vt::T;
-  const int64_t d = sh.d;
+  const int64_t d = sh.d, K = sh.blocks;
   const int n = whvi::kernels::log2_exact(d);
+  const int64_t C = whvi_span_blocks<T>(sh, Vt::LOGW);
   const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, sh.batch)));
   for_chunks(sh.batch, nt, [&](int, int64_t lo, int64_t hi) {
-  for (int64_t i = lo; i < hi; ++i) {
-    const T* xi = x + i * d;
-    for (int64_t k = 0; k < sh.blocks; ++k) {
-      const auto p = whvi_ptrs<T>(sh, eps, s1, s2, mu, sg, i, k);
-      T* yi = y + (i * sh.blocks + k) * d;
-      for (int64_t j = 0; j < d; ++j) yi[j] = p.s2[j] * xi[j];
-      fwht_row<Vt>(yi, yi, n, T(1));
-      if (p.eps)
-        for (int64_t j = 0; j < d; ++j) yi[j] *= p.mu[j] + p.sg[j] * p.eps[j];
-      else
-        for (int64_t j = 0; j < d; ++j) yi[j] *= p.mu[j];
-      fwht_row<Vt>(yi, yi, n, T(1));
-      for (int64_t j = 0; j < d; ++j) yi[j] *= p.s1[j];
+    std::vector<T> gbuf(C * d);
+    T* g = gbuf.data();
+    for (int64_t i = lo; i < hi; ++i) {
+      const T* xi = x + i * d;
+      for (int64_t k0 = 0; k0 < K; k0 += C) {
+        const WhviSpan sp{k0, C};
+        const int64_t off = (i * K + k0) * d, len = C * d;
+        T* yi = y + off;
+        whvi_u<Vt>(sh, xi, s2, sp, yi, n);
+        if (hu) std::copy(yi, yi + len, hu + off);
+        whvi_g<T>(sh, eps, mu, sg, i, sp, g);
+        for (int64_t t = 0; t < len; ++t) yi[t] *= g[t];
+        fwht_segments<Vt>(yi, yi, C, n);
+        if (hw) std::copy(yi, yi + len, hw + off);
+        const T* s = s1 + k0 * d;
+        for (int64_t t = 0; t < len; ++t) yi[t] *= s[t];
+      }
     }
-  }
   });
 }
 
+// Backward; hu and hw, when given, are the forward's (same inputs), so the
+// two transforms that made them are not redone.
 template <class Vt>
 void whvi_backward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T* x,
                         const typename Vt::T* eps, const typename Vt::T* s1,
                         const typename Vt::T* s2, const typename Vt::T* mu,
                         const typename Vt::T* sg, const typename Vt::T* dy, typename Vt::T* dx,
                         typename Vt::T* ds1, typename Vt::T* ds2, typename Vt::T* dmu,
-                        typename Vt::T* dsg, int threads) {
+                        typename Vt::T* dsg, int threads, const typename Vt::T* hu,
+                        const typename Vt::T* hw) {
   using T = typename Vt::T;
   const int64_t d = sh.d, K = sh.blocks, G = sh.groups();
   const int n = whvi::kernels::log2_exact(d);
+  const int64_t C = whvi_span_blocks<T>(sh, Vt::LOGW);
   const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, sh.batch)));
   // Per-thread partial sums of the parameter gradients: [nt][2K + 2G][d].
   const int64_t per = (2 * K + 2 * G) * d;
@@ -273,54 +336,65 @@ void whvi_backward_rows(const whvi::kernels::WhviShape& sh, const typename Vt::T
     T* a_ds2 = a_ds1 + K * d;
     T* a_dmu = a_ds2 + K * d;
     T* a_dsg = a_dmu + G * d;
-    std::vector<T> ubuf(d), bbuf(d), gbuf(d);
-    T* u = ubuf.data();
+    std::vector<T> ubuf(C * d), bbuf(C * d), gbuf(C * d);
     T* b = bbuf.data();
     T* g = gbuf.data();
     for (int64_t i = lo; i < hi; ++i) {
       const T* xi = x + i * d;
-      const T* dyi_base = dy + i * K * d;
       T* dxi = dx ? dx + i * d : nullptr;
       if (dxi) std::fill(dxi, dxi + d, T(0));
-      for (int64_t k = 0; k < K; ++k) {
-        const auto p = whvi_ptrs<T>(sh, eps, s1, s2, mu, sg, i, k);
-        const int64_t q = sh.shared_g ? 0 : k;
-        const T* dyi = dyi_base + k * d;
-        for (int64_t j = 0; j < d; ++j) u[j] = p.s2[j] * xi[j];
-        fwht_row<Vt>(u, u, n, T(1));  // u = H a
-        if (p.eps)
-          for (int64_t j = 0; j < d; ++j) g[j] = p.mu[j] + p.sg[j] * p.eps[j];
-        else
-          for (int64_t j = 0; j < d; ++j) g[j] = p.mu[j];
+      for (int64_t k0 = 0; k0 < K; k0 += C) {
+        const WhviSpan sp{k0, C};
+        const int64_t off = (i * K + k0) * d, len = C * d;
+        const T* dyi = dy + off;
+        const T* u = hu ? hu + off : ubuf.data();
+        if (!hu) whvi_u<Vt>(sh, xi, s2, sp, ubuf.data(), n);  // u = H a
+        whvi_g<T>(sh, eps, mu, sg, i, sp, g);
         if (ds1) {
-          for (int64_t j = 0; j < d; ++j) b[j] = g[j] * u[j];
-          fwht_row<Vt>(b, b, n, T(1));  // w = H v
-          T* o = a_ds1 + k * d;
-          for (int64_t j = 0; j < d; ++j) o[j] += dyi[j] * b[j];
+          const T* w = hw ? hw + off : b;
+          if (!hw) {
+            for (int64_t t = 0; t < len; ++t) b[t] = g[t] * u[t];
+            fwht_segments<Vt>(b, b, C, n);  // w = H v
+          }
+          T* o = a_ds1 + k0 * d;
+          for (int64_t t = 0; t < len; ++t) o[t] += dyi[t] * w[t];
         }
-        for (int64_t j = 0; j < d; ++j) b[j] = p.s1[j] * dyi[j];
-        fwht_row<Vt>(b, b, n, T(1));  // dv = H (s1 dy)
+        const T* s = s1 + k0 * d;
+        for (int64_t t = 0; t < len; ++t) b[t] = s[t] * dyi[t];
+        fwht_segments<Vt>(b, b, C, n);  // dv = H (s1 dy)
         if (dmu || dsg) {
-          T* om = a_dmu + q * d;
-          T* os = a_dsg + q * d;
-          if (p.eps)
-            for (int64_t j = 0; j < d; ++j) {
-              const T dg = b[j] * u[j];
-              om[j] += dg;
-              os[j] += dg * p.eps[j];
+          for (int64_t k = k0; k < k0 + C; ++k) {  // blocks in order: shared g sums them in k order
+            const int64_t q = sh.shared_g ? 0 : k;
+            T* om = a_dmu + q * d;
+            T* os = a_dsg + q * d;
+            const T* bk = b + (k - k0) * d;
+            const T* uk = u + (k - k0) * d;
+            if (eps) {
+              const T* e = eps + (i * G + q) * d;
+              for (int64_t j = 0; j < d; ++j) {
+                const T dg = bk[j] * uk[j];
+                om[j] += dg;
+                os[j] += dg * e[j];
+              }
+            } else {
+              for (int64_t j = 0; j < d; ++j) om[j] += bk[j] * uk[j];
             }
-          else
-            for (int64_t j = 0; j < d; ++j) om[j] += b[j] * u[j];
+          }
         }
         if (ds2 || dxi) {
-          for (int64_t j = 0; j < d; ++j) b[j] *= g[j];
-          fwht_row<Vt>(b, b, n, T(1));  // da = H (g dv)
-          if (ds2) {
-            T* o = a_ds2 + k * d;
-            for (int64_t j = 0; j < d; ++j) o[j] += b[j] * xi[j];
+          for (int64_t t = 0; t < len; ++t) b[t] *= g[t];
+          fwht_segments<Vt>(b, b, C, n);  // da = H (g dv)
+          for (int64_t k = 0; k < C; ++k) {
+            const T* bk = b + k * d;
+            if (ds2) {
+              T* o = a_ds2 + (k0 + k) * d;
+              for (int64_t j = 0; j < d; ++j) o[j] += bk[j] * xi[j];
+            }
+            if (dxi) {
+              const T* sk = s2 + (k0 + k) * d;
+              for (int64_t j = 0; j < d; ++j) dxi[j] += sk[j] * bk[j];
+            }
           }
-          if (dxi)
-            for (int64_t j = 0; j < d; ++j) dxi[j] += p.s2[j] * b[j];
         }
       }
     }

@@ -15,6 +15,7 @@ struct Scalar {
   static V sub(V a, V b) { return a - b; }
   static V mul(V a, V b) { return a * b; }
   static V set1(T a) { return a; }
+  static V inreg_n(V a, int) { return a; }
   static V inreg(V a) { return a; }
 };
 

@@ -18,15 +18,15 @@ struct IsaKernels {
   void (*fwht_f)(const float*, int64_t, float*, int64_t, int64_t, int, float, int);
   void (*fwht_d)(const double*, int64_t, double*, int64_t, int64_t, int, double, int);
   void (*whvi_fwd_f)(const WhviShape&, const float*, const float*, const float*, const float*,
-                     const float*, const float*, float*, int);
+                     const float*, const float*, float*, int, float*, float*);
   void (*whvi_fwd_d)(const WhviShape&, const double*, const double*, const double*,
-                     const double*, const double*, const double*, double*, int);
+                     const double*, const double*, const double*, double*, int, double*, double*);
   void (*whvi_bwd_f)(const WhviShape&, const float*, const float*, const float*, const float*,
                      const float*, const float*, const float*, float*, float*, float*, float*,
-                     float*, int);
+                     float*, int, const float*, const float*);
   void (*whvi_bwd_d)(const WhviShape&, const double*, const double*, const double*,
                      const double*, const double*, const double*, const double*, double*, double*,
-                     double*, double*, double*, int);
+                     double*, double*, double*, int, const double*, const double*);
   SimdLevel level;  // the level these kernels were compiled for
 };
 

@@ -78,12 +78,15 @@ class WhviLayer : public BayesianLayer {
     auto& sg = c.buffer(3, p_.g_logvar.sizes(), o);
     at::mul_out(sg, p_.g_logvar, 0.5).exp_();
     auto& y = c.buffer(4, {n, p_.blocks, d}, o);
+    auto& hu = c.buffer(12, {n, p_.blocks, d}, o);  // the kernel's intermediates, for the backward
+    auto& hw = c.buffer(13, {n, p_.blocks, d}, o);
     const auto sh = kernel_shape(n);
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "whvi_fused_forward", [&] {
       kernels::whvi_forward_cpu<scalar_t>(sh, xp.data_ptr<scalar_t>(), eps.data_ptr<scalar_t>(),
                                           p_.s1.data_ptr<scalar_t>(), p_.s2.data_ptr<scalar_t>(),
                                           p_.g_mu.data_ptr<scalar_t>(), sg.data_ptr<scalar_t>(),
-                                          y.data_ptr<scalar_t>(), threads());
+                                          y.data_ptr<scalar_t>(), threads(), hu.data_ptr<scalar_t>(),
+                                          hw.data_ptr<scalar_t>());
     });
     auto yv = y.view({n, p_.blocks * d});
     if (p_.blocks * d != out) yv = yv.narrow(1, 0, out);
@@ -96,7 +99,7 @@ class WhviLayer : public BayesianLayer {
     torch::NoGradGuard ng;
     const int64_t n = g.size(0), d = p_.d, in = in_features(), out = out_features();
     const auto o = g.options();
-    const auto &xp = c[0], &eps = c[2], &sg = c[3];
+    const auto &xp = c[0], &eps = c[2], &sg = c[3], &hu = c[12], &hw = c[13];
     torch::Tensor dy = g.contiguous();
     if (p_.blocks * d != out) {
       auto& b = c.buffer(6, {n, p_.blocks * d}, o);
@@ -115,7 +118,8 @@ class WhviLayer : public BayesianLayer {
           sh, xp.data_ptr<scalar_t>(), eps.data_ptr<scalar_t>(), p_.s1.data_ptr<scalar_t>(),
           p_.s2.data_ptr<scalar_t>(), p_.g_mu.data_ptr<scalar_t>(), sg.data_ptr<scalar_t>(),
           dy.data_ptr<scalar_t>(), need_dx ? dx.data_ptr<scalar_t>() : nullptr, ds1.data_ptr<scalar_t>(),
-          ds2.data_ptr<scalar_t>(), dmu.data_ptr<scalar_t>(), dsg.data_ptr<scalar_t>(), threads());
+          ds2.data_ptr<scalar_t>(), dmu.data_ptr<scalar_t>(), dsg.data_ptr<scalar_t>(), threads(),
+          hu.data_ptr<scalar_t>(), hw.data_ptr<scalar_t>());
     });
     p_.s1.mutable_grad().add_(ds1);
     p_.s2.mutable_grad().add_(ds2);

@@ -165,21 +165,30 @@ struct WhviFunction : torch::autograd::Function<WhviFunction> {
   // autograd cannot take an undefined tensor as an input).
   static Tensor forward(AutogradContext* ctx, const Tensor& x_, const Tensor& eps_in,
                         const Tensor& s1_, const Tensor& s2_, const Tensor& mu_,
-                        const Tensor& sg_, bool shared, bool has_eps) {
+                        const Tensor& sg_, bool shared, bool has_eps, bool keep) {
     const Tensor eps_ = has_eps ? eps_in : Tensor();
     const auto sh = check_whvi(x_, eps_, s1_, s2_, mu_, sg_, shared);
     Tensor x = x_.contiguous(), s1 = s1_.contiguous(), s2 = s2_.contiguous(),
            mu = mu_.contiguous(), sg = sg_.contiguous();
     Tensor eps = eps_.defined() ? eps_.contiguous() : Tensor();
     Tensor y = torch::empty({sh.batch, sh.blocks, sh.d}, x.options());
+    // On the CPU with a backward to come, the kernel also keeps its two
+    // intermediate transforms, so the backward does not redo them (same numbers).
+    Tensor hu, hw;
+    if (keep && x.is_cpu()) {
+      hu = torch::empty_like(y);
+      hw = torch::empty_like(y);
+    }
     ctx->saved_data["shared"] = shared;
-    ctx->save_for_backward({x, eps.defined() ? eps : torch::Tensor(), s1, s2, mu, sg});
+    ctx->save_for_backward({x, eps.defined() ? eps : torch::Tensor(), s1, s2, mu, sg, hu, hw});
     if (x.is_cpu()) {
       AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "whvi_matvec", [&] {
         kernels::whvi_forward_cpu<scalar_t>(sh, x.data_ptr<scalar_t>(), ptr_or_null<scalar_t>(eps),
                                             s1.data_ptr<scalar_t>(), s2.data_ptr<scalar_t>(),
                                             mu.data_ptr<scalar_t>(), sg.data_ptr<scalar_t>(),
-                                            y.data_ptr<scalar_t>(), threads());
+                                            y.data_ptr<scalar_t>(), threads(),
+                                            hu.defined() ? hu.data_ptr<scalar_t>() : nullptr,
+                                            hw.defined() ? hw.data_ptr<scalar_t>() : nullptr);
       });
       return y;
     }
@@ -201,7 +210,7 @@ struct WhviFunction : torch::autograd::Function<WhviFunction> {
     const auto saved = ctx->get_saved_variables();
     const bool shared = ctx->saved_data["shared"].toBool();
     const Tensor &x = saved[0], &eps = saved[1], &s1 = saved[2], &s2 = saved[3], &mu = saved[4],
-                 &sg = saved[5];
+                 &sg = saved[5], &hu = saved[6], &hw = saved[7];
     const Tensor dy = grads[0].contiguous();
     kernels::WhviShape sh;
     sh.batch = x.size(0);
@@ -219,7 +228,8 @@ struct WhviFunction : torch::autograd::Function<WhviFunction> {
         kernels::whvi_backward_cpu<scalar_t>(
             sh, x.data_ptr<scalar_t>(), ptr_or_null<scalar_t>(eps), s1.data_ptr<scalar_t>(),
             s2.data_ptr<scalar_t>(), mu.data_ptr<scalar_t>(), sg.data_ptr<scalar_t>(),
-            dy.data_ptr<scalar_t>(), out(dx), out(ds1), out(ds2), out(dmu), out(dsg), threads());
+            dy.data_ptr<scalar_t>(), out(dx), out(ds1), out(ds2), out(dmu), out(dsg), threads(),
+            ptr_or_null<scalar_t>(hu), ptr_or_null<scalar_t>(hw));
       });
     }
 #ifdef WHVI_TORCH_CUDA
@@ -233,7 +243,7 @@ struct WhviFunction : torch::autograd::Function<WhviFunction> {
                                    c10::cuda::getCurrentCUDAStream().stream());
     }
 #endif
-    return {dx, Tensor(), ds1, ds2, dmu, dsg, Tensor(), Tensor()};
+    return {dx, Tensor(), ds1, ds2, dmu, dsg, Tensor(), Tensor(), Tensor()};
   }
 };
 
@@ -259,8 +269,11 @@ void fwht_out(const Tensor& x, Tensor& out, double scale) {
 Tensor whvi_matvec(const Tensor& x, const Tensor& eps, const Tensor& s1, const Tensor& s2,
                    const Tensor& mu, const Tensor& sigma, bool shared_g) {
   const bool has_eps = eps.defined();
+  bool keep = false;  // a backward will run: some input takes a gradient, with grad mode on
+  if (torch::GradMode::is_enabled())
+    for (const auto* t : {&x, &s1, &s2, &mu, &sigma}) keep = keep || t->requires_grad();
   return WhviFunction::apply(x, has_eps ? eps : torch::empty({0}, x.options()), s1, s2, mu, sigma,
-                             shared_g, has_eps);
+                             shared_g, has_eps, keep);
 }
 
 Tensor hadamard_matrix(int64_t d, torch::ScalarType dtype) {
