@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "infer/fused_step.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
+#include "models/fused_ops.h"
 #include "models/regression_model.h"
 #include "train/loop.h"
 
@@ -179,5 +181,109 @@ TEST(FusedStep, RefusesWhatItCannotDoByName) {
       EXPECT_NE(msg.find(want), std::string::npos) << msg;
       EXPECT_NE(msg.find("training.engine: autograd"), std::string::npos) << msg;
     }
+  }
+}
+
+// The fused step's plain loops (models/fused_ops.h) give exactly what the
+// LibTorch op each replaces gives: bit for bit, in float32 and float64, on
+// values that include -0, +-inf, NaN and subnormals, on strided inputs where
+// the loop takes them, and with scalars that float cannot hold (0.1, 1/0.7:
+// LibTorch rounds the scalar to the element type first). A loop that computed
+// in double and rounded, reordered an operation, fused a multiply-add or lost
+// the sign of a zero fails here, where the fused-vs-autograd tests above
+// (tolerances) would not see it.
+namespace {
+
+// Bit patterns equal (NaN == NaN of the same payload; -0 != +0).
+::testing::AssertionResult same_bits(const torch::Tensor& got, const torch::Tensor& want) {
+  if (got.sizes() != want.sizes() || got.scalar_type() != want.scalar_type())
+    return ::testing::AssertionFailure() << "shape/type " << got.sizes() << " vs " << want.sizes();
+  const auto g = got.contiguous(), w = want.contiguous();
+  const size_t bytes = static_cast<size_t>(g.numel()) * g.element_size();
+  if (std::memcmp(g.data_ptr(), w.data_ptr(), bytes) == 0) return ::testing::AssertionSuccess();
+  const auto* gb = static_cast<const unsigned char*>(g.data_ptr());
+  const auto* wb = static_cast<const unsigned char*>(w.data_ptr());
+  size_t i = 0;
+  while (gb[i] == wb[i]) ++i;
+  const int64_t e = static_cast<int64_t>(i / g.element_size());
+  return ::testing::AssertionFailure() << "element " << e << " of " << g.numel() << ": "
+                                       << g.view({-1})[e].item<double>() << " vs " << w.view({-1})[e].item<double>();
+}
+
+// [rows, cols] of N(0, s²) values with special values sprinkled in.
+torch::Tensor awkward(int64_t rows, int64_t cols, torch::ScalarType t, uint64_t seed, double s = 3.0) {
+  auto gen = make_generator(seed);
+  auto x = torch::randn({rows, cols}, gen, torch::TensorOptions().dtype(t)) * s;
+  auto flat = x.view({-1});
+  const double tiny = t == torch::kFloat32 ? 1e-40 : 1e-310;  // subnormal
+  const std::vector<double> special{-0.0, 0.0, INFINITY, -INFINITY, NAN, tiny, -tiny, 1.0, -1.0};
+  for (size_t i = 0; i < special.size() && static_cast<int64_t>(3 * i + 1) < flat.numel(); ++i)
+    flat[static_cast<int64_t>(3 * i + 1)] = special[i];
+  return x;
+}
+
+}  // namespace
+
+TEST(FusedOps, EachLoopGivesTheLibTorchOpsBitsExactly) {
+  namespace fo = models::fused_ops;
+  for (const auto t : {torch::kFloat32, torch::kFloat64}) {
+    SCOPED_TRACE(t == torch::kFloat32 ? "float32" : "float64");
+    const int64_t R = 37, C = 70;  // not multiples of any vector width
+    const auto a = awkward(R, C, t, 1), b = awkward(R, C, t, 2), c = awkward(R, C, t, 3).abs() + 0.25;
+    auto out = torch::empty({R, C}, a.options());
+    // a strided view: columns 5.. of a wider matrix (row stride C + 9)
+    const auto wide = awkward(R, C + 9, t, 4);
+    const auto strided = wide.narrow(1, 5, C);
+    ASSERT_FALSE(strided.is_contiguous());
+    const auto row = awkward(1, C, t, 5).view({C});
+
+    fo::add_row_vector_out(out, strided, row);
+    EXPECT_TRUE(same_bits(out, at::add(strided, row))) << "add_row_vector_out";
+
+    auto acc = a.clone();
+    fo::add_(acc, b);
+    EXPECT_TRUE(same_bits(acc, a.clone().add_(b))) << "add_";
+
+    for (const double s : {0.5, 0.1, 1.0 / 0.7, 3.0e38}) {
+      fo::scale_out(out, a, s);
+      EXPECT_TRUE(same_bits(out, at::mul(a, s))) << "scale_out " << s;
+      auto inplace = a.clone();
+      fo::scale_out(inplace, inplace, s);  // the fused step scales df in place
+      EXPECT_TRUE(same_bits(inplace, at::mul(a, s))) << "scale_out in place " << s;
+      fo::mul_scale_out(out, a, b, s);
+      EXPECT_TRUE(same_bits(out, at::mul(a, b).mul_(s))) << "mul_scale_out " << s;
+      fo::mul_div_scale_out(out, a, b, c, s);
+      EXPECT_TRUE(same_bits(out, at::mul(a, b).div_(c).mul_(s))) << "mul_div_scale_out " << s;
+    }
+
+    fo::square_out(out, a);
+    EXPECT_TRUE(same_bits(out, at::mul(a, a))) << "square_out";
+
+    fo::sub_out(out, a, b);
+    EXPECT_TRUE(same_bits(out, at::sub(a, b))) << "sub_out";
+
+    auto r = a.clone();  // negatives (NaN), -0 (-0), inf, subnormals
+    fo::sqrt_(r);
+    EXPECT_TRUE(same_bits(r, a.sqrt())) << "sqrt_";
+    fo::mul_div_scale_out(out, a, c, b, 0.5);  // dividing by 0, -0, inf, NaN
+    EXPECT_TRUE(same_bits(out, at::mul(a, c).div_(b).mul_(0.5))) << "mul_div_scale_out by awkward values";
+
+    auto padded = torch::full({R, C + 9}, 7.0, a.options());  // stale values must go
+    fo::pad_columns_out(padded, strided);
+    auto want_pad = torch::zeros({R, C + 9}, a.options());
+    want_pad.narrow(1, 0, C).copy_(strided);
+    EXPECT_TRUE(same_bits(padded, want_pad)) << "pad_columns_out";
+
+    fo::relu_out(out, strided);
+    EXPECT_TRUE(same_bits(out, at::relu(strided))) << "relu_out (strided)";
+    fo::relu_out(out, a);
+    EXPECT_TRUE(same_bits(out, at::relu(a))) << "relu_out";
+    // a[0][1] is -0: relu keeps it as it is (and NaN, a[0][13])
+    EXPECT_TRUE(std::signbit(out[0][1].item<double>()));
+    EXPECT_TRUE(std::isnan(out[0][13].item<double>()));
+
+    auto dh = awkward(R, C + 3, t, 6).narrow(1, 2, C);
+    fo::relu_backward_out(out, strided, dh);
+    EXPECT_TRUE(same_bits(out, at::mul(dh, strided.gt(0)))) << "relu_backward_out";
   }
 }

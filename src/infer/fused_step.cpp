@@ -5,11 +5,13 @@
 
 #include "common/errors.h"
 #include "likelihoods/likelihood.h"
+#include "models/fused_ops.h"
 
 namespace whvi::infer {
 namespace {
 constexpr double kLnTwoPi = 1.8378770664093453;
-}
+
+}  // namespace
 
 std::string fused_unsupported(const models::RegressionModel& model) {
   if (model.has_trunk())
@@ -58,23 +60,29 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
     auto& a = acts_[l];
     if (!a.defined() || a.sizes() != z[l].sizes() || a.scalar_type() != z[l].scalar_type())
       a = torch::empty(z[l].sizes(), z[l].options());
-    if (relu) at::relu_(a.copy_(z[l]));
+    if (relu && models::fused_ops::unit_rows(z[l])) models::fused_ops::relu_out(a, z[l]);
+    else if (relu) at::relu_(a.copy_(z[l]));
     else at::tanh_out(a, z[l]);
     h = a;
   }
   // the Gaussian likelihood: nll = ½ Σ (ln 2π + lnv + (y - f)² e^-lnv)
   auto& lik = static_cast<likelihoods::GaussianLikelihood&>(model_.likelihood());
   auto& lnv_t = lik.log_noise_var();
-  const double lnv = lnv_t.item<double>(), prec = std::exp(-lnv);
+  double lnv = 0;  // one element: read it, not item() (a dispatch)
+  AT_DISPATCH_FLOATING_TYPES(lnv_t.scalar_type(), "fused_lnv", [&] { lnv = static_cast<double>(*lnv_t.data_ptr<scalar_t>()); });
+  const double prec = std::exp(-lnv);
   const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
   const auto f = z[L - 1].view({-1});
   const int64_t rows = f.numel();
   if (!df_.defined() || df_.numel() != rows || df_.scalar_type() != f.scalar_type())
     df_ = torch::empty({rows, 1}, f.options());
   auto df = df_.view({-1});
-  at::sub_out(df, f, yb);  // f - y
-  const double sse = df.square().sum().item<double>();
-  df.mul_(scale * prec);
+  const bool plain = f.is_contiguous() && yb.is_contiguous() && yb.numel() == rows;
+  if (plain) models::fused_ops::sub_out(df, f, yb);  // f - y
+  else at::sub_out(df, f, yb);
+  const double sse = df.square().sum().item<double>();  // LibTorch's summation order
+  if (plain) models::fused_ops::scale_out(df, df, scale * prec);
+  else df.mul_(scale * prec);
   const double nll = 0.5 * (static_cast<double>(rows) * (kLnTwoPi + lnv) + sse * prec);
   lnv_t.mutable_grad().add_(scale * 0.5 * (static_cast<double>(rows) - sse * prec));
   // backward
@@ -86,7 +94,9 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
     auto& d = dacts_[l - 1];
     if (!d.defined() || d.sizes() != dh.sizes() || d.scalar_type() != dh.scalar_type())
       d = torch::empty(dh.sizes(), dh.options());
-    if (relu) {
+    if (relu && models::fused_ops::unit_rows(z[l - 1]) && models::fused_ops::unit_rows(dh)) {
+      models::fused_ops::relu_backward_out(d, z[l - 1], dh);
+    } else if (relu) {
       at::mul_out(d, dh, z[l - 1].gt(0));
     } else {  // tanh' = 1 - a²
       const auto& a = acts_[l - 1];

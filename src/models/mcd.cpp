@@ -7,6 +7,7 @@
 // Init: LibTorch's Linear default, U(+-1/sqrt(fan_in)) for W and b.
 #include <cmath>
 
+#include "models/fused_ops.h"
 #include "models/layer.h"
 #include "models/layer_options.h"
 
@@ -51,7 +52,7 @@ class McdLayer : public BayesianLayer {
     auto& keep = c.buffer(2, {n, out}, o);
     keep.bernoulli_(1.0 - p_, gen);
     auto& z = c.buffer(3, {n, out}, o);
-    at::mul_out(z, y, keep).mul_(1.0 / (1.0 - p_));
+    fused_ops::mul_scale_out(z, y, keep, 1.0 / (1.0 - p_));
     return z;
   }
   torch::Tensor fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) override {
@@ -60,11 +61,12 @@ class McdLayer : public BayesianLayer {
     torch::Tensor dy = g;
     if (p_ != 0.0) {
       auto& d = c.buffer(4, g.sizes(), g.options());
-      at::mul_out(d, g, c[2]).mul_(1.0 / (1.0 - p_));
+      if (g.is_contiguous()) fused_ops::mul_scale_out(d, g, c[2], 1.0 / (1.0 - p_));
+      else at::mul_out(d, g, c[2]).mul_(1.0 / (1.0 - p_));
       dy = d;
     }
     w_.mutable_grad().addmm_(x.t(), dy);
-    b_.mutable_grad().add_(dy.sum(0));
+    fused_ops::add_(b_.mutable_grad(), dy.sum(0));
     if (!need_dx) return {};
     auto& dx = c.buffer(5, x.sizes(), g.options());
     at::mm_out(dx, dy, w_.t());

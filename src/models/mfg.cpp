@@ -7,6 +7,7 @@
 // Init: mu_W ~ U(+-s/sqrt(fan_in)), mu_b = 0, logvar = model.mfg.init_logvar.
 #include <cmath>
 
+#include "models/fused_ops.h"
 #include "models/layer.h"
 #include "models/layer_options.h"
 
@@ -57,10 +58,11 @@ class MfgLayer : public BayesianLayer {
     auto& bv = c.buffer(3, b_logvar_.sizes(), o);
     at::exp_out(bv, b_logvar_);
     auto& x2 = c.buffer(4, x.sizes(), o);
-    at::mul_out(x2, x, x);
+    if (x.is_contiguous()) fused_ops::square_out(x2, x);
+    else at::mul_out(x2, x, x);
     auto& sd = c.buffer(5, {n, out}, o);
     at::addmm_out(sd, bv, x2, wv);
-    sd.sqrt_();
+    fused_ops::sqrt_(sd);
     auto& eps = c.buffer(6, {n, out}, o);
     eps.normal_(0, 1, gen);
     auto& y = c.buffer(7, {n, out}, o);
@@ -72,9 +74,10 @@ class MfgLayer : public BayesianLayer {
     const auto &x = c[0], &wv = c[2], &bv = c[3], &x2 = c[4], &sd = c[5], &eps = c[6];
     // dL/dvar = g eps / (2 sd)
     auto& dv = c.buffer(8, g.sizes(), g.options());
-    at::mul_out(dv, g, eps).div_(sd).mul_(0.5);
+    if (g.is_contiguous()) fused_ops::mul_div_scale_out(dv, g, eps, sd, 0.5);
+    else at::mul_out(dv, g, eps).div_(sd).mul_(0.5);
     w_mu_.mutable_grad().addmm_(x.t(), g);
-    b_mu_.mutable_grad().add_(g.sum(0));
+    fused_ops::add_(b_mu_.mutable_grad(), g.sum(0));
     auto& t = c.buffer(9, wv.sizes(), g.options());
     at::mm_out(t, x2.t(), dv);
     w_logvar_.mutable_grad().addcmul_(t, wv);

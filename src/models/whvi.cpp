@@ -32,6 +32,7 @@
 #include "common/errors.h"
 #include "common/runtime.h"
 #include "fwht.h"
+#include "models/fused_ops.h"
 #include "models/layer.h"
 #include "models/whvi_params.h"
 #include "ops/fwht_op.h"
@@ -68,15 +69,15 @@ class WhviLayer : public BayesianLayer {
     torch::Tensor xp = x;
     if (d != in) {
       auto& b = c.buffer(1, {n, d}, o);
-      b.narrow(1, in, d - in).zero_();
-      b.narrow(1, 0, in).copy_(x);
+      fused_ops::pad_columns_out(b, x);
       xp = b;
     }
     c[0] = xp;
     auto& eps = c.buffer(2, {n, p_.groups, d}, o);
     eps.normal_(0, 1, gen);
     auto& sg = c.buffer(3, p_.g_logvar.sizes(), o);
-    at::mul_out(sg, p_.g_logvar, 0.5).exp_();
+    fused_ops::scale_out(sg, p_.g_logvar, 0.5);
+    sg.exp_();
     auto& y = c.buffer(4, {n, p_.blocks, d}, o);
     auto& hu = c.buffer(12, {n, p_.blocks, d}, o);  // the kernel's intermediates, for the backward
     auto& hw = c.buffer(13, {n, p_.blocks, d}, o);
@@ -92,7 +93,7 @@ class WhviLayer : public BayesianLayer {
     if (p_.blocks * d != out) yv = yv.narrow(1, 0, out);
     if (p_.opt.bias == "none") return yv;
     auto& z = c.buffer(5, {n, out}, o);
-    at::add_out(z, yv, p_.b_mu);
+    fused_ops::add_row_vector_out(z, yv, p_.b_mu);
     return z;
   }
   torch::Tensor fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) override {
@@ -103,8 +104,7 @@ class WhviLayer : public BayesianLayer {
     torch::Tensor dy = g.contiguous();
     if (p_.blocks * d != out) {
       auto& b = c.buffer(6, {n, p_.blocks * d}, o);
-      b.narrow(1, out, p_.blocks * d - out).zero_();
-      b.narrow(1, 0, out).copy_(g);
+      fused_ops::pad_columns_out(b, g);
       dy = b;
     }
     auto& dx = c.buffer(7, {n, d}, o);
@@ -121,12 +121,12 @@ class WhviLayer : public BayesianLayer {
           ds2.data_ptr<scalar_t>(), dmu.data_ptr<scalar_t>(), dsg.data_ptr<scalar_t>(), threads(),
           hu.data_ptr<scalar_t>(), hw.data_ptr<scalar_t>());
     });
-    p_.s1.mutable_grad().add_(ds1);
-    p_.s2.mutable_grad().add_(ds2);
-    p_.g_mu.mutable_grad().add_(dmu);
+    fused_ops::add_(p_.s1.mutable_grad(), ds1);
+    fused_ops::add_(p_.s2.mutable_grad(), ds2);
+    fused_ops::add_(p_.g_mu.mutable_grad(), dmu);
     // d exp(lv/2) / d lv = exp(lv/2) / 2
     p_.g_logvar.mutable_grad().addcmul_(dsg, sg, 0.5);
-    if (p_.opt.bias != "none") p_.b_mu.mutable_grad().add_(g.sum(0));
+    if (p_.opt.bias != "none") fused_ops::add_(p_.b_mu.mutable_grad(), g.sum(0));
     if (!need_dx) return {};
     return d == in ? dx : dx.narrow(1, 0, in);
   }

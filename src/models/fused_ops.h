@@ -1,0 +1,176 @@
+// Plain loops for the element-wise work of the fused training step (issue 11
+// part 2; infer/fused_step.h). Each performs, per element, the one IEEE
+// operation of the LibTorch op it replaces (an add, a multiply, a divide, a
+// square root, a copy), so the numbers are the same bit for bit; what goes is
+// the op's dispatch, TensorIterator set-up and temporaries, about a
+// microsecond each, which at these sizes (tens of ops on [64, 128] tensors a
+// step) is a good part of the step. Composite ops (addcmul: LibTorch's build
+// may contract it into a fused multiply-add), reductions (their summation
+// order is LibTorch's), GEMMs and transcendental functions (LibTorch's vector
+// exp is not libm's) stay LibTorch's.
+//
+// Every function takes 2-D [rows, cols] operands whose rows are unit-stride
+// (any row stride), and a contiguous output; tests/test_fused_step.cpp checks
+// each against the op it replaces.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include <torch/torch.h>
+
+#include "common/errors.h"
+
+namespace whvi::models::fused_ops {
+
+// 2-D with unit-stride rows: what every function below takes.
+inline bool unit_rows(const torch::Tensor& t) { return t.dim() == 2 && (t.size(1) <= 1 || t.stride(1) == 1); }
+
+// out[r, c] = a[r, c] + b[c]  (at::add_out(out, a, b) with b broadcast over rows)
+inline void add_row_vector_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b) {
+  WHVI_ASSERT(unit_rows(a));
+  WHVI_ASSERT(out.is_contiguous() && b.is_contiguous() && b.numel() == a.size(1) && out.numel() == a.numel());
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_add_row_vector", [&] {
+    const int64_t rows = a.size(0), cols = a.size(1), as = a.stride(0);
+    const scalar_t* __restrict bp = b.data_ptr<scalar_t>();
+    const scalar_t* ap = a.data_ptr<scalar_t>();
+    scalar_t* op = out.data_ptr<scalar_t>();
+    for (int64_t r = 0; r < rows; ++r, ap += as, op += cols)
+      for (int64_t c = 0; c < cols; ++c) op[c] = ap[c] + bp[c];
+  });
+}
+
+// dst += src, both contiguous with the same number of elements (dst.add_(src))
+inline void add_(torch::Tensor& dst, const torch::Tensor& src) {
+  WHVI_ASSERT(dst.is_contiguous() && src.is_contiguous() && dst.numel() == src.numel() &&
+              dst.scalar_type() == src.scalar_type());
+  AT_DISPATCH_FLOATING_TYPES(dst.scalar_type(), "fused_add_", [&] {
+    scalar_t* __restrict d = dst.data_ptr<scalar_t>();
+    const scalar_t* __restrict s = src.data_ptr<scalar_t>();
+    for (int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] += s[i];
+  });
+}
+
+// out = a - b, all contiguous (at::sub_out(out, a, b))
+inline void sub_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b) {
+  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && out.numel() == a.numel() &&
+              a.numel() == b.numel());
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_sub_out", [&] {
+    scalar_t* __restrict o = out.data_ptr<scalar_t>();
+    const scalar_t *__restrict ap = a.data_ptr<scalar_t>(), *__restrict bp = b.data_ptr<scalar_t>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = ap[i] - bp[i];
+  });
+}
+
+// out = a * T(s), a and out contiguous (at::mul_out(out, a, s): the scalar is
+// rounded to the element type first, as LibTorch does for float tensors)
+inline void scale_out(torch::Tensor& out, const torch::Tensor& a, double s) {
+  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && out.numel() == a.numel());
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_scale_out", [&] {
+    const scalar_t k = static_cast<scalar_t>(s);
+    scalar_t* o = out.data_ptr<scalar_t>();
+    const scalar_t* p = a.data_ptr<scalar_t>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = p[i] * k;
+  });
+}
+
+// out = a * a, both contiguous (at::mul_out(out, a, a))
+inline void square_out(torch::Tensor& out, const torch::Tensor& a) {
+  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && out.numel() == a.numel());
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_square_out", [&] {
+    scalar_t* __restrict o = out.data_ptr<scalar_t>();
+    const scalar_t* __restrict p = a.data_ptr<scalar_t>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = p[i] * p[i];
+  });
+}
+
+// t = sqrt(t), contiguous (t.sqrt_(): the square root is exactly rounded either way)
+inline void sqrt_(torch::Tensor& t) {
+  WHVI_ASSERT(t.is_contiguous());
+  AT_DISPATCH_FLOATING_TYPES(t.scalar_type(), "fused_sqrt_", [&] {
+    scalar_t* p = t.data_ptr<scalar_t>();
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = std::sqrt(p[i]);
+  });
+}
+
+// out = ((a * b) / c) * T(s), all contiguous (at::mul_out(out, a, b).div_(c).mul_(s))
+inline void mul_div_scale_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
+                              const torch::Tensor& c, double s) {
+  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && c.is_contiguous() &&
+              out.numel() == a.numel() && a.numel() == b.numel() && b.numel() == c.numel());
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_mul_div_scale", [&] {
+    const scalar_t k = static_cast<scalar_t>(s);
+    scalar_t* __restrict o = out.data_ptr<scalar_t>();
+    const scalar_t *__restrict ap = a.data_ptr<scalar_t>(), *__restrict bp = b.data_ptr<scalar_t>(),
+                               *__restrict cp = c.data_ptr<scalar_t>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = ((ap[i] * bp[i]) / cp[i]) * k;
+  });
+}
+
+// out = (a * b) * T(s), all contiguous (at::mul_out(out, a, b).mul_(s))
+inline void mul_scale_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b, double s) {
+  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && out.numel() == a.numel() &&
+              a.numel() == b.numel());
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_mul_scale", [&] {
+    const scalar_t k = static_cast<scalar_t>(s);
+    scalar_t* __restrict o = out.data_ptr<scalar_t>();
+    const scalar_t *__restrict ap = a.data_ptr<scalar_t>(), *__restrict bp = b.data_ptr<scalar_t>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = (ap[i] * bp[i]) * k;
+  });
+}
+
+// out[:, :cols(x)] = x, out[:, cols(x):] = 0; out contiguous [rows, d]
+// (b.narrow(1, in, d - in).zero_(); b.narrow(1, 0, in).copy_(x))
+inline void pad_columns_out(torch::Tensor& out, const torch::Tensor& x) {
+  WHVI_ASSERT(unit_rows(x));
+  WHVI_ASSERT(out.is_contiguous() && out.dim() == 2 && out.size(0) == x.size(0) && out.size(1) >= x.size(1) &&
+              out.scalar_type() == x.scalar_type());
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_pad_columns", [&] {
+    const int64_t rows = x.size(0), in = x.size(1), d = out.size(1), xs = x.stride(0);
+    const scalar_t* xp = x.data_ptr<scalar_t>();
+    scalar_t* op = out.data_ptr<scalar_t>();
+    for (int64_t r = 0; r < rows; ++r, xp += xs, op += d) {
+      for (int64_t c = 0; c < in; ++c) op[c] = xp[c];
+      for (int64_t c = in; c < d; ++c) op[c] = scalar_t(0);
+    }
+  });
+}
+
+// ReLU forward and backward (infer/fused_step.cpp), without LibTorch's
+// dispatch, the bool mask and the mask's conversion to floats (three ops and
+// two allocations a layer):
+//  - a = relu(z): z < 0 ? 0 : z, as LibTorch's relu_ (clamp_min: max_ps(0, z)
+//    returns z for -0 and NaN);
+//  - d = dh * (z > 0): dh * 1 or dh * 0, the one multiplication (sign of zero,
+//    NaN for an infinite dh) by LibTorch's float mask.
+inline void relu_out(torch::Tensor& a, const torch::Tensor& z) {
+  WHVI_ASSERT(unit_rows(z) && a.is_contiguous() && a.numel() == z.numel() && a.scalar_type() == z.scalar_type());
+  AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), "fused_relu", [&] {
+    const int64_t rows = z.size(0), cols = z.size(1), zs = z.stride(0);
+    const scalar_t* __restrict zp = z.data_ptr<scalar_t>();
+    scalar_t* __restrict ap = a.data_ptr<scalar_t>();
+    for (int64_t r = 0; r < rows; ++r, zp += zs, ap += cols)
+      for (int64_t c = 0; c < cols; ++c) ap[c] = zp[c] < scalar_t(0) ? scalar_t(0) : zp[c];
+  });
+}
+inline void relu_backward_out(torch::Tensor& d, const torch::Tensor& z, const torch::Tensor& dh) {
+  WHVI_ASSERT(unit_rows(z) && unit_rows(dh) && d.is_contiguous() && z.sizes() == dh.sizes() &&
+              d.numel() == z.numel() && d.scalar_type() == z.scalar_type() && dh.scalar_type() == z.scalar_type());
+  AT_DISPATCH_FLOATING_TYPES(d.scalar_type(), "fused_relu_backward", [&] {
+    const int64_t rows = z.size(0), cols = z.size(1), zs = z.stride(0), hs = dh.stride(0);
+    const scalar_t* __restrict zp = z.data_ptr<scalar_t>();
+    const scalar_t* __restrict hp = dh.data_ptr<scalar_t>();
+    scalar_t* __restrict dp = d.data_ptr<scalar_t>();
+    // The mask as a number in a variable of its own: written as
+    // h * T(z > 0), GCC turns h * 1 into h and branches on the sign, which is
+    // random (half the branches mispredicted: 40 us a step at 2 x 128, batch
+    // 64); this form is vectorised as a compare and a multiply.
+    for (int64_t r = 0; r < rows; ++r, zp += zs, hp += hs, dp += cols)
+      for (int64_t c = 0; c < cols; ++c) {
+        const scalar_t mask = zp[c] > scalar_t(0) ? scalar_t(1) : scalar_t(0);
+        dp[c] = hp[c] * mask;
+      }
+  });
+}
+
+}  // namespace whvi::models::fused_ops
