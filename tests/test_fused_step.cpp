@@ -256,6 +256,12 @@ TEST(FusedOps, EachLoopGivesTheLibTorchOpsBitsExactly) {
       EXPECT_TRUE(same_bits(out, at::mul(a, b).div_(c).mul_(s))) << "mul_div_scale_out " << s;
     }
 
+    for (const double v : {0.1, -1.0 / 3.0, 1e-30, 7.0e38}) {
+      auto one = awkward(1, 1, t, 7).view({1}), want = one.clone().add_(v);
+      fo::add_scalar_(one, v);
+      EXPECT_TRUE(same_bits(one, want)) << "add_scalar_ " << v;
+    }
+
     fo::square_out(out, a);
     EXPECT_TRUE(same_bits(out, at::mul(a, a))) << "square_out";
 

@@ -84,7 +84,7 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
   if (plain) models::fused_ops::scale_out(df, df, scale * prec);
   else df.mul_(scale * prec);
   const double nll = 0.5 * (static_cast<double>(rows) * (kLnTwoPi + lnv) + sse * prec);
-  lnv_t.mutable_grad().add_(scale * 0.5 * (static_cast<double>(rows) - sse * prec));
+  models::fused_ops::add_scalar_(lnv_t.mutable_grad(), scale * 0.5 * (static_cast<double>(rows) - sse * prec));
   // backward
   torch::Tensor g = df_;
   for (size_t l = L; l-- > 0;) {

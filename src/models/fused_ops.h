@@ -30,11 +30,12 @@ inline bool unit_rows(const torch::Tensor& t) { return t.dim() == 2 && (t.size(1
 inline void add_row_vector_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b) {
   WHVI_ASSERT(unit_rows(a));
   WHVI_ASSERT(out.is_contiguous() && b.is_contiguous() && b.numel() == a.size(1) && out.numel() == a.numel());
+  WHVI_ASSERT(!out.is_same(a) && out.data_ptr() != a.data_ptr());  // out of place (the loop is vectorised as such)
   AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_add_row_vector", [&] {
     const int64_t rows = a.size(0), cols = a.size(1), as = a.stride(0);
     const scalar_t* __restrict bp = b.data_ptr<scalar_t>();
-    const scalar_t* ap = a.data_ptr<scalar_t>();
-    scalar_t* op = out.data_ptr<scalar_t>();
+    const scalar_t* __restrict ap = a.data_ptr<scalar_t>();
+    scalar_t* __restrict op = out.data_ptr<scalar_t>();
     for (int64_t r = 0; r < rows; ++r, ap += as, op += cols)
       for (int64_t c = 0; c < cols; ++c) op[c] = ap[c] + bp[c];
   });
@@ -60,6 +61,14 @@ inline void sub_out(torch::Tensor& out, const torch::Tensor& a, const torch::Ten
     const scalar_t *__restrict ap = a.data_ptr<scalar_t>(), *__restrict bp = b.data_ptr<scalar_t>();
     for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = ap[i] - bp[i];
   });
+}
+
+// t[0] += T(v) for a one-element tensor (t.add_(v): LibTorch rounds the
+// scalar to the element type, then adds; without the wrapped-number tensor
+// and its conversion)
+inline void add_scalar_(torch::Tensor& t, double v) {
+  WHVI_ASSERT(t.numel() == 1 && t.is_contiguous());
+  AT_DISPATCH_FLOATING_TYPES(t.scalar_type(), "fused_add_scalar", [&] { *t.data_ptr<scalar_t>() += static_cast<scalar_t>(v); });
 }
 
 // out = a * T(s), a and out contiguous (at::mul_out(out, a, s): the scalar is
