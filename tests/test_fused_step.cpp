@@ -262,6 +262,14 @@ TEST(FusedOps, EachLoopGivesTheLibTorchOpsBitsExactly) {
       EXPECT_TRUE(same_bits(one, want)) << "add_scalar_ " << v;
     }
 
+    {  // a column times a row, with zeros of both signs, inf and NaN among both
+      const auto col = awkward(R, 1, t, 8), w = awkward(C, 1, t, 9);
+      fo::outer_out(out, col, w);
+      auto want = torch::empty({R, C}, a.options());
+      at::mm_out(want, col, w.t());
+      EXPECT_TRUE(same_bits(out, want)) << "outer_out";
+    }
+
     fo::square_out(out, a);
     EXPECT_TRUE(same_bits(out, at::mul(a, a))) << "square_out";
 

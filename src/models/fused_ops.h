@@ -128,6 +128,23 @@ inline void mul_scale_out(torch::Tensor& out, const torch::Tensor& a, const torc
   });
 }
 
+// out[i, j] = a[i] * b[j] + 0: the product of a column [n, 1] and a row
+// (b [m] or [m, 1] read as [1, m]), what at::mm_out(out, a, b.t()) gives
+// for an inner dimension of 1 (one product an element; OpenBLAS adds it to
+// a zeroed C, so a product of -0 comes out +0, hence the + 0). The input
+// gradient of a layer with one output.
+inline void outer_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b) {
+  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && out.dim() == 2 &&
+              a.numel() == out.size(0) && b.numel() == out.size(1));
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_outer", [&] {
+    const int64_t n = out.size(0), m = out.size(1);
+    const scalar_t *__restrict ap = a.data_ptr<scalar_t>(), *__restrict bp = b.data_ptr<scalar_t>();
+    scalar_t* __restrict op = out.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i, op += m)
+      for (int64_t j = 0; j < m; ++j) op[j] = ap[i] * bp[j] + scalar_t(0);
+  });
+}
+
 // out[:, :cols(x)] = x, out[:, cols(x):] = 0; out contiguous [rows, d]
 // (b.narrow(1, in, d - in).zero_(); b.narrow(1, 0, in).copy_(x))
 inline void pad_columns_out(torch::Tensor& out, const torch::Tensor& x) {

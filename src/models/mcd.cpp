@@ -69,7 +69,8 @@ class McdLayer : public BayesianLayer {
     fused_ops::add_(b_.mutable_grad(), dy.sum(0));
     if (!need_dx) return {};
     auto& dx = c.buffer(5, x.sizes(), g.options());
-    at::mm_out(dx, dy, w_.t());
+    if (out_features() == 1 && dy.is_contiguous()) fused_ops::outer_out(dx, dy, w_);  // the output layer
+    else at::mm_out(dx, dy, w_.t());
     return dx;
   }
   double fused_kl_backward() override {

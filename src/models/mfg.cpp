@@ -85,8 +85,13 @@ class MfgLayer : public BayesianLayer {
     if (!need_dx) return {};
     auto& dx = c.buffer(10, x.sizes(), g.options());
     auto& dx2 = c.buffer(11, x.sizes(), g.options());
-    at::mm_out(dx, g, w_mu_.t());
-    at::mm_out(dx2, dv, wv.t());
+    if (out_features() == 1 && g.is_contiguous()) {  // the output layer: products, not GEMMs
+      fused_ops::outer_out(dx, g, w_mu_);
+      fused_ops::outer_out(dx2, dv, wv);
+    } else {
+      at::mm_out(dx, g, w_mu_.t());
+      at::mm_out(dx2, dv, wv.t());
+    }
     dx.addcmul_(dx2, x, 2.0);
     return dx;
   }
