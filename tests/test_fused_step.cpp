@@ -6,6 +6,7 @@
 // the same trained parameters through `train`; and refusals by name.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cmath>
 #include <cstring>
@@ -299,5 +300,42 @@ TEST(FusedOps, EachLoopGivesTheLibTorchOpsBitsExactly) {
     auto dh = awkward(R, C + 3, t, 6).narrow(1, 2, C);
     fo::relu_backward_out(out, strided, dh);
     EXPECT_TRUE(same_bits(out, at::mul(dh, strided.gt(0)))) << "relu_backward_out";
+  }
+}
+
+// The one-output layer's GEMMs sent straight to BLAS give LibTorch's addmm/mm
+// bits (same gemm, same arguments), and on LibTorch 1.x they are sent there.
+TEST(FusedOps, OneOutputGemmsGiveLibTorchsBitsExactly) {
+  namespace fo = models::fused_ops;
+  for (const auto t : {torch::kFloat32, torch::kFloat64}) {
+    SCOPED_TRACE(t == torch::kFloat32 ? "float32" : "float64");
+    auto gen = make_generator(11);
+    const auto opt = torch::TensorOptions().dtype(t);
+    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{64, 128}, {37, 70}, {128, 6}, {1, 1}}) {
+      SCOPED_TRACE(std::to_string(n) + " x " + std::to_string(k));
+      const auto x = torch::randn({n, k}, gen, opt), w = torch::randn({k, 1}, gen, opt);
+      const auto bias = torch::randn({1}, gen, opt), g = torch::randn({n, 1}, gen, opt);
+      const auto c = torch::randn({k, 1}, gen, opt);
+      const int64_t before = fo::detail::direct_gemm_calls();
+
+      auto out = torch::empty({n, 1}, opt), want = torch::empty({n, 1}, opt);
+      fo::linear1_out(out, bias, x, w);
+      at::addmm_out(want, bias, x, w);
+      EXPECT_TRUE(same_bits(out, want)) << "linear1_out";
+
+      auto c1 = c.clone();
+      fo::xt_g_out(c1, x, g, 1.0);
+      EXPECT_TRUE(same_bits(c1, c.clone().addmm_(x.t(), g))) << "xt_g_out, beta 1";
+
+      auto c0 = torch::full({k, 1}, NAN, opt), want0 = torch::empty({k, 1}, opt);  // beta 0: C is not read
+      fo::xt_g_out(c0, x, g, 0.0);
+      at::mm_out(want0, x.t(), g);
+      EXPECT_TRUE(same_bits(c0, want0)) << "xt_g_out, beta 0";
+#if TORCH_VERSION_MAJOR == 1
+      EXPECT_EQ(fo::detail::direct_gemm_calls() - before, 3) << "the direct BLAS route was not taken";
+#else
+      (void)before;
+#endif
+    }
   }
 }

@@ -35,6 +35,15 @@ Fn blas_symbol(const char* name) {
 }
 }  // namespace
 
+SgemmFn blas_sgemm() {
+  static const auto f = blas_symbol<SgemmFn>("sgemm_");
+  return f;
+}
+DgemmFn blas_dgemm() {
+  static const auto f = blas_symbol<DgemmFn>("dgemm_");
+  return f;
+}
+
 int hardware_threads() {
   const unsigned hw = std::thread::hardware_concurrency();
   return hw ? static_cast<int>(std::min(hw, 1u << 20)) : 1;

@@ -23,6 +23,15 @@ unsigned long long physical_memory_bytes();
 // The process's peak resident memory so far, in MiB (getrusage).
 double peak_rss_mib();
 
+// The BLAS gemm LibTorch links (Fortran interface: column-major, arguments by
+// pointer), looked up at run time; null where the symbol is absent.
+using SgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const float*, const float*,
+                         const int*, const float*, const int*, const float*, float*, const int*);
+using DgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                         const int*, const double*, const int*, const double*, double*, const int*);
+SgemmFn blas_sgemm();
+DgemmFn blas_dgemm();
+
 std::string cpu_model();
 std::string blas_info();  // "OpenBLAS <config>" or a warning about reference BLAS
 bool cuda_available();    // LibTorch sees a CUDA device

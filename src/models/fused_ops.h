@@ -14,12 +14,16 @@
 // each against the op it replaces.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "common/errors.h"
+#include "common/runtime.h"
 
 namespace whvi::models::fused_ops {
 
@@ -143,6 +147,84 @@ inline void outer_out(torch::Tensor& out, const torch::Tensor& a, const torch::T
     for (int64_t i = 0; i < n; ++i, op += m)
       for (int64_t j = 0; j < m; ++j) op[j] = ap[i] * bp[j] + scalar_t(0);
   });
+}
+
+// The GEMMs of a layer with one output (the MLPs' output layer), through the
+// BLAS gemm with the arguments LibTorch 1.13's addmm/mm pass for these shapes
+// (read off in gdb: sgemm "TT" m = rows, n = 1, k = in for the forward,
+// "NT" m = in, n = 1, k = rows for the weight gradient), so OpenBLAS runs the
+// same kernel on the same data and gives the same sums, without LibTorch's
+// dispatch, bias expansion and transposed views. Where the BLAS symbol is
+// missing, the operands are not plain contiguous matrices, or LibTorch is
+// another version (whose choice of arguments was not checked), they take
+// LibTorch's call. The test compares both with LibTorch bit for bit.
+namespace detail {
+template <class T>
+bool gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
+          T* c, int64_t ldc) {
+#if TORCH_VERSION_MAJOR == 1
+  const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k), LA = static_cast<int>(lda),
+            LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);
+  if (M != m || K != k || LA != lda || LC != ldc) return false;
+  const T one = 1;
+  if constexpr (std::is_same_v<T, float>) {
+    if (auto f = blas_sgemm()) return f(&ta, &tb, &M, &N, &K, &one, a, &LA, b, &LB, &beta, c, &LC), true;
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (auto f = blas_dgemm()) return f(&ta, &tb, &M, &N, &K, &one, a, &LA, b, &LB, &beta, c, &LC), true;
+  }
+#else
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+#endif
+  return false;
+}
+// How many GEMMs went straight to BLAS (for the test that checks they do).
+inline std::atomic<int64_t>& direct_gemm_calls() {
+  static std::atomic<int64_t> n{0};
+  return n;
+}
+inline bool plain(const torch::Tensor& t, int64_t rows, int64_t cols, torch::ScalarType type) {
+  return t.dim() == 2 && t.size(0) == rows && t.size(1) == cols && t.is_contiguous() && t.scalar_type() == type;
+}
+}  // namespace detail
+
+// out [n, 1] = bias + x [n, K] w [K, 1]   (at::addmm_out(out, bias, x, w))
+inline void linear1_out(torch::Tensor& out, const torch::Tensor& bias, const torch::Tensor& x, const torch::Tensor& w) {
+  const int64_t n = x.size(0), k = x.dim() == 2 ? x.size(1) : -1;
+  const auto type = x.scalar_type();
+  bool done = false;
+  if (detail::plain(x, n, k, type) && detail::plain(w, k, 1, type) && detail::plain(out, n, 1, type) &&
+      bias.numel() == 1 && bias.scalar_type() == type && n > 0 && k > 0) {
+    AT_DISPATCH_FLOATING_TYPES(type, "fused_linear1", [&] {
+      scalar_t* o = out.data_ptr<scalar_t>();
+      const scalar_t b0 = *bias.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < n; ++i) o[i] = b0;  // addmm's copy of the expanded bias, then beta = 1
+      done = detail::gemm<scalar_t>('T', 'T', n, 1, k, x.data_ptr<scalar_t>(), k, w.data_ptr<scalar_t>(), 1,
+                                    scalar_t(1), o, n);
+    });
+  }
+  if (done) ++detail::direct_gemm_calls();
+  else at::addmm_out(out, bias, x, w);
+}
+
+// c [K, 1] = beta c + x [n, K]^T g [n, 1], beta 0 or 1 (at::mm_out(c, x.t(), g);
+// c.addmm_(x.t(), g))
+inline void xt_g_out(torch::Tensor& c, const torch::Tensor& x, const torch::Tensor& g, double beta) {
+  WHVI_ASSERT(beta == 0.0 || beta == 1.0);
+  const int64_t n = x.size(0), k = x.dim() == 2 ? x.size(1) : -1;
+  const auto type = x.scalar_type();
+  bool done = false;
+  if (detail::plain(x, n, k, type) && detail::plain(g, n, 1, type) && detail::plain(c, k, 1, type) && n > 0 && k > 0) {
+    AT_DISPATCH_FLOATING_TYPES(type, "fused_xt_g", [&] {
+      done = detail::gemm<scalar_t>('N', 'T', k, 1, n, x.data_ptr<scalar_t>(), k, g.data_ptr<scalar_t>(), 1,
+                                    static_cast<scalar_t>(beta), c.data_ptr<scalar_t>(), k);
+    });
+  }
+  if (done) {
+    ++detail::direct_gemm_calls();
+    return;
+  }
+  if (beta == 0.0) at::mm_out(c, x.t(), g);
+  else c.addmm_(x.t(), g);
 }
 
 // out[:, :cols(x)] = x, out[:, cols(x):] = 0; out contiguous [rows, d]

@@ -47,7 +47,8 @@ class McdLayer : public BayesianLayer {
     const auto o = x.options();
     c[0] = x;
     auto& y = c.buffer(1, {n, out}, o);
-    at::addmm_out(y, b_, x, w_);
+    if (out == 1) fused_ops::linear1_out(y, b_, x, w_);  // the output layer: straight to BLAS (fused_ops.h)
+    else at::addmm_out(y, b_, x, w_);
     if (p_ == 0.0) return y;
     auto& keep = c.buffer(2, {n, out}, o);
     keep.bernoulli_(1.0 - p_, gen);
@@ -65,7 +66,8 @@ class McdLayer : public BayesianLayer {
       else at::mul_out(d, g, c[2]).mul_(1.0 / (1.0 - p_));
       dy = d;
     }
-    w_.mutable_grad().addmm_(x.t(), dy);
+    if (out_features() == 1) fused_ops::xt_g_out(w_.mutable_grad(), x, dy, 1.0);
+    else w_.mutable_grad().addmm_(x.t(), dy);
     fused_ops::add_(b_.mutable_grad(), dy.sum(0));
     if (!need_dx) return {};
     auto& dx = c.buffer(5, x.sizes(), g.options());

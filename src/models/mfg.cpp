@@ -52,7 +52,9 @@ class MfgLayer : public BayesianLayer {
     const auto o = x.options();
     c[0] = x;
     auto& mean = c.buffer(1, {n, out}, o);
-    at::addmm_out(mean, b_mu_, x, w_mu_);
+    const bool one = out == 1;  // the output layer: its GEMMs straight to BLAS (fused_ops.h)
+    if (one) fused_ops::linear1_out(mean, b_mu_, x, w_mu_);
+    else at::addmm_out(mean, b_mu_, x, w_mu_);
     auto& wv = c.buffer(2, w_logvar_.sizes(), o);
     at::exp_out(wv, w_logvar_);
     auto& bv = c.buffer(3, b_logvar_.sizes(), o);
@@ -61,7 +63,8 @@ class MfgLayer : public BayesianLayer {
     if (x.is_contiguous()) fused_ops::square_out(x2, x);
     else at::mul_out(x2, x, x);
     auto& sd = c.buffer(5, {n, out}, o);
-    at::addmm_out(sd, bv, x2, wv);
+    if (one) fused_ops::linear1_out(sd, bv, x2, wv);
+    else at::addmm_out(sd, bv, x2, wv);
     fused_ops::sqrt_(sd);
     auto& eps = c.buffer(6, {n, out}, o);
     eps.normal_(0, 1, gen);
@@ -76,16 +79,19 @@ class MfgLayer : public BayesianLayer {
     auto& dv = c.buffer(8, g.sizes(), g.options());
     if (g.is_contiguous()) fused_ops::mul_div_scale_out(dv, g, eps, sd, 0.5);
     else at::mul_out(dv, g, eps).div_(sd).mul_(0.5);
-    w_mu_.mutable_grad().addmm_(x.t(), g);
+    const bool one = out_features() == 1;  // the output layer: its GEMMs straight to BLAS (fused_ops.h)
+    if (one) fused_ops::xt_g_out(w_mu_.mutable_grad(), x, g, 1.0);
+    else w_mu_.mutable_grad().addmm_(x.t(), g);
     fused_ops::add_(b_mu_.mutable_grad(), g.sum(0));
     auto& t = c.buffer(9, wv.sizes(), g.options());
-    at::mm_out(t, x2.t(), dv);
+    if (one) fused_ops::xt_g_out(t, x2, dv, 0.0);
+    else at::mm_out(t, x2.t(), dv);
     w_logvar_.mutable_grad().addcmul_(t, wv);
     b_logvar_.mutable_grad().addcmul_(dv.sum(0), bv);
     if (!need_dx) return {};
     auto& dx = c.buffer(10, x.sizes(), g.options());
     auto& dx2 = c.buffer(11, x.sizes(), g.options());
-    if (out_features() == 1 && g.is_contiguous()) {  // the output layer: products, not GEMMs
+    if (one && g.is_contiguous()) {  // the output layer: products, not GEMMs
       fused_ops::outer_out(dx, g, w_mu_);
       fused_ops::outer_out(dx2, dv, wv);
     } else {
