@@ -69,7 +69,7 @@ def main():
         f.write(f"Written by `python3 scripts/compare_engines.py {a.ref} {a.other} {a.out}` from the result files of "
                 f"both folders (commits: {', '.join(sorted(commits))}). Split k of both is the same data split, "
                 "initialisation and draw sequence; the engines differ by float rounding only, which training "
-                "carries forward. `max |Δ|` is the largest per-split difference; `/ sd` divides it by the "
+                "carries forward. `max abs diff` is the largest per-split difference; `/ sd` divides it by the "
                 "reference's split-to-split standard deviation of that metric. Training seconds come from "
                 "different runs, machines and loads: they are not a speed comparison.\n\n")
         f.write("| experiment | splits | RMSE ref | RMSE other | max abs diff | / sd | MNLL ref | MNLL other | "

@@ -265,10 +265,10 @@ TEST(FusedOps, EachLoopGivesTheLibTorchOpsBitsExactly) {
 
     {  // a column times a row, with zeros of both signs, inf and NaN among both
       const auto col = awkward(R, 1, t, 8), w = awkward(C, 1, t, 9);
-      fo::outer_out(out, col, w);
+      fo::mm_wt_out(out, col, w);
       auto want = torch::empty({R, C}, a.options());
       at::mm_out(want, col, w.t());
-      EXPECT_TRUE(same_bits(out, want)) << "outer_out";
+      EXPECT_TRUE(same_bits(out, want)) << "mm_wt_out";
     }
 
     fo::square_out(out, a);
@@ -319,18 +319,18 @@ TEST(FusedOps, OneOutputGemmsGiveLibTorchsBitsExactly) {
       const int64_t before = fo::detail::direct_gemm_calls();
 
       auto out = torch::empty({n, 1}, opt), want = torch::empty({n, 1}, opt);
-      fo::linear1_out(out, bias, x, w);
+      fo::addmm_out(out, bias, x, w);
       at::addmm_out(want, bias, x, w);
-      EXPECT_TRUE(same_bits(out, want)) << "linear1_out";
+      EXPECT_TRUE(same_bits(out, want)) << "addmm_out";
 
       auto c1 = c.clone();
-      fo::xt_g_out(c1, x, g, 1.0);
-      EXPECT_TRUE(same_bits(c1, c.clone().addmm_(x.t(), g))) << "xt_g_out, beta 1";
+      fo::xt_mm_out(c1, x, g, 1.0);
+      EXPECT_TRUE(same_bits(c1, c.clone().addmm_(x.t(), g))) << "xt_mm_out, beta 1";
 
       auto c0 = torch::full({k, 1}, NAN, opt), want0 = torch::empty({k, 1}, opt);  // beta 0: C is not read
-      fo::xt_g_out(c0, x, g, 0.0);
+      fo::xt_mm_out(c0, x, g, 0.0);
       at::mm_out(want0, x.t(), g);
-      EXPECT_TRUE(same_bits(c0, want0)) << "xt_g_out, beta 0";
+      EXPECT_TRUE(same_bits(c0, want0)) << "xt_mm_out, beta 0";
 #if TORCH_VERSION_MAJOR == 1
       EXPECT_EQ(fo::detail::direct_gemm_calls() - before, 3) << "the direct BLAS route was not taken";
 #else

@@ -10,7 +10,6 @@
 namespace whvi::infer {
 namespace {
 constexpr double kLnTwoPi = 1.8378770664093453;
-
 }  // namespace
 
 std::string fused_unsupported(const models::RegressionModel& model) {
@@ -60,8 +59,7 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
     auto& a = acts_[l];
     if (!a.defined() || a.sizes() != z[l].sizes() || a.scalar_type() != z[l].scalar_type())
       a = torch::empty(z[l].sizes(), z[l].options());
-    if (relu && models::fused_ops::unit_rows(z[l])) models::fused_ops::relu_out(a, z[l]);
-    else if (relu) at::relu_(a.copy_(z[l]));
+    if (relu) models::fused_ops::relu_out(a, z[l]);
     else at::tanh_out(a, z[l]);
     h = a;
   }
@@ -77,12 +75,9 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
   if (!df_.defined() || df_.numel() != rows || df_.scalar_type() != f.scalar_type())
     df_ = torch::empty({rows, 1}, f.options());
   auto df = df_.view({-1});
-  const bool plain = f.is_contiguous() && yb.is_contiguous() && yb.numel() == rows;
-  if (plain) models::fused_ops::sub_out(df, f, yb);  // f - y
-  else at::sub_out(df, f, yb);
+  models::fused_ops::sub_out(df, f, yb);                // f - y
   const double sse = df.square().sum().item<double>();  // LibTorch's summation order
-  if (plain) models::fused_ops::scale_out(df, df, scale * prec);
-  else df.mul_(scale * prec);
+  models::fused_ops::scale_out(df, df, scale * prec);
   const double nll = 0.5 * (static_cast<double>(rows) * (kLnTwoPi + lnv) + sse * prec);
   models::fused_ops::add_scalar_(lnv_t.mutable_grad(), scale * 0.5 * (static_cast<double>(rows) - sse * prec));
   // backward
@@ -94,10 +89,8 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
     auto& d = dacts_[l - 1];
     if (!d.defined() || d.sizes() != dh.sizes() || d.scalar_type() != dh.scalar_type())
       d = torch::empty(dh.sizes(), dh.options());
-    if (relu && models::fused_ops::unit_rows(z[l - 1]) && models::fused_ops::unit_rows(dh)) {
+    if (relu) {
       models::fused_ops::relu_backward_out(d, z[l - 1], dh);
-    } else if (relu) {
-      at::mul_out(d, dh, z[l - 1].gt(0));
     } else {  // tanh' = 1 - a²
       const auto& a = acts_[l - 1];
       at::mul_out(d, a, a).neg_().add_(1.0).mul_(dh);

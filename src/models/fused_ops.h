@@ -9,9 +9,11 @@
 // order is LibTorch's), GEMMs and transcendental functions (LibTorch's vector
 // exp is not libm's) stay LibTorch's.
 //
-// Every function takes 2-D [rows, cols] operands whose rows are unit-stride
-// (any row stride), and a contiguous output; tests/test_fused_step.cpp checks
-// each against the op it replaces.
+// Each function is the LibTorch op named beside it: it runs the loop when its
+// inputs have the layout the loop takes (contiguous, or 2-D rows of unit
+// stride where it says so) and calls that op otherwise, so callers need no
+// case of their own. Outputs are the fused step's own contiguous buffers.
+// tests/test_fused_step.cpp checks each loop against the op it replaces.
 #pragma once
 
 #include <atomic>
@@ -58,8 +60,11 @@ inline void add_(torch::Tensor& dst, const torch::Tensor& src) {
 
 // out = a - b, all contiguous (at::sub_out(out, a, b))
 inline void sub_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b) {
-  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && out.numel() == a.numel() &&
-              a.numel() == b.numel());
+  if (!(a.is_contiguous() && b.is_contiguous() && a.numel() == b.numel())) {
+    at::sub_out(out, a, b);
+    return;
+  }
+  WHVI_ASSERT(out.is_contiguous() && out.numel() == a.numel());
   AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_sub_out", [&] {
     scalar_t* __restrict o = out.data_ptr<scalar_t>();
     const scalar_t *__restrict ap = a.data_ptr<scalar_t>(), *__restrict bp = b.data_ptr<scalar_t>();
@@ -78,7 +83,11 @@ inline void add_scalar_(torch::Tensor& t, double v) {
 // out = a * T(s), a and out contiguous (at::mul_out(out, a, s): the scalar is
 // rounded to the element type first, as LibTorch does for float tensors)
 inline void scale_out(torch::Tensor& out, const torch::Tensor& a, double s) {
-  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && out.numel() == a.numel());
+  if (!a.is_contiguous()) {
+    at::mul_out(out, a, s);
+    return;
+  }
+  WHVI_ASSERT(out.is_contiguous() && out.numel() == a.numel());
   AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_scale_out", [&] {
     const scalar_t k = static_cast<scalar_t>(s);
     scalar_t* o = out.data_ptr<scalar_t>();
@@ -89,7 +98,11 @@ inline void scale_out(torch::Tensor& out, const torch::Tensor& a, double s) {
 
 // out = a * a, both contiguous (at::mul_out(out, a, a))
 inline void square_out(torch::Tensor& out, const torch::Tensor& a) {
-  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && out.numel() == a.numel());
+  if (!a.is_contiguous()) {
+    at::mul_out(out, a, a);
+    return;
+  }
+  WHVI_ASSERT(out.is_contiguous() && out.numel() == a.numel());
   AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_square_out", [&] {
     scalar_t* __restrict o = out.data_ptr<scalar_t>();
     const scalar_t* __restrict p = a.data_ptr<scalar_t>();
@@ -109,8 +122,11 @@ inline void sqrt_(torch::Tensor& t) {
 // out = ((a * b) / c) * T(s), all contiguous (at::mul_out(out, a, b).div_(c).mul_(s))
 inline void mul_div_scale_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b,
                               const torch::Tensor& c, double s) {
-  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && c.is_contiguous() &&
-              out.numel() == a.numel() && a.numel() == b.numel() && b.numel() == c.numel());
+  if (!(a.is_contiguous() && b.is_contiguous() && c.is_contiguous())) {
+    at::mul_out(out, a, b).div_(c).mul_(s);
+    return;
+  }
+  WHVI_ASSERT(out.is_contiguous() && out.numel() == a.numel() && a.numel() == b.numel() && b.numel() == c.numel());
   AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_mul_div_scale", [&] {
     const scalar_t k = static_cast<scalar_t>(s);
     scalar_t* __restrict o = out.data_ptr<scalar_t>();
@@ -122,8 +138,11 @@ inline void mul_div_scale_out(torch::Tensor& out, const torch::Tensor& a, const 
 
 // out = (a * b) * T(s), all contiguous (at::mul_out(out, a, b).mul_(s))
 inline void mul_scale_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b, double s) {
-  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && out.numel() == a.numel() &&
-              a.numel() == b.numel());
+  if (!(a.is_contiguous() && b.is_contiguous())) {
+    at::mul_out(out, a, b).mul_(s);
+    return;
+  }
+  WHVI_ASSERT(out.is_contiguous() && out.numel() == a.numel() && a.numel() == b.numel());
   AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_mul_scale", [&] {
     const scalar_t k = static_cast<scalar_t>(s);
     scalar_t* __restrict o = out.data_ptr<scalar_t>();
@@ -132,15 +151,17 @@ inline void mul_scale_out(torch::Tensor& out, const torch::Tensor& a, const torc
   });
 }
 
-// out[i, j] = a[i] * b[j] + 0: the product of a column [n, 1] and a row
-// (b [m] or [m, 1] read as [1, m]), what at::mm_out(out, a, b.t()) gives
-// for an inner dimension of 1 (one product an element; OpenBLAS adds it to
-// a zeroed C, so a product of -0 comes out +0, hence the + 0). The input
-// gradient of a layer with one output.
-inline void outer_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b) {
-  WHVI_ASSERT(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && out.dim() == 2 &&
-              a.numel() == out.size(0) && b.numel() == out.size(1));
-  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_outer", [&] {
+// out [n, m] = a [n, k] b [m, k]^T  (at::mm_out(out, a, b.t())). For k = 1
+// (the input gradient of a layer with one output) a loop of products,
+// out[i, j] = a[i] * b[j] + 0: one product an element, as in OpenBLAS, which
+// adds it to a zeroed C, so a product of -0 comes out +0, hence the + 0.
+inline void mm_wt_out(torch::Tensor& out, const torch::Tensor& a, const torch::Tensor& b) {
+  if (!(a.dim() == 2 && a.size(1) == 1 && b.dim() == 2 && b.size(1) == 1 && a.is_contiguous() && b.is_contiguous())) {
+    at::mm_out(out, a, b.t());
+    return;
+  }
+  WHVI_ASSERT(out.is_contiguous() && out.dim() == 2 && a.numel() == out.size(0) && b.numel() == out.size(1));
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_mm_wt", [&] {
     const int64_t n = out.size(0), m = out.size(1);
     const scalar_t *__restrict ap = a.data_ptr<scalar_t>(), *__restrict bp = b.data_ptr<scalar_t>();
     scalar_t* __restrict op = out.data_ptr<scalar_t>();
@@ -149,7 +170,7 @@ inline void outer_out(torch::Tensor& out, const torch::Tensor& a, const torch::T
   });
 }
 
-// The GEMMs of a layer with one output (the MLPs' output layer), through the
+// The GEMMs of a layer with one output (the MLPs' output layer) go to the
 // BLAS gemm with the arguments LibTorch 1.13's addmm/mm pass for these shapes
 // (read off in gdb: sgemm "TT" m = rows, n = 1, k = in for the forward,
 // "NT" m = in, n = 1, k = rows for the weight gradient), so OpenBLAS runs the
@@ -187,14 +208,15 @@ inline bool plain(const torch::Tensor& t, int64_t rows, int64_t cols, torch::Sca
 }
 }  // namespace detail
 
-// out [n, 1] = bias + x [n, K] w [K, 1]   (at::addmm_out(out, bias, x, w))
-inline void linear1_out(torch::Tensor& out, const torch::Tensor& bias, const torch::Tensor& x, const torch::Tensor& w) {
+// out [n, m] = bias + x [n, K] w [K, m]   (at::addmm_out(out, bias, x, w));
+// straight to BLAS for m = 1
+inline void addmm_out(torch::Tensor& out, const torch::Tensor& bias, const torch::Tensor& x, const torch::Tensor& w) {
   const int64_t n = x.size(0), k = x.dim() == 2 ? x.size(1) : -1;
   const auto type = x.scalar_type();
   bool done = false;
   if (detail::plain(x, n, k, type) && detail::plain(w, k, 1, type) && detail::plain(out, n, 1, type) &&
       bias.numel() == 1 && bias.scalar_type() == type && n > 0 && k > 0) {
-    AT_DISPATCH_FLOATING_TYPES(type, "fused_linear1", [&] {
+    AT_DISPATCH_FLOATING_TYPES(type, "fused_addmm", [&] {
       scalar_t* o = out.data_ptr<scalar_t>();
       const scalar_t b0 = *bias.data_ptr<scalar_t>();
       for (int64_t i = 0; i < n; ++i) o[i] = b0;  // addmm's copy of the expanded bias, then beta = 1
@@ -206,15 +228,15 @@ inline void linear1_out(torch::Tensor& out, const torch::Tensor& bias, const tor
   else at::addmm_out(out, bias, x, w);
 }
 
-// c [K, 1] = beta c + x [n, K]^T g [n, 1], beta 0 or 1 (at::mm_out(c, x.t(), g);
-// c.addmm_(x.t(), g))
-inline void xt_g_out(torch::Tensor& c, const torch::Tensor& x, const torch::Tensor& g, double beta) {
+// c [K, m] = beta c + x [n, K]^T g [n, m], beta 0 or 1 (at::mm_out(c, x.t(), g);
+// c.addmm_(x.t(), g)); straight to BLAS for m = 1
+inline void xt_mm_out(torch::Tensor& c, const torch::Tensor& x, const torch::Tensor& g, double beta) {
   WHVI_ASSERT(beta == 0.0 || beta == 1.0);
   const int64_t n = x.size(0), k = x.dim() == 2 ? x.size(1) : -1;
   const auto type = x.scalar_type();
   bool done = false;
   if (detail::plain(x, n, k, type) && detail::plain(g, n, 1, type) && detail::plain(c, k, 1, type) && n > 0 && k > 0) {
-    AT_DISPATCH_FLOATING_TYPES(type, "fused_xt_g", [&] {
+    AT_DISPATCH_FLOATING_TYPES(type, "fused_xt_mm", [&] {
       done = detail::gemm<scalar_t>('N', 'T', k, 1, n, x.data_ptr<scalar_t>(), k, g.data_ptr<scalar_t>(), 1,
                                     static_cast<scalar_t>(beta), c.data_ptr<scalar_t>(), k);
     });
@@ -252,7 +274,11 @@ inline void pad_columns_out(torch::Tensor& out, const torch::Tensor& x) {
 //  - d = dh * (z > 0): dh * 1 or dh * 0, the one multiplication (sign of zero,
 //    NaN for an infinite dh) by LibTorch's float mask.
 inline void relu_out(torch::Tensor& a, const torch::Tensor& z) {
-  WHVI_ASSERT(unit_rows(z) && a.is_contiguous() && a.numel() == z.numel() && a.scalar_type() == z.scalar_type());
+  if (!unit_rows(z)) {
+    at::relu_(a.copy_(z));
+    return;
+  }
+  WHVI_ASSERT(a.is_contiguous() && a.numel() == z.numel() && a.scalar_type() == z.scalar_type());
   AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), "fused_relu", [&] {
     const int64_t rows = z.size(0), cols = z.size(1), zs = z.stride(0);
     const scalar_t* __restrict zp = z.data_ptr<scalar_t>();
@@ -262,7 +288,11 @@ inline void relu_out(torch::Tensor& a, const torch::Tensor& z) {
   });
 }
 inline void relu_backward_out(torch::Tensor& d, const torch::Tensor& z, const torch::Tensor& dh) {
-  WHVI_ASSERT(unit_rows(z) && unit_rows(dh) && d.is_contiguous() && z.sizes() == dh.sizes() &&
+  if (!(unit_rows(z) && unit_rows(dh))) {
+    at::mul_out(d, dh, z.gt(0));
+    return;
+  }
+  WHVI_ASSERT(d.is_contiguous() && z.sizes() == dh.sizes() &&
               d.numel() == z.numel() && d.scalar_type() == z.scalar_type() && dh.scalar_type() == z.scalar_type());
   AT_DISPATCH_FLOATING_TYPES(d.scalar_type(), "fused_relu_backward", [&] {
     const int64_t rows = z.size(0), cols = z.size(1), zs = z.stride(0), hs = dh.stride(0);

@@ -47,8 +47,7 @@ class McdLayer : public BayesianLayer {
     const auto o = x.options();
     c[0] = x;
     auto& y = c.buffer(1, {n, out}, o);
-    if (out == 1) fused_ops::linear1_out(y, b_, x, w_);  // the output layer: straight to BLAS (fused_ops.h)
-    else at::addmm_out(y, b_, x, w_);
+    fused_ops::addmm_out(y, b_, x, w_);
     if (p_ == 0.0) return y;
     auto& keep = c.buffer(2, {n, out}, o);
     keep.bernoulli_(1.0 - p_, gen);
@@ -62,17 +61,14 @@ class McdLayer : public BayesianLayer {
     torch::Tensor dy = g;
     if (p_ != 0.0) {
       auto& d = c.buffer(4, g.sizes(), g.options());
-      if (g.is_contiguous()) fused_ops::mul_scale_out(d, g, c[2], 1.0 / (1.0 - p_));
-      else at::mul_out(d, g, c[2]).mul_(1.0 / (1.0 - p_));
+      fused_ops::mul_scale_out(d, g, c[2], 1.0 / (1.0 - p_));
       dy = d;
     }
-    if (out_features() == 1) fused_ops::xt_g_out(w_.mutable_grad(), x, dy, 1.0);
-    else w_.mutable_grad().addmm_(x.t(), dy);
+    fused_ops::xt_mm_out(w_.mutable_grad(), x, dy, 1.0);
     fused_ops::add_(b_.mutable_grad(), dy.sum(0));
     if (!need_dx) return {};
     auto& dx = c.buffer(5, x.sizes(), g.options());
-    if (out_features() == 1 && dy.is_contiguous()) fused_ops::outer_out(dx, dy, w_);  // the output layer
-    else at::mm_out(dx, dy, w_.t());
+    fused_ops::mm_wt_out(dx, dy, w_);
     return dx;
   }
   double fused_kl_backward() override {

@@ -52,19 +52,15 @@ class MfgLayer : public BayesianLayer {
     const auto o = x.options();
     c[0] = x;
     auto& mean = c.buffer(1, {n, out}, o);
-    const bool one = out == 1;  // the output layer: its GEMMs straight to BLAS (fused_ops.h)
-    if (one) fused_ops::linear1_out(mean, b_mu_, x, w_mu_);
-    else at::addmm_out(mean, b_mu_, x, w_mu_);
+    fused_ops::addmm_out(mean, b_mu_, x, w_mu_);
     auto& wv = c.buffer(2, w_logvar_.sizes(), o);
     at::exp_out(wv, w_logvar_);
     auto& bv = c.buffer(3, b_logvar_.sizes(), o);
     at::exp_out(bv, b_logvar_);
     auto& x2 = c.buffer(4, x.sizes(), o);
-    if (x.is_contiguous()) fused_ops::square_out(x2, x);
-    else at::mul_out(x2, x, x);
+    fused_ops::square_out(x2, x);
     auto& sd = c.buffer(5, {n, out}, o);
-    if (one) fused_ops::linear1_out(sd, bv, x2, wv);
-    else at::addmm_out(sd, bv, x2, wv);
+    fused_ops::addmm_out(sd, bv, x2, wv);
     fused_ops::sqrt_(sd);
     auto& eps = c.buffer(6, {n, out}, o);
     eps.normal_(0, 1, gen);
@@ -77,27 +73,18 @@ class MfgLayer : public BayesianLayer {
     const auto &x = c[0], &wv = c[2], &bv = c[3], &x2 = c[4], &sd = c[5], &eps = c[6];
     // dL/dvar = g eps / (2 sd)
     auto& dv = c.buffer(8, g.sizes(), g.options());
-    if (g.is_contiguous()) fused_ops::mul_div_scale_out(dv, g, eps, sd, 0.5);
-    else at::mul_out(dv, g, eps).div_(sd).mul_(0.5);
-    const bool one = out_features() == 1;  // the output layer: its GEMMs straight to BLAS (fused_ops.h)
-    if (one) fused_ops::xt_g_out(w_mu_.mutable_grad(), x, g, 1.0);
-    else w_mu_.mutable_grad().addmm_(x.t(), g);
+    fused_ops::mul_div_scale_out(dv, g, eps, sd, 0.5);
+    fused_ops::xt_mm_out(w_mu_.mutable_grad(), x, g, 1.0);
     fused_ops::add_(b_mu_.mutable_grad(), g.sum(0));
     auto& t = c.buffer(9, wv.sizes(), g.options());
-    if (one) fused_ops::xt_g_out(t, x2, dv, 0.0);
-    else at::mm_out(t, x2.t(), dv);
+    fused_ops::xt_mm_out(t, x2, dv, 0.0);
     w_logvar_.mutable_grad().addcmul_(t, wv);
     b_logvar_.mutable_grad().addcmul_(dv.sum(0), bv);
     if (!need_dx) return {};
     auto& dx = c.buffer(10, x.sizes(), g.options());
     auto& dx2 = c.buffer(11, x.sizes(), g.options());
-    if (one && g.is_contiguous()) {  // the output layer: products, not GEMMs
-      fused_ops::outer_out(dx, g, w_mu_);
-      fused_ops::outer_out(dx2, dv, wv);
-    } else {
-      at::mm_out(dx, g, w_mu_.t());
-      at::mm_out(dx2, dv, wv.t());
-    }
+    fused_ops::mm_wt_out(dx, g, w_mu_);
+    fused_ops::mm_wt_out(dx2, dv, wv);
     dx.addcmul_(dx2, x, 2.0);
     return dx;
   }
