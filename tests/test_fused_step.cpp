@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/normal.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
@@ -338,4 +340,87 @@ TEST(FusedOps, OneOutputGemmsGiveLibTorchsBitsExactly) {
 #endif
     }
   }
+}
+
+// ---- Gaussian draws (common/normal.h): LibTorch's bits, faster ----------------
+
+namespace {
+uint32_t next_word(const at::Generator& g) {
+  return at::check_generator<at::CPUGeneratorImpl>(g)->random();
+}
+}  // namespace
+
+// The block generator against one `random()` call per word, from states that
+// sit anywhere in the 624-word cycle (fresh, mid-state, one word before and at
+// a twist), for counts around the cycle's length.
+TEST(FastNormal, WordsAreTheGeneratorsCalls) {
+  for (int64_t skip : {0, 1, 5, 622, 623, 624, 625, 1000}) {
+    for (int64_t n : {1, 2, 623, 624, 625, 1248, 5000}) {
+      auto ga = make_generator(77 + static_cast<uint64_t>(skip));
+      auto gb = make_generator(77 + static_cast<uint64_t>(skip));
+      for (int64_t i = 0; i < skip; ++i) { next_word(ga); next_word(gb); }
+      std::vector<uint32_t> got(static_cast<size_t>(n));
+      whvi::detail::mt_words(gb, got.data(), n);
+      int64_t bad = 0;
+      for (int64_t i = 0; i < n; ++i) bad += got[static_cast<size_t>(i)] != next_word(ga);
+      EXPECT_EQ(bad, 0) << "skip " << skip << ", n " << n;
+      for (int k = 0; k < 700; ++k) ASSERT_EQ(next_word(ga), next_word(gb)) << "state after: skip " << skip << ", n " << n << ", word " << k;
+    }
+  }
+}
+
+// Every size class (below 16, multiples of 16, ragged tails, longer than the
+// cycle), both dtypes, means and standard deviations that are not 0 and 1, and
+// generator states anywhere in the cycle: the same bits as `Tensor::normal_`
+// and the same generator state afterwards. Non-contiguous tensors and tensors
+// of other dtypes go to LibTorch and must match too.
+TEST(FastNormal, GivesLibTorchsBitsAndGeneratorState) {
+  for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
+    for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 100, 624, 1000, 8192, 8193, 100003}) {
+      for (auto ms : std::vector<std::pair<double, double>>{{0.0, 1.0}, {0.25, 1.5}, {-3.0, 0.0}, {1e3, 1e-3}}) {
+        const int64_t skip = (n * 7) % 631;
+        auto ga = make_generator(1000 + static_cast<uint64_t>(n)), gb = make_generator(1000 + static_cast<uint64_t>(n));
+        for (int64_t i = 0; i < skip; ++i) { next_word(ga); next_word(gb); }
+        auto a = torch::empty({n}, dtype), b = torch::empty({n}, dtype);
+        a.normal_(ms.first, ms.second, ga);
+        normal_(b, ms.first, ms.second, gb);
+        EXPECT_TRUE(same_bits(a, b)) << dtype << " n " << n << " mean " << ms.first << " std " << ms.second;
+        EXPECT_EQ(next_word(ga), next_word(gb)) << dtype << " n " << n << ": generator state after";
+      }
+    }
+  }
+  {  // a column (not contiguous), a half tensor, randn of a shape
+    auto ga = make_generator(5), gb = make_generator(5);
+    auto a = torch::empty({40, 3}), b = torch::empty({40, 3});
+    auto ca = a.select(1, 1), cb = b.select(1, 1);
+    ca.normal_(0, 1, ga);
+    normal_(cb, 0, 1, gb);
+    EXPECT_TRUE(same_bits(ca, cb)) << "non-contiguous";
+    auto ha = torch::empty({50}, torch::kFloat16), hb = torch::empty({50}, torch::kFloat16);
+    ha.normal_(0, 1, ga);
+    normal_(hb, 0, 1, gb);
+    EXPECT_TRUE(same_bits(ha, hb)) << "float16";
+    EXPECT_TRUE(same_bits(torch::randn({3, 5, 7}, ga, torch::kFloat32), randn({3, 5, 7}, gb, torch::kFloat32))) << "randn";
+    EXPECT_TRUE(same_bits(torch::randn({64, 128}, ga, torch::kFloat64), randn({64, 128}, gb, torch::kFloat64))) << "randn";
+    EXPECT_EQ(next_word(ga), next_word(gb));
+  }
+}
+
+// The fast path is really taken where LibTorch's kernels are known: Debian's
+// LibTorch 1.x on x86-64 runs, on CPUs with AVX2 and FMA, its AVX2 Box-Muller
+// for float32 and, for float64, its scalar one as compiled for AVX2 (with the
+// last multiply-add fused); on other CPUs the scalar one for both. (Elsewhere the
+// probe decides; the test above checks the bits whichever path it picks.)
+TEST(FastNormal, FastPathIsTakenOnLibTorch1) {
+#if TORCH_VERSION_MAJOR == 1 && defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    EXPECT_EQ(normal_path(torch::kFloat32), "avx2");
+    EXPECT_EQ(normal_path(torch::kFloat64), "scalar-fma");
+  } else {
+    EXPECT_EQ(normal_path(torch::kFloat32), "scalar");
+    EXPECT_EQ(normal_path(torch::kFloat64), "scalar");
+  }
+#else
+  GTEST_SKIP() << "float32 path here: " << normal_path(torch::kFloat32) << ", float64: " << normal_path(torch::kFloat64);
+#endif
 }

@@ -1,4 +1,5 @@
 // Noisy K-FAC: see nng.h.
+#include "common/normal.h"
 #include "infer/nng.h"
 
 #include <algorithm>
@@ -71,8 +72,8 @@ void NoisyKfac::begin(int64_t n_train, int64_t total, const at::Generator& gen) 
   for (auto& st : layers_) {
     const int64_t da = st.layer->in_features() + 1, ds = st.layer->out_features();
     // I + G Gᵀ, G ~ N(0, 0.1²): the authors' random positive definite start
-    const auto ga = torch::randn({da, da}, gen, f64) * 0.1;
-    const auto gs = torch::randn({ds, ds}, gen, f64) * 0.1;
+    const auto ga = whvi::randn({da, da}, gen, f64) * 0.1;
+    const auto gs = whvi::randn({ds, ds}, gen, f64) * 0.1;
     st.a = torch::eye(da, f64) + ga.mm(ga.t());
     st.s = torch::eye(ds, f64) + gs.mm(gs.t());
     st.momentum = torch::zeros_like(st.layer->mean());

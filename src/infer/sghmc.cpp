@@ -24,6 +24,7 @@
 // predictive noise variance is the bank's mean noise variance.
 #include <cmath>
 
+#include "common/normal.h"
 #include "common/errors.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
@@ -97,10 +98,10 @@ class Sghmc : public Inference {
         if (!vh.defined()) vh = g.square();
         else if (t < burn_) vh.lerp_(g.square(), std::max(1.0 / static_cast<double>(t + 1), 0.01));
         const auto eta = (vh.sqrt() + 1e-12).reciprocal() * (opt_.lr * opt_.lr / n);
-        v.mul_(1.0 - a).addcmul_(eta, g, -1.0).addcmul_((2.0 * a * eta).sqrt(), torch::randn(p.sizes(), gen, p.options()));
+        v.mul_(1.0 - a).addcmul_(eta, g, -1.0).addcmul_((2.0 * a * eta).sqrt(), whvi::randn(p.sizes(), gen, p.options()));
       } else {
         const double eta = opt_.lr / n;
-        v.mul_(1.0 - a).add_(g, -eta).add_(torch::randn(p.sizes(), gen, p.options()), std::sqrt(2.0 * a * eta));
+        v.mul_(1.0 - a).add_(g, -eta).add_(whvi::randn(p.sizes(), gen, p.options()), std::sqrt(2.0 * a * eta));
       }
       p.add_(v);
     }

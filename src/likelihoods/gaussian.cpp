@@ -1,6 +1,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/normal.h"
 #include "common/errors.h"
 #include "likelihoods/likelihood.h"
 
@@ -46,7 +47,7 @@ torch::Tensor GaussianLikelihood::nll_sum_group(const std::vector<Likelihood*>& 
 torch::Tensor GaussianLikelihood::sample(const torch::Tensor& f, const at::Generator& gen) const {
   torch::NoGradGuard ng;
   const double sd = std::exp(0.5 * log_noise_var_.item<double>());
-  return f.detach() + sd * torch::randn(f.sizes(), gen, f.options());
+  return f.detach() + sd * whvi::randn(f.sizes(), gen, f.options());
 }
 
 torch::Tensor GaussianLikelihood::to_original(const torch::Tensor& f) const {

@@ -44,6 +44,7 @@
 // each convolution followed by ReLU. With 32x32 inputs AlexNet's trunk gives
 // 256*4*4 = 4096 features (its head: 2 layers of 4096 and the output layer)
 // and VGG16's 256 (head: the output layer only).
+#include "common/normal.h"
 #include "models/conv.h"
 #include "models/layer_options.h"
 
@@ -143,7 +144,7 @@ torch::Tensor ConvLayer::whvi_forward(const torch::Tensor& x, ForwardCtx& ctx) {
     if (d != k) patches = torch::constant_pad_nd(patches, {0, d - k});
     torch::Tensor eps;
     if (ctx.mode == Mode::kSample)
-      eps = torch::randn({c, 1, p.groups, d}, ctx.gen, x.options()).expand({c, l, p.groups, d}).reshape({c * l, p.groups, d});
+      eps = whvi::randn({c, 1, p.groups, d}, ctx.gen, x.options()).expand({c, l, p.groups, d}).reshape({c * l, p.groups, d});
     auto y = ops::whvi_matvec(patches, eps, p.s1, p.s2, p.g_mu, (0.5 * p.g_logvar).exp(), p.opt.shared_g);
     y = p.finish(y.view({c * l, p.blocks * d}), cout_, ctx);  // [c*l, cout]
     outs.push_back(y.view({c, l, cout_}).transpose(1, 2).reshape({c, cout_, h, w}));
@@ -197,7 +198,7 @@ torch::Tensor ConvLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
     return mean * keep * (1.0 / (1.0 - p_));
   }
   auto var = F::conv2d(x.square(), w_logvar_.exp(), F::Conv2dFuncOptions().padding(ksize_ / 2).stride(stride_).bias(b_logvar_.exp()));
-  return mean + var.sqrt() * torch::randn(mean.sizes(), ctx.gen, mean.options());
+  return mean + var.sqrt() * whvi::randn(mean.sizes(), ctx.gen, mean.options());
 }
 
 torch::Tensor ConvLayer::kl() {

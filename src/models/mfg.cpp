@@ -7,6 +7,7 @@
 // Init: mu_W ~ U(+-s/sqrt(fan_in)), mu_b = 0, logvar = model.mfg.init_logvar.
 #include <cmath>
 
+#include "common/normal.h"
 #include "models/fused_ops.h"
 #include "models/layer.h"
 #include "models/layer_options.h"
@@ -36,7 +37,7 @@ class MfgLayer : public BayesianLayer {
     auto mean = torch::addmm(b_mu_, x, w_mu_);
     if (mode == Mode::kMean) return mean;
     auto var = torch::addmm(b_logvar_.exp(), x.square(), w_logvar_.exp());
-    return mean + var.sqrt() * torch::randn(mean.sizes(), gen, mean.options());
+    return mean + var.sqrt() * whvi::randn(mean.sizes(), gen, mean.options());
   }
 
   torch::Tensor kl_impl() override {
@@ -63,7 +64,7 @@ class MfgLayer : public BayesianLayer {
     fused_ops::addmm_out(sd, bv, x2, wv);
     fused_ops::sqrt_(sd);
     auto& eps = c.buffer(6, {n, out}, o);
-    eps.normal_(0, 1, gen);
+    whvi::normal_(eps, 0, 1, gen);
     auto& y = c.buffer(7, {n, out}, o);
     at::addcmul_out(y, mean, sd, eps);
     return y;
@@ -106,7 +107,7 @@ class MfgLayer : public BayesianLayer {
     if (mode == Mode::kMean) return mean;
     auto var = torch::baddbmm(b_lv.exp().unsqueeze(1), x.square(), w_lv.exp());
     const int64_t r = x.size(1), out = out_features();
-    const auto eps = draw_per_split(gens, [&](const at::Generator& g) { return torch::randn({r, out}, g, mean.options()); });
+    const auto eps = draw_per_split(gens, [&](const at::Generator& g) { return whvi::randn({r, out}, g, mean.options()); });
     return mean + var.sqrt() * eps;
   }
 

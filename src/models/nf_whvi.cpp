@@ -28,6 +28,7 @@
 // group of g).
 #include <cmath>
 
+#include "common/normal.h"
 #include "fwht.h"
 #include "models/layer.h"
 #include "models/planar_flow.h"
@@ -44,8 +45,8 @@ class NfWhviLayer : public BayesianLayer {
       : BayesianLayer("nf-whvi", in, out), p_(*this, in, out, o, gen), flows_(flows) {
     torch::NoGradGuard ng;
     if (flows_ > 0) {
-      u_ = register_parameter("flow_u", torch::randn({flows_, p_.groups, p_.d}, gen) * 0.01);
-      w_ = register_parameter("flow_w", torch::randn({flows_, p_.groups, p_.d}, gen) * 0.01);
+      u_ = register_parameter("flow_u", whvi::randn({flows_, p_.groups, p_.d}, gen) * 0.01);
+      w_ = register_parameter("flow_w", whvi::randn({flows_, p_.groups, p_.d}, gen) * 0.01);
       b_ = register_parameter("flow_b", torch::zeros({flows_, p_.groups}));
     }
   }
@@ -63,7 +64,7 @@ class NfWhviLayer : public BayesianLayer {
     auto xp = d == in_features() ? x : torch::constant_pad_nd(x, {0, d - in_features()});
     torch::Tensor g;
     if (ctx.mode == Mode::kSample) {
-      const auto eps = torch::randn({n, groups, d}, ctx.gen, x.options());
+      const auto eps = whvi::randn({n, groups, d}, ctx.gen, x.options());
       const auto z0 = p_.g_mu + (0.5 * p_.g_logvar).exp() * eps;
       auto [zk, logdet] = flow(z0);
       if (flows_ > 0) {

@@ -1,6 +1,7 @@
 // NNG layer: see nng_layer.h.
 #include <cmath>
 
+#include "common/normal.h"
 #include "models/nng_layer.h"
 
 namespace whvi::models {
@@ -29,7 +30,7 @@ void NngLayer::set_sampling(const torch::Tensor& l_a, const torch::Tensor& l_s, 
 }
 
 torch::Tensor NngLayer::sample_weights(int64_t p, const at::Generator& gen, const torch::TensorOptions& o) const {
-  const auto e = torch::randn({p, in_features() + 1, out_features()}, gen, o);
+  const auto e = whvi::randn({p, in_features() + 1, out_features()}, gen, o);
   return m_ + torch::matmul(torch::matmul(l_a_, e), l_s_.t());  // [p, in+1, out]
 }
 
@@ -42,7 +43,7 @@ torch::Tensor NngLayer::forward_impl(const torch::Tensor& x, ForwardCtx& ctx) {
     w_mean = m_.detach();
   } else if (sample_rows_) {
     const int64_t p = ctx.draws, b = n / p;
-    const auto e = torch::randn({p, in + 1, out}, ctx.gen, x.options());
+    const auto e = whvi::randn({p, in + 1, out}, ctx.gen, x.options());
     const auto noise = torch::matmul(torch::matmul(a_bar.view({p, b, in + 1}).matmul(l_a_), e), l_s_.t());
     s = a_bar.mm(m_) + noise.view({n, out});
     if (ctx.capture) w_mean = m_.detach();

@@ -16,6 +16,7 @@
 // are optimised with the rest unless model.rff.learn_hyper is false.
 #include <cmath>
 
+#include "common/normal.h"
 #include "models/trunk.h"
 
 namespace whvi::models {
@@ -25,7 +26,7 @@ class RffTrunk : public Trunk {
  public:
   RffTrunk(int64_t d_in, int64_t n_rf, double length_scale, bool learn, const at::Generator& gen) : n_rf_(n_rf) {
     torch::NoGradGuard ng;
-    omega_ = register_buffer("omega", torch::randn({d_in, n_rf}, gen));
+    omega_ = register_buffer("omega", whvi::randn({d_in, n_rf}, gen));
     const double l0 = length_scale > 0 ? length_scale : 0.5 * std::sqrt(static_cast<double>(d_in));
     auto log_l = torch::full({}, std::log(l0)), log_s2 = torch::zeros({});
     if (learn) {

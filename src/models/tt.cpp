@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/normal.h"
 #include "models/layer.h"
 
 namespace whvi::models {
@@ -74,7 +75,7 @@ class TtLayer : public BayesianLayer {
     torch::NoGradGuard ng;
     for (int64_t k = 0; k < K; ++k) {
       const std::vector<int64_t> shape = {ranks_[k], out_modes_[k], in_modes_[k], ranks_[k + 1]};
-      mu_.push_back(register_parameter("core" + std::to_string(k) + "_mu", torch::randn(shape, gen) * std::sqrt(var)));
+      mu_.push_back(register_parameter("core" + std::to_string(k) + "_mu", whvi::randn(shape, gen) * std::sqrt(var)));
       const bool variational = o.variational == "all" || (k > 0 && k + 1 < K);
       logvar_.push_back(variational ? register_parameter("core" + std::to_string(k) + "_logvar",
                                                          torch::full(shape, std::log(1e-4 * var)))
@@ -97,7 +98,7 @@ class TtLayer : public BayesianLayer {
       const int64_t nk = in_modes_[k], mk = out_modes_[k], r0 = ranks_[k], r1 = ranks_[k + 1];
       auto core = mu_[k].unsqueeze(0);  // [1, r0, mk, nk, r1]
       if (sample && logvar_[k].defined())
-        core = core + (0.5 * logvar_[k]).exp() * torch::randn({S, r0, mk, nk, r1}, ctx.gen, x.options());
+        core = core + (0.5 * logvar_[k]).exp() * whvi::randn({S, r0, mk, nk, r1}, ctx.gen, x.options());
       core = core.expand({S, r0, mk, nk, r1});
       np /= nk;
       t = t.reshape({S, B, np, nk, r1, mm});

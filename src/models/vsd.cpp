@@ -26,6 +26,7 @@
 // ~ N(0, 1/in), c_t = 0; m = 0, log s² = -9.
 #include <cmath>
 
+#include "common/normal.h"
 #include "models/layer.h"
 
 namespace whvi::models {
@@ -82,9 +83,9 @@ class VsdLayer : public BayesianLayer {
     w_ = register_parameter("w", torch::empty({in, out}).uniform_(-a, a, gen));
     b_ = register_parameter("b", torch::empty({out}).uniform_(-a, a, gen));
     log_alpha_ = register_parameter("log_alpha", torch::full({in}, std::log(p / (1.0 - p))));
-    if (T_ > 0) v1_ = register_parameter("v1", torch::empty({in}).normal_(0.0, sv, gen));
+    if (T_ > 0) v1_ = register_parameter("v1", whvi::normal_(torch::empty({in}), 0.0, sv, gen));
     for (int64_t t = 1; t < T_; ++t) {
-      chain_a_.push_back(register_parameter("a" + std::to_string(t), torch::empty({in, in}).normal_(0.0, sv, gen)));
+      chain_a_.push_back(register_parameter("a" + std::to_string(t), whvi::normal_(torch::empty({in, in}), 0.0, sv, gen)));
       chain_c_.push_back(register_parameter("c" + std::to_string(t), torch::zeros({in})));
     }
     if (hier_) {
@@ -107,7 +108,7 @@ class VsdLayer : public BayesianLayer {
       if (!hier_) return torch::addmm(b_, x, w_);
       return torch::addmm(b_, x * (z_m_ + 0.5 * z_logvar_.exp()).exp(), w_);
     }
-    auto eta = torch::empty_like(x).normal_(0.0, 1.0, ctx.gen) * (0.5 * log_alpha_).exp();
+    auto eta = whvi::normal_(torch::empty_like(x), 0.0, 1.0, ctx.gen) * (0.5 * log_alpha_).exp();
     if (T_ > 0) {
       const auto vs = vectors();
       for (int64_t t = 0; t < T_; ++t) {
@@ -117,7 +118,7 @@ class VsdLayer : public BayesianLayer {
     }
     auto scale = eta + 1.0;
     if (hier_) {
-      const auto eps = torch::empty_like(x).normal_(0.0, 1.0, ctx.gen);
+      const auto eps = whvi::normal_(torch::empty_like(x), 0.0, 1.0, ctx.gen);
       scale = scale * (z_m_ + (0.5 * z_logvar_).exp() * eps).exp();
     }
     return torch::addmm(b_, x * scale, w_);

@@ -29,6 +29,7 @@
 // with optimised S is the default and always takes the fused kernel.
 #include <cmath>
 
+#include "common/normal.h"
 #include "common/errors.h"
 #include "common/runtime.h"
 #include "fwht.h"
@@ -51,7 +52,7 @@ class WhviLayer : public BayesianLayer {
     auto xp = d == in_features() ? x : torch::constant_pad_nd(x, {0, d - in_features()});
     if (!p_.opt.is_default_structure()) return p_.finish(structured(xp, ctx).reshape({n, p_.blocks * d}), out_features(), ctx);
     torch::Tensor eps;
-    if (ctx.mode == Mode::kSample) eps = torch::randn({n, p_.groups, d}, ctx.gen, x.options());
+    if (ctx.mode == Mode::kSample) eps = whvi::randn({n, p_.groups, d}, ctx.gen, x.options());
     auto y = ops::whvi_matvec(xp, eps, p_.s1, p_.s2, p_.g_mu, (0.5 * p_.g_logvar).exp(), p_.opt.shared_g);
     return p_.finish(y.view({n, p_.blocks * d}), out_features(), ctx);
   }
@@ -74,7 +75,7 @@ class WhviLayer : public BayesianLayer {
     }
     c[0] = xp;
     auto& eps = c.buffer(2, {n, p_.groups, d}, o);
-    eps.normal_(0, 1, gen);
+    whvi::normal_(eps, 0, 1, gen);
     auto& sg = c.buffer(3, p_.g_logvar.sizes(), o);
     fused_ops::scale_out(sg, p_.g_logvar, 0.5);
     sg.exp_();
@@ -163,7 +164,7 @@ class WhviLayer : public BayesianLayer {
     torch::Tensor g = g_mu.unsqueeze(1);  // [S, 1, groups, D]
     if (mode == Mode::kSample) {
       const auto eps = draw_per_split(gens, [&](const at::Generator& gn) {
-        return torch::randn({r, p_.groups, d}, gn, x.options());
+        return whvi::randn({r, p_.groups, d}, gn, x.options());
       });
       g = g + (0.5 * g_lv).exp().unsqueeze(1) * eps;  // [S, r, groups, D]
     }
@@ -175,7 +176,7 @@ class WhviLayer : public BayesianLayer {
     y = y + b_mu.unsqueeze(1);
     if (o.bias == "bayesian" && mode == Mode::kSample)
       y = y + (0.5 * b_lv).exp().unsqueeze(1) *
-                  draw_per_split(gens, [&](const at::Generator& gn) { return torch::randn({r, out}, gn, x.options()); });
+                  draw_per_split(gens, [&](const at::Generator& gn) { return whvi::randn({r, out}, gn, x.options()); });
     return y;
   }
 
@@ -183,7 +184,7 @@ class WhviLayer : public BayesianLayer {
   // A diagonal factor: its mean, or in kSample one draw per row [n, rows, D].
   static torch::Tensor draw(const torch::Tensor& mu, const torch::Tensor& logvar, int64_t n, ForwardCtx& ctx) {
     if (!logvar.defined() || ctx.mode == Mode::kMean) return mu;
-    return mu + (0.5 * logvar).exp() * torch::randn({n, mu.size(0), mu.size(1)}, ctx.gen, mu.options());
+    return mu + (0.5 * logvar).exp() * whvi::randn({n, mu.size(0), mu.size(1)}, ctx.gen, mu.options());
   }
 
   // [n, blocks, D]: the structure's factors applied right to left to x [n, D].

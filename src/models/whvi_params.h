@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "common/normal.h"
 #include "config/config.h"
 #include "fwht.h"
 #include "models/layer.h"
@@ -82,7 +83,7 @@ struct WhviParams {
     const double a = std::sqrt(6.0 / dd);
     if (o.has_s1()) s1 = m.register_parameter("s1", torch::empty({blocks, d}).uniform_(-a, a, gen));
     if (o.has_s2()) s2 = m.register_parameter("s2", torch::empty({blocks, d}).uniform_(-a, a, gen));
-    g_mu = m.register_parameter("g_mu", torch::randn({groups, d}, gen) * (o.init_g_mean_std * std::sqrt(c2)));
+    g_mu = m.register_parameter("g_mu", whvi::randn({groups, d}, gen) * (o.init_g_mean_std * std::sqrt(c2)));
     g_logvar = m.register_parameter("g_logvar", torch::full({groups, d}, o.init_g_logvar + std::log(c2)));
     if (o.s_variational()) {
       const double lv = std::log(1e-4 * 2.0 / dd);
@@ -101,7 +102,7 @@ struct WhviParams {
     if (opt.bias == "deterministic") return y + b_mu;
     if (opt.bias == "bayesian") {
       if (ctx.mode == Mode::kMean) return y + b_mu;
-      return y + b_mu + (0.5 * b_logvar).exp() * torch::randn({n, out}, ctx.gen, y.options());
+      return y + b_mu + (0.5 * b_logvar).exp() * whvi::randn({n, out}, ctx.gen, y.options());
     }
     return y;
   }

@@ -14,6 +14,7 @@
 // exact for each row's joint output distribution.
 #include <cmath>
 
+#include "common/normal.h"
 #include "models/layer.h"
 #include "models/whvi_params.h"
 #include "ops/fwht_op.h"
@@ -56,7 +57,7 @@ class WhviReshapeLayer : public BayesianLayer {
     const auto c = torch::einsum("nq,oqk->nok", {x, K.view({out, in, d})});  // [n, out, d]
     torch::Tensor g = p_.g_mu;                                              // [1, d]
     if (ctx.mode == Mode::kSample)
-      g = p_.g_mu + (0.5 * p_.g_logvar).exp() * torch::randn({n, d}, ctx.gen, x.options());
+      g = p_.g_mu + (0.5 * p_.g_logvar).exp() * whvi::randn({n, d}, ctx.gen, x.options());
     return (c * g.unsqueeze(1)).sum(2) + bias_;
   }
 

@@ -1,0 +1,223 @@
+#include "common/normal.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+namespace whvi {
+
+// LibTorch's AVX2 Box-Muller (normal_avx2.cpp, built with -mavx2 -mfma when the
+// compiler and LibTorch's headers allow; `normal_avx2_built` says so).
+bool normal_avx2_built();
+void normal_avx2_blocks(float* data, int64_t blocks, float mean, float std);
+
+namespace {
+
+constexpr int kN = 624;  // at::MERSENNE_STATE_N
+constexpr int kM = 397;  // at::MERSENNE_STATE_M
+
+// at::mt19937's next_state: the standard MT19937 twist, written as index loops
+// so they vectorise. The last word uses the new state[0], as there.
+inline uint32_t twist(uint32_t u, uint32_t v) {
+  return (((u & 0x80000000u) | (v & 0x7fffffffu)) >> 1) ^ ((0u - (v & 1u)) & 0x9908b0dfu);
+}
+void next_state(uint32_t* s) {
+  for (int i = 0; i < kN - kM; ++i) s[i] = s[i + kM] ^ twist(s[i], s[i + 1]);
+  for (int i = kN - kM; i < kN - 1; ++i) s[i] = s[i + kM - kN] ^ twist(s[i], s[i + 1]);
+  s[kN - 1] = s[kM - 1] ^ twist(s[kN - 1], s[0]);
+}
+inline uint32_t temper(uint32_t y) {
+  y ^= (y >> 11);
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= (y >> 18);
+  return y;
+}
+
+// n calls of at::mt19937::operator() on the state `p`, in blocks: each call
+// decrements left_, twists when it reaches 0 (left_ = N, next_ = 0) and returns
+// the tempered state[next_++]. So with left_ = L, the next L - 1 calls read
+// state[next_ ...] without a twist.
+void words(at::mt19937_data_pod& p, uint32_t* out, int64_t n) {
+  uint32_t* s = p.state_.data();
+  while (n > 0) {
+    if (p.left_ <= 1) {  // this call twists
+      next_state(s);
+      p.left_ = kN;
+      p.next_ = 0;
+      *out++ = temper(s[p.next_++]);
+      --n;
+      continue;
+    }
+    const int64_t m = std::min<int64_t>(n, p.left_ - 1);
+    const uint32_t* src = s + p.next_;
+    for (int64_t i = 0; i < m; ++i) out[i] = temper(src[i]);
+    out += m;
+    n -= m;
+    p.next_ += static_cast<uint32_t>(m);
+    p.left_ -= static_cast<int>(m);
+  }
+}
+
+// at::uniform_real_distribution<T>(0, 1) of the generator's words: float takes
+// the low 24 bits of one word, double the low 53 bits of (first << 32 | second).
+void uniforms(at::mt19937_data_pod& p, float* out, int64_t n, std::vector<uint32_t>& w) {
+  w.resize(static_cast<size_t>(n));
+  words(p, w.data(), n);
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(w[static_cast<size_t>(i)] & 0xffffffu) * 0x1.0p-24f;
+}
+void uniforms(at::mt19937_data_pod& p, double* out, int64_t n, std::vector<uint32_t>& w) {
+  w.resize(static_cast<size_t>(2 * n));
+  words(p, w.data(), 2 * n);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t v = (static_cast<uint64_t>(w[static_cast<size_t>(2 * i)]) << 32) | w[static_cast<size_t>(2 * i + 1)];
+    out[i] = static_cast<double>(v & ((uint64_t(1) << 53) - 1)) * 0x1.0p-53;
+  }
+}
+
+// LibTorch's scalar normal_fill_16 (ATen/native/cpu/DistributionTemplates.h),
+// operation for operation. LibTorch compiles it once per CPU capability; in its
+// AVX2 build (-mfma) the compiler contracts `radius * cos * std + mean` into a
+// fused multiply-add, which is the `fma` variant.
+template <class T, bool fma>
+void scalar_blocks(T* data, int64_t blocks, T mean, T std) {
+  for (int64_t b = 0; b < blocks; ++b, data += 16) {
+    for (int j = 0; j < 8; ++j) {
+      const T u1 = 1 - data[j];
+      const T u2 = data[j + 8];
+      const T radius = std::sqrt(-2 * std::log(u1));
+      const T theta = 2.0f * 3.14159265358979323846 * u2;
+      if constexpr (fma) {
+        data[j] = std::fma(radius * std::cos(theta), std, mean);
+        data[j + 8] = std::fma(radius * std::sin(theta), std, mean);
+      } else {
+        data[j] = radius * std::cos(theta) * std + mean;
+        data[j + 8] = radius * std::sin(theta) * std + mean;
+      }
+    }
+  }
+}
+
+enum class Path { kLibTorch, kScalar, kScalarFma, kAvx2 };
+
+template <class T>
+void run_blocks(Path path, T* data, int64_t blocks, T mean, T std) {
+  if constexpr (std::is_same<T, float>::value) {
+    if (path == Path::kAvx2) return normal_avx2_blocks(data, blocks, mean, std);
+  }
+  if (path == Path::kScalarFma) return scalar_blocks<T, true>(data, blocks, mean, std);
+  scalar_blocks<T, false>(data, blocks, mean, std);
+}
+
+// normal_fill: uniforms for every element, Box-Muller on each whole block of
+// 16, and when the size is not a multiple of 16, 16 fresh uniforms over the
+// last 16 elements and Box-Muller on them.
+template <class T>
+void fill(Path path, T* data, int64_t n, T mean, T std, at::CPUGeneratorImpl* g) {
+  thread_local std::vector<uint32_t> w;
+  std::lock_guard<std::mutex> lock(g->mutex_);
+  at::mt19937 engine = g->engine();
+  at::mt19937_data_pod p = engine.data();
+  uniforms(p, data, n, w);
+  run_blocks(path, data, n / 16, mean, std);
+  if (n % 16 != 0) {
+    uniforms(p, data + n - 16, 16, w);
+    run_blocks(path, data + n - 16, 1, mean, std);
+  }
+  engine.set_data(p);
+  g->set_engine(engine);
+}
+
+// The probe: a size with a ragged tail, a mean and std that are not 0 and 1,
+// a generator that is not at the start of its state; the numbers and the next
+// word afterwards must equal LibTorch's.
+template <class T>
+bool probe_matches(Path path) {
+  constexpr int64_t n = 1000;
+  const auto dtype = std::is_same<T, float>::value ? at::kFloat : at::kDouble;
+  auto ga = at::detail::createCPUGenerator(20261125);
+  auto gb = at::detail::createCPUGenerator(20261125);
+  auto warm = at::empty({37}, dtype);
+  warm.uniform_(0, 1, ga);
+  warm.uniform_(0, 1, gb);
+  auto a = at::empty({n}, dtype);
+  a.normal_(0.25, 1.5, ga);
+  std::vector<T> b(static_cast<size_t>(n));
+  fill<T>(path, b.data(), n, T(0.25), T(1.5), at::check_generator<at::CPUGeneratorImpl>(gb));
+  if (std::memcmp(a.data_ptr(), b.data(), sizeof(T) * n) != 0) return false;
+  return at::check_generator<at::CPUGeneratorImpl>(ga)->random() == at::check_generator<at::CPUGeneratorImpl>(gb)->random();
+}
+
+template <class T>
+Path choose() {
+  if (std::is_same<T, float>::value && normal_avx2_built() && probe_matches<T>(Path::kAvx2)) return Path::kAvx2;
+  if (probe_matches<T>(Path::kScalar)) return Path::kScalar;
+  if (probe_matches<T>(Path::kScalarFma)) return Path::kScalarFma;
+  return Path::kLibTorch;
+}
+template <class T>
+Path path_for() {
+  static const Path p = choose<T>();
+  return p;
+}
+
+const char* name(Path p) {
+  switch (p) {
+    case Path::kAvx2: return "avx2";
+    case Path::kScalar: return "scalar";
+    case Path::kScalarFma: return "scalar-fma";
+    default: return "libtorch";
+  }
+}
+
+}  // namespace
+
+at::Tensor normal_(at::Tensor t, double mean, double std, const at::Generator& gen) {
+  const auto dtype = t.scalar_type();
+  if (t.device().is_cpu() && gen.defined() && t.numel() >= 16 && t.is_contiguous() &&
+      (dtype == at::kFloat || dtype == at::kDouble) && std >= 0.0 && std::isfinite(mean) && std::isfinite(std) &&
+      !t.requires_grad()) {
+    auto* g = at::check_generator<at::CPUGeneratorImpl>(gen);
+    if (dtype == at::kFloat && path_for<float>() != Path::kLibTorch) {
+      fill<float>(path_for<float>(), t.data_ptr<float>(), t.numel(), static_cast<float>(mean), static_cast<float>(std), g);
+      return t;
+    }
+    if (dtype == at::kDouble && path_for<double>() != Path::kLibTorch) {
+      fill<double>(path_for<double>(), t.data_ptr<double>(), t.numel(), mean, std, g);
+      return t;
+    }
+  }
+  return t.normal_(mean, std, gen);
+}
+
+at::Tensor randn(at::IntArrayRef sizes, const at::Generator& gen, const at::TensorOptions& o) {
+  auto t = at::empty(sizes, o.requires_grad(false));
+  normal_(t, 0.0, 1.0, gen);
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+
+std::string normal_path(at::ScalarType dtype) {
+  if (dtype == at::kFloat) return name(path_for<float>());
+  if (dtype == at::kDouble) return name(path_for<double>());
+  return "libtorch";
+}
+
+namespace detail {
+void mt_words(const at::Generator& gen, uint32_t* out, int64_t n) {
+  auto* g = at::check_generator<at::CPUGeneratorImpl>(gen);
+  std::lock_guard<std::mutex> lock(g->mutex_);
+  at::mt19937 engine = g->engine();
+  at::mt19937_data_pod p = engine.data();
+  words(p, out, n);
+  engine.set_data(p);
+  g->set_engine(engine);
+}
+}  // namespace detail
+
+}  // namespace whvi
