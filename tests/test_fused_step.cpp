@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/errors.h"
-#include "common/normal.h"
+#include "common/draws.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
@@ -342,7 +342,7 @@ TEST(FusedOps, OneOutputGemmsGiveLibTorchsBitsExactly) {
   }
 }
 
-// ---- Gaussian draws (common/normal.h): LibTorch's bits, faster ----------------
+// ---- Gaussian draws (common/draws.h): LibTorch's bits, faster ----------------
 
 namespace {
 uint32_t next_word(const at::Generator& g) {
@@ -404,6 +404,41 @@ TEST(FastNormal, GivesLibTorchsBitsAndGeneratorState) {
     EXPECT_TRUE(same_bits(torch::randn({64, 128}, ga, torch::kFloat64), randn({64, 128}, gb, torch::kFloat64))) << "randn";
     EXPECT_EQ(next_word(ga), next_word(gb));
   }
+}
+
+// Bernoulli draws: the bits and state of `Tensor::bernoulli_(p)` for sizes
+// around the chunk length, both dtypes, p at and inside the ends, from
+// generator states anywhere in the cycle; strided and integer tensors go to
+// LibTorch and must match too.
+TEST(FastNormal, BernoulliGivesLibTorchsBitsAndGeneratorState) {
+  for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
+    for (int64_t n : {0, 1, 311, 1023, 1024, 1025, 5000}) {
+      for (double p : {0.0, 1e-9, 0.1, 0.5, 0.9, 1.0 - 1e-16, 1.0}) {
+        const int64_t skip = (n * 13) % 629;
+        auto ga = make_generator(3000 + static_cast<uint64_t>(n)), gb = make_generator(3000 + static_cast<uint64_t>(n));
+        for (int64_t i = 0; i < skip; ++i) { next_word(ga); next_word(gb); }
+        auto a = torch::empty({n}, dtype), b = torch::empty({n}, dtype);
+        a.bernoulli_(p, ga);
+        bernoulli_(b, p, gb);
+        EXPECT_TRUE(same_bits(a, b)) << dtype << " n " << n << " p " << p;
+        EXPECT_EQ(next_word(ga), next_word(gb)) << dtype << " n " << n << " p " << p << ": generator state after";
+      }
+    }
+  }
+  auto ga = make_generator(9), gb = make_generator(9);
+  auto a = torch::empty({30, 4}), b = torch::empty({30, 4});
+  a.t().bernoulli_(0.3, ga);
+  bernoulli_(b.t(), 0.3, gb);
+  EXPECT_TRUE(same_bits(a, b)) << "transposed";
+  auto ia = torch::empty({100}, torch::kInt64), ib = torch::empty({100}, torch::kInt64);
+  ia.bernoulli_(0.6, ga);
+  bernoulli_(ib, 0.6, gb);
+  EXPECT_TRUE(ia.equal(ib)) << "int64";
+  EXPECT_EQ(next_word(ga), next_word(gb));
+#if TORCH_VERSION_MAJOR == 1
+  EXPECT_EQ(bernoulli_path(torch::kFloat32), "words");
+  EXPECT_EQ(bernoulli_path(torch::kFloat64), "words");
+#endif
 }
 
 // The fast path is really taken where LibTorch's kernels are known: Debian's

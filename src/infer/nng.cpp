@@ -1,5 +1,5 @@
 // Noisy K-FAC: see nng.h.
-#include "common/normal.h"
+#include "common/draws.h"
 #include "infer/nng.h"
 
 #include <algorithm>

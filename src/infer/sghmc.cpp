@@ -24,7 +24,7 @@
 // predictive noise variance is the bank's mean noise variance.
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "common/errors.h"
 #include "infer/inference.h"
 #include "infer/variational.h"

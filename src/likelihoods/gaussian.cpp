@@ -1,7 +1,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "common/errors.h"
 #include "likelihoods/likelihood.h"
 

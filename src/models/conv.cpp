@@ -44,7 +44,7 @@
 // each convolution followed by ReLU. With 32x32 inputs AlexNet's trunk gives
 // 256*4*4 = 4096 features (its head: 2 layers of 4096 and the output layer)
 // and VGG16's 256 (head: the output layer only).
-#include "common/normal.h"
+#include "common/draws.h"
 #include "models/conv.h"
 #include "models/layer_options.h"
 
@@ -194,7 +194,7 @@ torch::Tensor ConvLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
   if (ctx.mode == Mode::kMean) return mean;
   if (kind_ == "mcd" || kind_ == "lowrank-mcd") {
     if (p_ == 0) return mean;
-    auto keep = torch::empty_like(mean).bernoulli_(1.0 - p_, ctx.gen);
+    auto keep = whvi::bernoulli_(torch::empty_like(mean), 1.0 - p_, ctx.gen);
     return mean * keep * (1.0 / (1.0 - p_));
   }
   auto var = F::conv2d(x.square(), w_logvar_.exp(), F::Conv2dFuncOptions().padding(ksize_ / 2).stride(stride_).bias(b_logvar_.exp()));

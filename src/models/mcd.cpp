@@ -7,6 +7,7 @@
 // Init: LibTorch's Linear default, U(+-1/sqrt(fan_in)) for W and b.
 #include <cmath>
 
+#include "common/draws.h"
 #include "models/fused_ops.h"
 #include "models/layer.h"
 #include "models/layer_options.h"
@@ -33,7 +34,7 @@ class McdLayer : public BayesianLayer {
     const auto& gen = ctx.gen;
     auto y = torch::addmm(b_, x, w_);
     if (mode == Mode::kMean || p_ == 0.0) return y;
-    auto keep = torch::empty_like(y).bernoulli_(1.0 - p_, gen);
+    auto keep = whvi::bernoulli_(torch::empty_like(y), 1.0 - p_, gen);
     return y * keep * (1.0 / (1.0 - p_));
   }
 
@@ -50,7 +51,7 @@ class McdLayer : public BayesianLayer {
     fused_ops::addmm_out(y, b_, x, w_);
     if (p_ == 0.0) return y;
     auto& keep = c.buffer(2, {n, out}, o);
-    keep.bernoulli_(1.0 - p_, gen);
+    whvi::bernoulli_(keep, 1.0 - p_, gen);
     auto& z = c.buffer(3, {n, out}, o);
     fused_ops::mul_scale_out(z, y, keep, 1.0 / (1.0 - p_));
     return z;
@@ -88,7 +89,7 @@ class McdLayer : public BayesianLayer {
     if (mode == Mode::kMean || p_ == 0.0) return y;
     const int64_t r = x.size(1), out = out_features();
     const auto keep = draw_per_split(gens, [&](const at::Generator& g) {
-      return torch::empty({r, out}, y.options()).bernoulli_(1.0 - p_, g);
+      return whvi::bernoulli_(torch::empty({r, out}, y.options()), 1.0 - p_, g);
     });
     return y * keep * (1.0 / (1.0 - p_));
   }

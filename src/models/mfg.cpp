@@ -7,7 +7,7 @@
 // Init: mu_W ~ U(+-s/sqrt(fan_in)), mu_b = 0, logvar = model.mfg.init_logvar.
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "models/fused_ops.h"
 #include "models/layer.h"
 #include "models/layer_options.h"

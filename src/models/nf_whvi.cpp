@@ -28,7 +28,7 @@
 // group of g).
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "fwht.h"
 #include "models/layer.h"
 #include "models/planar_flow.h"

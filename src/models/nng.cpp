@@ -1,7 +1,7 @@
 // NNG layer: see nng_layer.h.
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "models/nng_layer.h"
 
 namespace whvi::models {

@@ -16,7 +16,7 @@
 // are optimised with the rest unless model.rff.learn_hyper is false.
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "models/trunk.h"
 
 namespace whvi::models {

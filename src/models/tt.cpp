@@ -26,7 +26,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "models/layer.h"
 
 namespace whvi::models {

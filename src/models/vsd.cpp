@@ -26,7 +26,7 @@
 // ~ N(0, 1/in), c_t = 0; m = 0, log s² = -9.
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "models/layer.h"
 
 namespace whvi::models {

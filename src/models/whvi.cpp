@@ -29,7 +29,7 @@
 // with optimised S is the default and always takes the fused kernel.
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "common/errors.h"
 #include "common/runtime.h"
 #include "fwht.h"

@@ -9,7 +9,7 @@
 
 #include <torch/torch.h>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "config/config.h"
 #include "fwht.h"
 #include "models/layer.h"

@@ -14,7 +14,7 @@
 // exact for each row's joint output distribution.
 #include <cmath>
 
-#include "common/normal.h"
+#include "common/draws.h"
 #include "models/layer.h"
 #include "models/whvi_params.h"
 #include "ops/fwht_op.h"

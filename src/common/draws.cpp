@@ -1,4 +1,4 @@
-#include "common/normal.h"
+#include "common/draws.h"
 
 #include <array>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 namespace whvi {
 
-// LibTorch's AVX2 Box-Muller (normal_avx2.cpp, built with -mavx2 -mfma when the
+// LibTorch's AVX2 Box-Muller (draws_avx2.cpp, built with -mavx2 -mfma when the
 // compiler and LibTorch's headers allow; `normal_avx2_built` says so).
 bool normal_avx2_built();
 void normal_avx2_blocks(float* data, int64_t blocks, float mean, float std);
@@ -65,18 +65,27 @@ void words(at::mt19937_data_pod& p, uint32_t* out, int64_t n) {
 }
 
 // at::uniform_real_distribution<T>(0, 1) of the generator's words: float takes
-// the low 24 bits of one word, double the low 53 bits of (first << 32 | second).
-void uniforms(at::mt19937_data_pod& p, float* out, int64_t n, std::vector<uint32_t>& w) {
-  w.resize(static_cast<size_t>(n));
-  words(p, w.data(), n);
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(w[static_cast<size_t>(i)] & 0xffffffu) * 0x1.0p-24f;
+// the low 24 bits of one word, double the low 53 bits of (first << 32 | second)
+// (CPUGeneratorImpl::random64). In chunks, so the words stay in cache.
+constexpr int64_t kChunk = 2048;
+inline double uniform53(uint32_t first, uint32_t second) {
+  const uint64_t v = (static_cast<uint64_t>(first) << 32) | second;
+  return static_cast<double>(v & ((uint64_t(1) << 53) - 1)) * 0x1.0p-53;
 }
-void uniforms(at::mt19937_data_pod& p, double* out, int64_t n, std::vector<uint32_t>& w) {
-  w.resize(static_cast<size_t>(2 * n));
-  words(p, w.data(), 2 * n);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t v = (static_cast<uint64_t>(w[static_cast<size_t>(2 * i)]) << 32) | w[static_cast<size_t>(2 * i + 1)];
-    out[i] = static_cast<double>(v & ((uint64_t(1) << 53) - 1)) * 0x1.0p-53;
+void uniforms(at::mt19937_data_pod& p, float* out, int64_t n) {
+  uint32_t w[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    words(p, w, m);
+    for (int64_t i = 0; i < m; ++i) out[i0 + i] = static_cast<float>(w[i] & 0xffffffu) * 0x1.0p-24f;
+  }
+}
+void uniforms(at::mt19937_data_pod& p, double* out, int64_t n) {
+  uint32_t w[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk / 2) {
+    const int64_t m = std::min(kChunk / 2, n - i0);
+    words(p, w, 2 * m);
+    for (int64_t i = 0; i < m; ++i) out[i0 + i] = uniform53(w[2 * i], w[2 * i + 1]);
   }
 }
 
@@ -119,14 +128,13 @@ void run_blocks(Path path, T* data, int64_t blocks, T mean, T std) {
 // last 16 elements and Box-Muller on them.
 template <class T>
 void fill(Path path, T* data, int64_t n, T mean, T std, at::CPUGeneratorImpl* g) {
-  thread_local std::vector<uint32_t> w;
   std::lock_guard<std::mutex> lock(g->mutex_);
   at::mt19937 engine = g->engine();
   at::mt19937_data_pod p = engine.data();
-  uniforms(p, data, n, w);
+  uniforms(p, data, n);
   run_blocks(path, data, n / 16, mean, std);
   if (n % 16 != 0) {
-    uniforms(p, data + n - 16, 16, w);
+    uniforms(p, data + n - 16, 16);
     run_blocks(path, data + n - 16, 1, mean, std);
   }
   engine.set_data(p);
@@ -166,6 +174,45 @@ Path path_for() {
   return p;
 }
 
+// LibTorch's bernoulli_(p) without MKL (templates::cpu::bernoulli_kernel): for
+// each element in order, a double uniform of two words, then `u < p` as 1 or 0.
+template <class T>
+void bernoulli_fill(T* data, int64_t n, double prob, at::CPUGeneratorImpl* g) {
+  std::lock_guard<std::mutex> lock(g->mutex_);
+  at::mt19937 engine = g->engine();
+  at::mt19937_data_pod p = engine.data();
+  uint32_t w[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk / 2) {
+    const int64_t m = std::min(kChunk / 2, n - i0);
+    words(p, w, 2 * m);
+    for (int64_t i = 0; i < m; ++i) data[i0 + i] = static_cast<T>(static_cast<double>(uniform53(w[2 * i], w[2 * i + 1]) < prob));
+  }
+  engine.set_data(p);
+  g->set_engine(engine);
+}
+
+template <class T>
+bool bernoulli_probe_matches() {
+  constexpr int64_t n = 1000;
+  const auto dtype = std::is_same<T, float>::value ? at::kFloat : at::kDouble;
+  auto ga = at::detail::createCPUGenerator(20261125);
+  auto gb = at::detail::createCPUGenerator(20261125);
+  auto warm = at::empty({37}, dtype);
+  warm.uniform_(0, 1, ga);
+  warm.uniform_(0, 1, gb);
+  auto a = at::empty({n}, dtype);
+  a.bernoulli_(0.375, ga);
+  std::vector<T> b(static_cast<size_t>(n));
+  bernoulli_fill<T>(b.data(), n, 0.375, at::check_generator<at::CPUGeneratorImpl>(gb));
+  if (std::memcmp(a.data_ptr(), b.data(), sizeof(T) * n) != 0) return false;
+  return at::check_generator<at::CPUGeneratorImpl>(ga)->random() == at::check_generator<at::CPUGeneratorImpl>(gb)->random();
+}
+template <class T>
+bool bernoulli_fast() {
+  static const bool ok = bernoulli_probe_matches<T>();
+  return ok;
+}
+
 const char* name(Path p) {
   switch (p) {
     case Path::kAvx2: return "avx2";
@@ -200,6 +247,28 @@ at::Tensor randn(at::IntArrayRef sizes, const at::Generator& gen, const at::Tens
   normal_(t, 0.0, 1.0, gen);
   if (o.requires_grad()) t.requires_grad_(true);
   return t;
+}
+
+at::Tensor bernoulli_(at::Tensor t, double p, const at::Generator& gen) {
+  const auto dtype = t.scalar_type();
+  if (t.device().is_cpu() && gen.defined() && t.is_contiguous() && p >= 0.0 && p <= 1.0 && !t.requires_grad()) {
+    auto* g = at::check_generator<at::CPUGeneratorImpl>(gen);
+    if (dtype == at::kFloat && bernoulli_fast<float>()) {
+      bernoulli_fill<float>(t.data_ptr<float>(), t.numel(), p, g);
+      return t;
+    }
+    if (dtype == at::kDouble && bernoulli_fast<double>()) {
+      bernoulli_fill<double>(t.data_ptr<double>(), t.numel(), p, g);
+      return t;
+    }
+  }
+  return t.bernoulli_(p, gen);
+}
+
+std::string bernoulli_path(at::ScalarType dtype) {
+  if (dtype == at::kFloat) return bernoulli_fast<float>() ? "words" : "libtorch";
+  if (dtype == at::kDouble) return bernoulli_fast<double>() ? "words" : "libtorch";
+  return "libtorch";
 }
 
 std::string normal_path(at::ScalarType dtype) {

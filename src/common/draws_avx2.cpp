@@ -2,7 +2,7 @@
 // ATen/native/cpu/DistributionTemplates.h) on blocks of 16 uniforms, built with
 // -mavx2 -mfma like LibTorch's AVX2 kernels, with the same log256_ps and
 // sincos256_ps (ATen/native/cpu/avx_mathfun.h). Called only when the CPU has
-// AVX2 and FMA and the probe in normal.cpp found LibTorch gives these bits.
+// AVX2 and FMA and the probe in draws.cpp found LibTorch gives these bits.
 //
 // This file includes nothing but intrinsics and avx_mathfun.h, so no inline
 // function shared with other translation units is compiled here with AVX2.

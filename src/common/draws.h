@@ -1,4 +1,4 @@
-// Gaussian draws with LibTorch's exact bits, faster.
+// Gaussian and Bernoulli draws with LibTorch's exact bits, faster.
 //
 // `t.normal_(mean, std, gen)` on a contiguous CPU tensor of at least 16 numbers
 // runs LibTorch's normal_fill: one mt19937 word per float (two per double) turned
@@ -17,6 +17,11 @@
 // (numbers and the generator state after). Otherwise, and for tensors the fast
 // path does not cover (not contiguous, fewer than 16 numbers, other dtypes or
 // devices), it calls `t.normal_` itself. Results never depend on the path.
+//
+// `t.bernoulli_(p, gen)` (LibTorch built without MKL, as Debian's is) draws a
+// double uniform from two words per element through a TensorIterator;
+// `whvi::bernoulli_` does the same from blocks of words, after the same kind
+// of probe.
 #pragma once
 
 #include <string>
@@ -32,11 +37,17 @@ at::Tensor normal_(at::Tensor t, double mean, double std, const at::Generator& g
 // A new tensor of N(0, 1) draws: the bits of `torch::randn(sizes, gen, o)`.
 at::Tensor randn(at::IntArrayRef sizes, const at::Generator& gen, const at::TensorOptions& o = {});
 
+// 0/1 draws with P(1) = p, in place: the bits and generator state of
+// `t.bernoulli_(p, gen)`. Returns t (the same storage).
+at::Tensor bernoulli_(at::Tensor t, double p, const at::Generator& gen);
+
 // Which path normal_ takes for float32 / float64 contiguous CPU tensors:
 // "avx2" (LibTorch's AVX2 Box-Muller), "scalar" / "scalar-fma" (its scalar one,
 // without or with a fused multiply-add in the last step) or "libtorch"
 // (the probe matched neither: every call goes to t.normal_).
 std::string normal_path(at::ScalarType dtype);
+// "words" (the block path) or "libtorch" for bernoulli_.
+std::string bernoulli_path(at::ScalarType dtype);
 
 namespace detail {
 // The uniform words of `n` calls of LibTorch's CPU generator (each `random()`),
