@@ -1,5 +1,6 @@
 #include <sys/resource.h>
 #include "common/runtime.h"
+#include "common/draws.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -126,6 +127,8 @@ std::string version_string() {
   os << "CPU: " << cpu_model() << "; SIMD levels:";
   for (auto l : kernels::supported_simd_levels()) os << ' ' << kernels::simd_level_name(l);
   os << " (active " << kernels::simd_level_name(kernels::active_simd_level()) << ")\n";
+  os << "Random draws (LibTorch's bits on every path): normal float32 " << normal_path(at::kFloat) << ", float64 "
+     << normal_path(at::kDouble) << "; bernoulli " << bernoulli_path(at::kFloat) << "\n";
 #ifdef WHVI_HAVE_CUDA_KERNELS
   os << "CUDA kernels: built; ";
   os << (cuda_available() ? "device: " + cuda_device_name() : std::string("no CUDA device found"));
