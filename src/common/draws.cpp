@@ -64,6 +64,18 @@ void words(at::mt19937_data_pod& p, uint32_t* out, int64_t n) {
   }
 }
 
+// Runs f on a copy of the generator's mt19937 state, under its lock, and writes
+// the advanced state back.
+template <class F>
+void with_state(at::CPUGeneratorImpl* g, F f) {
+  std::lock_guard<std::mutex> lock(g->mutex_);
+  at::mt19937 engine = g->engine();
+  at::mt19937_data_pod p = engine.data();
+  f(p);
+  engine.set_data(p);
+  g->set_engine(engine);
+}
+
 // at::uniform_real_distribution<T>(0, 1) of the generator's words: float takes
 // the low 24 bits of one word, double the low 53 bits of (first << 32 | second)
 // (CPUGeneratorImpl::random64). In chunks, so the words stay in cache.
@@ -128,24 +140,22 @@ void run_blocks(Path path, T* data, int64_t blocks, T mean, T std) {
 // last 16 elements and Box-Muller on them.
 template <class T>
 void fill(Path path, T* data, int64_t n, T mean, T std, at::CPUGeneratorImpl* g) {
-  std::lock_guard<std::mutex> lock(g->mutex_);
-  at::mt19937 engine = g->engine();
-  at::mt19937_data_pod p = engine.data();
-  uniforms(p, data, n);
-  run_blocks(path, data, n / 16, mean, std);
-  if (n % 16 != 0) {
-    uniforms(p, data + n - 16, 16);
-    run_blocks(path, data + n - 16, 1, mean, std);
-  }
-  engine.set_data(p);
-  g->set_engine(engine);
+  with_state(g, [&](at::mt19937_data_pod& p) {
+    uniforms(p, data, n);
+    run_blocks(path, data, n / 16, mean, std);
+    if (n % 16 != 0) {
+      uniforms(p, data + n - 16, 16);
+      run_blocks(path, data + n - 16, 1, mean, std);
+    }
+  });
 }
 
-// The probe: a size with a ragged tail, a mean and std that are not 0 and 1,
-// a generator that is not at the start of its state; the numbers and the next
-// word afterwards must equal LibTorch's.
-template <class T>
-bool probe_matches(Path path) {
+// The probe: 1,000 numbers (a ragged tail for normal_'s blocks of 16) from a
+// generator that is not at the start of its cycle, drawn by LibTorch
+// (`libtorch(tensor, gen)`) and by us (`ours(data, n, generator)`); the numbers
+// and the next word afterwards must be equal.
+template <class T, class LibTorch, class Ours>
+bool probe_matches(LibTorch libtorch, Ours ours) {
   constexpr int64_t n = 1000;
   const auto dtype = std::is_same<T, float>::value ? at::kFloat : at::kDouble;
   auto ga = at::detail::createCPUGenerator(20261125);
@@ -154,11 +164,18 @@ bool probe_matches(Path path) {
   warm.uniform_(0, 1, ga);
   warm.uniform_(0, 1, gb);
   auto a = at::empty({n}, dtype);
-  a.normal_(0.25, 1.5, ga);
+  libtorch(a, ga);
   std::vector<T> b(static_cast<size_t>(n));
-  fill<T>(path, b.data(), n, T(0.25), T(1.5), at::check_generator<at::CPUGeneratorImpl>(gb));
+  ours(b.data(), n, at::check_generator<at::CPUGeneratorImpl>(gb));
   if (std::memcmp(a.data_ptr(), b.data(), sizeof(T) * n) != 0) return false;
   return at::check_generator<at::CPUGeneratorImpl>(ga)->random() == at::check_generator<at::CPUGeneratorImpl>(gb)->random();
+}
+
+// normal_ with a mean and std that are not 0 and 1, so a fused multiply-add shows.
+template <class T>
+bool probe_matches(Path path) {
+  return probe_matches<T>([](at::Tensor& t, at::Generator& g) { t.normal_(0.25, 1.5, g); },
+                          [path](T* d, int64_t n, at::CPUGeneratorImpl* g) { fill<T>(path, d, n, T(0.25), T(1.5), g); });
 }
 
 template <class T>
@@ -178,34 +195,20 @@ Path path_for() {
 // each element in order, a double uniform of two words, then `u < p` as 1 or 0.
 template <class T>
 void bernoulli_fill(T* data, int64_t n, double prob, at::CPUGeneratorImpl* g) {
-  std::lock_guard<std::mutex> lock(g->mutex_);
-  at::mt19937 engine = g->engine();
-  at::mt19937_data_pod p = engine.data();
-  uint32_t w[kChunk];
-  for (int64_t i0 = 0; i0 < n; i0 += kChunk / 2) {
-    const int64_t m = std::min(kChunk / 2, n - i0);
-    words(p, w, 2 * m);
-    for (int64_t i = 0; i < m; ++i) data[i0 + i] = static_cast<T>(static_cast<double>(uniform53(w[2 * i], w[2 * i + 1]) < prob));
-  }
-  engine.set_data(p);
-  g->set_engine(engine);
+  with_state(g, [&](at::mt19937_data_pod& p) {
+    uint32_t w[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk / 2) {
+      const int64_t m = std::min(kChunk / 2, n - i0);
+      words(p, w, 2 * m);
+      for (int64_t i = 0; i < m; ++i) data[i0 + i] = static_cast<T>(static_cast<double>(uniform53(w[2 * i], w[2 * i + 1]) < prob));
+    }
+  });
 }
 
 template <class T>
 bool bernoulli_probe_matches() {
-  constexpr int64_t n = 1000;
-  const auto dtype = std::is_same<T, float>::value ? at::kFloat : at::kDouble;
-  auto ga = at::detail::createCPUGenerator(20261125);
-  auto gb = at::detail::createCPUGenerator(20261125);
-  auto warm = at::empty({37}, dtype);
-  warm.uniform_(0, 1, ga);
-  warm.uniform_(0, 1, gb);
-  auto a = at::empty({n}, dtype);
-  a.bernoulli_(0.375, ga);
-  std::vector<T> b(static_cast<size_t>(n));
-  bernoulli_fill<T>(b.data(), n, 0.375, at::check_generator<at::CPUGeneratorImpl>(gb));
-  if (std::memcmp(a.data_ptr(), b.data(), sizeof(T) * n) != 0) return false;
-  return at::check_generator<at::CPUGeneratorImpl>(ga)->random() == at::check_generator<at::CPUGeneratorImpl>(gb)->random();
+  return probe_matches<T>([](at::Tensor& t, at::Generator& g) { t.bernoulli_(0.375, g); },
+                          [](T* d, int64_t n, at::CPUGeneratorImpl* g) { bernoulli_fill<T>(d, n, 0.375, g); });
 }
 template <class T>
 bool bernoulli_fast() {
@@ -279,13 +282,7 @@ std::string normal_path(at::ScalarType dtype) {
 
 namespace detail {
 void mt_words(const at::Generator& gen, uint32_t* out, int64_t n) {
-  auto* g = at::check_generator<at::CPUGeneratorImpl>(gen);
-  std::lock_guard<std::mutex> lock(g->mutex_);
-  at::mt19937 engine = g->engine();
-  at::mt19937_data_pod p = engine.data();
-  words(p, out, n);
-  engine.set_data(p);
-  g->set_engine(engine);
+  with_state(at::check_generator<at::CPUGeneratorImpl>(gen), [&](at::mt19937_data_pod& p) { words(p, out, n); });
 }
 }  // namespace detail
 
