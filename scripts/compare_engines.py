@@ -30,6 +30,8 @@ def main():
     ap.add_argument("other")
     ap.add_argument("out")
     ap.add_argument("--models", default="mcd,mfg,whvi")
+    ap.add_argument("--builds", action="store_true",
+                    help="the two folders come from two builds of one engine (not two engines): say so in the header")
     a = ap.parse_args()
     models = a.models.split(",")
     rows, commits, worst = [], set(), {}
@@ -65,11 +67,15 @@ def main():
     if not rows:
         sys.exit(f"compare_engines: no experiment with common splits in {a.ref} and {a.other}")
     with open(a.out, "w") as f:
-        f.write("# The same splits trained by two engines\n\n")
-        f.write(f"Written by `python3 scripts/compare_engines.py {a.ref} {a.other} {a.out}` from the result files of "
+        what = "two builds" if a.builds else "two engines"
+        f.write(f"# The same splits trained by {what}\n\n")
+        flag = " --builds" if a.builds else ""
+        f.write(f"Written by `python3 scripts/compare_engines.py{flag} {a.ref} {a.other} {a.out}` from the result files of "
                 f"both folders (commits: {', '.join(sorted(commits))}). Split k of both is the same data split, "
-                "initialisation and draw sequence; the engines differ by float rounding only, which training "
-                "carries forward. `max abs diff` is the largest per-split difference; `/ sd` divides it by the "
+                "initialisation and draw sequence; " +
+                ("two builds that should compute the same thing give 0 in every difference column. " if a.builds else
+                 "the engines differ by float rounding only, which training carries forward. ") +
+                "`max abs diff` is the largest per-split difference; `/ sd` divides it by the "
                 "reference's split-to-split standard deviation of that metric. Training seconds come from "
                 "different runs, machines and loads: they are not a speed comparison.\n\n")
         f.write("| experiment | splits | RMSE ref | RMSE other | max abs diff | / sd | MNLL ref | MNLL other | "
