@@ -1,12 +1,12 @@
 #include "common/draws.h"
 
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/util/MathConstants.h>
 #include <torch/torch.h>
 
 namespace whvi {
@@ -18,8 +18,8 @@ void normal_avx2_blocks(float* data, int64_t blocks, float mean, float std);
 
 namespace {
 
-constexpr int kN = 624;  // at::MERSENNE_STATE_N
-constexpr int kM = 397;  // at::MERSENNE_STATE_M
+constexpr int kN = at::MERSENNE_STATE_N;  // 624
+constexpr int kM = at::MERSENNE_STATE_M;  // 397
 
 // at::mt19937's next_state: the standard MT19937 twist, written as index loops
 // so they vectorise. The last word uses the new state[0], as there.
@@ -112,7 +112,7 @@ void scalar_blocks(T* data, int64_t blocks, T mean, T std) {
       const T u1 = 1 - data[j];
       const T u2 = data[j + 8];
       const T radius = std::sqrt(-2 * std::log(u1));
-      const T theta = 2.0f * 3.14159265358979323846 * u2;
+      const T theta = 2.0f * c10::pi<double> * u2;
       if constexpr (fma) {
         data[j] = std::fma(radius * std::cos(theta), std, mean);
         data[j + 8] = std::fma(radius * std::sin(theta), std, mean);
