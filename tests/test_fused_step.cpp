@@ -165,6 +165,39 @@ TEST(FusedStep, TrainsToTheSameParametersAsAutograd) {
   }
 }
 
+// The diagonal Gaussian KL and its gradient from precomputed e^logvar (MFG's
+// fused step reuses its forward pass's exp) against the autograd KL, for sizes
+// around the 8-wide blocks and in both dtypes; a stale e^logvar is visible.
+TEST(FusedStep, KlFromPrecomputedExpMatchesAutograd) {
+  for (const auto dtype : {torch::kFloat64, torch::kFloat32}) {
+    const double tol = dtype == torch::kFloat64 ? 1e-12 : 1e-5;
+    for (const int64_t n : {1, 7, 8, 9, 16, 61, 1000}) {
+      const double pv = 0.37;
+      auto mu = (torch::randn({n}, make_generator(30 + n), torch::kFloat64) * 0.3).to(dtype);
+      auto lv = (torch::randn({n}, make_generator(40 + n), torch::kFloat64) * 2 - 4).to(dtype);
+      auto a_mu = mu.clone().requires_grad_(true), a_lv = lv.clone().requires_grad_(true);
+      const auto kl_a = models::kl_diag_gaussian(a_mu, a_lv, pv);
+      kl_a.backward();
+      auto b_mu = mu.clone(), b_lv = lv.clone();
+      b_mu.mutable_grad() = torch::full_like(mu, 0.25);  // the function adds into .grad()
+      b_lv.mutable_grad() = torch::full_like(lv, -0.5);
+      const double kl_b = models::kl_diag_gaussian_backward_exp(b_mu, b_lv, lv.exp(), pv);
+      const double ref = kl_a.item<double>();
+      EXPECT_NEAR(kl_b, ref, tol * std::max(1.0, std::fabs(ref))) << n;
+      const auto gmu = b_mu.grad().to(torch::kFloat64) - 0.25, glv = b_lv.grad().to(torch::kFloat64) + 0.5;
+      EXPECT_LE((gmu - a_mu.grad().to(torch::kFloat64)).abs().max().item<double>(), tol) << n;
+      EXPECT_LE((glv - a_lv.grad().to(torch::kFloat64)).abs().max().item<double>(), tol) << n;
+      if (n == 1000) {  // e^logvar of other values (a stale buffer) gives another gradient
+        auto c_mu = mu.clone(), c_lv = lv.clone();
+        c_mu.mutable_grad() = torch::zeros_like(mu);
+        c_lv.mutable_grad() = torch::zeros_like(lv);
+        models::kl_diag_gaussian_backward_exp(c_mu, c_lv, (lv + 1e-3).exp(), pv);
+        EXPECT_GT((c_lv.grad().to(torch::kFloat64) - a_lv.grad().to(torch::kFloat64)).abs().max().item<double>(), 1e-4);
+      }
+    }
+  }
+}
+
 TEST(FusedStep, RefusesWhatItCannotDoByName) {
   for (const auto& [sets, want] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"model.kind=nf-whvi"}, "layer kind 'nf-whvi'"},

@@ -146,6 +146,12 @@ int64_t count_trainable(const torch::nn::Module& m);
 // Adds the gradient of kl_diag_gaussian(mu, logvar, prior_var) into
 // mu.grad() and logvar.grad() and returns its value (the fused step).
 double kl_diag_gaussian_backward(const torch::Tensor& mu, const torch::Tensor& logvar, double prior_var);
+// The same with exp_logvar = e^logvar given (same dtype, contiguous; MFG's
+// fused forward has it): no exp of its own, the sum in 8 double lanes. Its
+// value and gradient differ from the function above by float rounding only
+// (e^logvar rounded to the dtype first; the sum reordered).
+double kl_diag_gaussian_backward_exp(const torch::Tensor& mu, const torch::Tensor& logvar, const torch::Tensor& exp_logvar,
+                                     double prior_var);
 // KL( N(mu, exp(logvar)) || N(0, prior_var) ), summed over elements.
 torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& logvar,
                                double prior_var);

@@ -88,6 +88,47 @@ double kl_diag_backward_impl(const torch::Tensor& mu, const torch::Tensor& logva
 }
 }  // namespace
 
+namespace {
+template <class T>
+double kl_diag_backward_exp_impl(const torch::Tensor& mu, const torch::Tensor& logvar, const torch::Tensor& ev_t,
+                                 double prior_var) {
+  const int64_t n = mu.numel();
+  const T* m = mu.data_ptr<T>();
+  const T* lv = logvar.data_ptr<T>();
+  const T* ev = ev_t.data_ptr<T>();
+  T* gm = mu.grad().data_ptr<T>();
+  T* glv = logvar.grad().data_ptr<T>();
+  const double ipv = 1.0 / prior_var, c = std::log(prior_var) - 1.0;
+  constexpr int64_t W = 8;
+  double acc[W] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + W <= n; i += W)
+    for (int64_t k = 0; k < W; ++k) {
+      const double v = ev[i + k], mi = m[i + k];
+      acc[k] += (v + mi * mi) * ipv - static_cast<double>(lv[i + k]) + c;
+      gm[i + k] += static_cast<T>(mi * ipv);
+      glv[i + k] += static_cast<T>(0.5 * (v * ipv - 1.0));
+    }
+  for (; i < n; ++i) {
+    const double v = ev[i], mi = m[i];
+    acc[0] += (v + mi * mi) * ipv - static_cast<double>(lv[i]) + c;
+    gm[i] += static_cast<T>(mi * ipv);
+    glv[i] += static_cast<T>(0.5 * (v * ipv - 1.0));
+  }
+  double kl = 0;
+  for (int64_t k = 0; k < W; ++k) kl += acc[k];
+  return 0.5 * kl;
+}
+}  // namespace
+
+double kl_diag_gaussian_backward_exp(const torch::Tensor& mu, const torch::Tensor& logvar, const torch::Tensor& exp_logvar,
+                                     double prior_var) {
+  WHVI_ASSERT(mu.is_contiguous() && logvar.is_contiguous() && exp_logvar.is_contiguous() && mu.grad().defined() &&
+              logvar.grad().defined());
+  return mu.scalar_type() == torch::kFloat64 ? kl_diag_backward_exp_impl<double>(mu, logvar, exp_logvar, prior_var)
+                                             : kl_diag_backward_exp_impl<float>(mu, logvar, exp_logvar, prior_var);
+}
+
 double kl_diag_gaussian_backward(const torch::Tensor& mu, const torch::Tensor& logvar, double prior_var) {
   WHVI_ASSERT(mu.is_contiguous() && logvar.is_contiguous() && mu.grad().defined() && logvar.grad().defined());
   WHVI_ASSERT(mu.grad().is_contiguous() && logvar.grad().is_contiguous() && mu.numel() == logvar.numel());
