@@ -439,6 +439,32 @@ TEST(FastNormal, GivesLibTorchsBitsAndGeneratorState) {
   }
 }
 
+// The integer threshold of the Bernoulli draws against LibTorch's comparison
+// `x·2^-53 < p`, at every x within 3 of the threshold and at the ends, for p on
+// the 2^-53 grid, next to it, tiny, subnormal, 0, 1, NaN.
+TEST(FastNormal, BernoulliThresholdIsTheDoubleComparison) {
+  const uint64_t top = (uint64_t(1) << 53) - 1;
+  std::vector<double> ps = {0.0, -0.0, -1.0, 1.0, 0.5, 0.375, 1.0 / 3.0, 0.1, 1e-9, 1e-300, 5e-324, 0x1.0p-53,
+                            0x1.8p-53, 3 * 0x1.0p-53, 1.0 - 0x1.0p-53, 1.0 - 0x1.0p-54, std::nan("")};
+  for (double base : {0.5, 0.1, 0x1.0p-53, 7 * 0x1.0p-53, 1.0 - 0x1.0p-53, 0.9})
+    for (int k = 1; k <= 3; ++k) {
+      double up = base, down = base;
+      for (int j = 0; j < k; ++j) { up = std::nextafter(up, 2.0); down = std::nextafter(down, -1.0); }
+      ps.push_back(up);
+      ps.push_back(down);
+    }
+  for (const double p : ps) {
+    const uint64_t thr = whvi::detail::bernoulli_threshold(p);
+    std::vector<uint64_t> xs = {0, 1, 2, top - 1, top};
+    for (int64_t d = -3; d <= 3; ++d) {
+      const int64_t x = static_cast<int64_t>(thr) + d;
+      if (x >= 0 && static_cast<uint64_t>(x) <= top) xs.push_back(static_cast<uint64_t>(x));
+    }
+    for (const uint64_t x : xs)
+      EXPECT_EQ(static_cast<double>(x) * 0x1.0p-53 < p, x < thr) << "p " << p << " x " << x;
+  }
+}
+
 // Bernoulli draws: the bits and state of `Tensor::bernoulli_(p)` for sizes
 // around the chunk length, both dtypes, p at and inside the ends, from
 // generator states anywhere in the cycle; strided and integer tensors go to

@@ -193,14 +193,24 @@ Path path_for() {
 
 // LibTorch's bernoulli_(p) without MKL (templates::cpu::bernoulli_kernel): for
 // each element in order, a double uniform of two words, then `u < p` as 1 or 0.
+// The comparison is made on the integer: the uniform is u = x·2⁻⁵³ with x < 2⁵³
+// an integer, exactly, and p·2⁵³ is exact too (a power-of-two scaling), so
+// u < p ⟺ x < p·2⁵³ ⟺ x < ⌈p·2⁵³⌉, the threshold below (one integer compare per
+// element instead of a conversion to double and a multiply).
 template <class T>
 void bernoulli_fill(T* data, int64_t n, double prob, at::CPUGeneratorImpl* g) {
+  const uint64_t thr = detail::bernoulli_threshold(prob);
+  constexpr uint64_t mask = (uint64_t(1) << 53) - 1;
   with_state(g, [&](at::mt19937_data_pod& p) {
     uint32_t w[kChunk];
     for (int64_t i0 = 0; i0 < n; i0 += kChunk / 2) {
       const int64_t m = std::min(kChunk / 2, n - i0);
       words(p, w, 2 * m);
-      for (int64_t i = 0; i < m; ++i) data[i0 + i] = static_cast<T>(static_cast<double>(uniform53(w[2 * i], w[2 * i + 1]) < prob));
+      T* out = data + i0;
+      for (int64_t i = 0; i < m; ++i) {
+        const uint64_t x = ((static_cast<uint64_t>(w[2 * i]) << 32) | w[2 * i + 1]) & mask;
+        out[i] = static_cast<T>(x < thr);
+      }
     }
   });
 }
@@ -281,6 +291,12 @@ std::string normal_path(at::ScalarType dtype) {
 }
 
 namespace detail {
+uint64_t bernoulli_threshold(double p) {
+  if (!(p > 0.0)) return 0;  // p <= 0 or NaN: u < p never holds
+  const double t = std::ceil(p * 0x1.0p53);
+  if (t >= 0x1.0p53) return uint64_t(1) << 53;  // every x (< 2^53) passes: u < 1 <= p
+  return static_cast<uint64_t>(t);
+}
 void mt_words(const at::Generator& gen, uint32_t* out, int64_t n) {
   with_state(at::check_generator<at::CPUGeneratorImpl>(gen), [&](at::mt19937_data_pod& p) { words(p, out, n); });
 }

@@ -53,6 +53,9 @@ namespace detail {
 // The uniform words of `n` calls of LibTorch's CPU generator (each `random()`),
 // advancing its state exactly as those calls do. For tests.
 void mt_words(const at::Generator& gen, uint32_t* out, int64_t n);
+// For a uniform u = x·2^-53 (x an integer below 2^53), `u < p` holds exactly
+// when x < bernoulli_threshold(p). For tests.
+uint64_t bernoulli_threshold(double p);
 }  // namespace detail
 
 }  // namespace whvi
