@@ -86,9 +86,7 @@ double kl_diag_backward_impl(const torch::Tensor& mu, const torch::Tensor& logva
   }
   return 0.5 * kl;
 }
-}  // namespace
 
-namespace {
 template <class T>
 double kl_diag_backward_exp_impl(const torch::Tensor& mu, const torch::Tensor& logvar, const torch::Tensor& ev_t,
                                  double prior_var) {
@@ -124,7 +122,9 @@ double kl_diag_backward_exp_impl(const torch::Tensor& mu, const torch::Tensor& l
 double kl_diag_gaussian_backward_exp(const torch::Tensor& mu, const torch::Tensor& logvar, const torch::Tensor& exp_logvar,
                                      double prior_var) {
   WHVI_ASSERT(mu.is_contiguous() && logvar.is_contiguous() && exp_logvar.is_contiguous() && mu.grad().defined() &&
-              logvar.grad().defined());
+              logvar.grad().defined() && mu.grad().is_contiguous() && logvar.grad().is_contiguous());
+  WHVI_ASSERT(mu.numel() == logvar.numel() && exp_logvar.numel() == mu.numel() &&
+              exp_logvar.scalar_type() == mu.scalar_type() && logvar.scalar_type() == mu.scalar_type());
   return mu.scalar_type() == torch::kFloat64 ? kl_diag_backward_exp_impl<double>(mu, logvar, exp_logvar, prior_var)
                                              : kl_diag_backward_exp_impl<float>(mu, logvar, exp_logvar, prior_var);
 }
