@@ -73,7 +73,7 @@ def main():
         f.write(f"Written by `python3 scripts/compare_engines.py{flag} {a.ref} {a.other} {a.out}` from the result files of "
                 f"both folders (commits: {', '.join(sorted(commits))}). Split k of both is the same data split, "
                 "initialisation and draw sequence; " +
-                ("two builds that should compute the same thing give 0 in every difference column. " if a.builds else
+                ("wherever the two builds compute the same thing, every difference column is 0. " if a.builds else
                  "the engines differ by float rounding only, which training carries forward. ") +
                 "`max abs diff` is the largest per-split difference; `/ sd` divides it by the "
                 "reference's split-to-split standard deviation of that metric. Training seconds come from "

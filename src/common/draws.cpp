@@ -80,10 +80,11 @@ void with_state(at::CPUGeneratorImpl* g, F f) {
 // the low 24 bits of one word, double the low 53 bits of (first << 32 | second)
 // (CPUGeneratorImpl::random64). In chunks, so the words stay in cache.
 constexpr int64_t kChunk = 2048;
-inline double uniform53(uint32_t first, uint32_t second) {
-  const uint64_t v = (static_cast<uint64_t>(first) << 32) | second;
-  return static_cast<double>(v & ((uint64_t(1) << 53) - 1)) * 0x1.0p-53;
+// The 53-bit integer x behind a double uniform u = x·2⁻⁵³ (two words).
+inline uint64_t bits53(uint32_t first, uint32_t second) {
+  return ((static_cast<uint64_t>(first) << 32) | second) & ((uint64_t(1) << 53) - 1);
 }
+inline double uniform53(uint32_t first, uint32_t second) { return static_cast<double>(bits53(first, second)) * 0x1.0p-53; }
 void uniforms(at::mt19937_data_pod& p, float* out, int64_t n) {
   uint32_t w[kChunk];
   for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
@@ -200,17 +201,12 @@ Path path_for() {
 template <class T>
 void bernoulli_fill(T* data, int64_t n, double prob, at::CPUGeneratorImpl* g) {
   const uint64_t thr = detail::bernoulli_threshold(prob);
-  constexpr uint64_t mask = (uint64_t(1) << 53) - 1;
   with_state(g, [&](at::mt19937_data_pod& p) {
     uint32_t w[kChunk];
     for (int64_t i0 = 0; i0 < n; i0 += kChunk / 2) {
       const int64_t m = std::min(kChunk / 2, n - i0);
       words(p, w, 2 * m);
-      T* out = data + i0;
-      for (int64_t i = 0; i < m; ++i) {
-        const uint64_t x = ((static_cast<uint64_t>(w[2 * i]) << 32) | w[2 * i + 1]) & mask;
-        out[i] = static_cast<T>(x < thr);
-      }
+      for (int64_t i = 0; i < m; ++i) data[i0 + i] = static_cast<T>(bits53(w[2 * i], w[2 * i + 1]) < thr);
     }
   });
 }

@@ -97,22 +97,19 @@ double kl_diag_backward_exp_impl(const torch::Tensor& mu, const torch::Tensor& l
   T* gm = mu.grad().data_ptr<T>();
   T* glv = logvar.grad().data_ptr<T>();
   const double ipv = 1.0 / prior_var, c = std::log(prior_var) - 1.0;
+  // element i: its gradient added, its KL term added to `acc`
+  const auto element = [&](int64_t i, double& acc) {
+    const double v = ev[i], mi = m[i];
+    acc += (v + mi * mi) * ipv - static_cast<double>(lv[i]) + c;
+    gm[i] += static_cast<T>(mi * ipv);
+    glv[i] += static_cast<T>(0.5 * (v * ipv - 1.0));
+  };
   constexpr int64_t W = 8;
   double acc[W] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + W <= n; i += W)
-    for (int64_t k = 0; k < W; ++k) {
-      const double v = ev[i + k], mi = m[i + k];
-      acc[k] += (v + mi * mi) * ipv - static_cast<double>(lv[i + k]) + c;
-      gm[i + k] += static_cast<T>(mi * ipv);
-      glv[i + k] += static_cast<T>(0.5 * (v * ipv - 1.0));
-    }
-  for (; i < n; ++i) {
-    const double v = ev[i], mi = m[i];
-    acc[0] += (v + mi * mi) * ipv - static_cast<double>(lv[i]) + c;
-    gm[i] += static_cast<T>(mi * ipv);
-    glv[i] += static_cast<T>(0.5 * (v * ipv - 1.0));
-  }
+    for (int64_t k = 0; k < W; ++k) element(i + k, acc[k]);
+  for (; i < n; ++i) element(i, acc[0]);
   double kl = 0;
   for (int64_t k = 0; k < W; ++k) kl += acc[k];
   return 0.5 * kl;
