@@ -12,6 +12,7 @@
 #include <set>
 #include <fstream>
 
+#include "common/io.h"
 #include "bench/bench_train.h"
 #include "common/rng.h"
 #include "common/runtime.h"
@@ -461,7 +462,7 @@ TEST(BatchNorm, CheckpointCarriesRunningAveragesAndEvalReproduces) {
   const std::string dir = env && *env ? env : WHVI_TEST_DATA_DIR;
   if (!fs::exists(fs::path(dir) / "cifar10-mini")) GTEST_SKIP() << "no cifar10-mini under " << dir;
   const fs::path out = fs::temp_directory_path() / "whvi_bn_exp";
-  fs::remove_all(out);
+  whvi::remove_tree(fs::path(out).string());
   fs::create_directories(out);
   std::ofstream(out / "c.yaml") << "data: {dataset: cifar10-mini, dir: '" << dir
                                 << "', protocol: standard, splits: 1}\nlikelihood: {kind: softmax}\n"
@@ -475,7 +476,7 @@ TEST(BatchNorm, CheckpointCarriesRunningAveragesAndEvalReproduces) {
   experiment::EvalOptions eo;
   eo.checkpoint = (out / "c" / "split-00.ckpt").string();
   EXPECT_EQ(experiment::run_eval(eo)["mnll"], doc["splits"][0]["mnll"]);
-  fs::remove_all(out);
+  whvi::remove_tree(fs::path(out).string());
 }
 
 // ---- whvi bench predict (Figs. 8, 16) -----------------------------------------------------
@@ -563,7 +564,7 @@ TEST(Augment, NonImageDataIsRefusedByName) {
     msg = e.what();
   }
   EXPECT_NE(msg.find("data.augment"), std::string::npos) << msg;
-  fs::remove_all(out);
+  whvi::remove_tree(fs::path(out).string());
 }
 
 }  // namespace

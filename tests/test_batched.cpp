@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/io.h"
 #include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
@@ -147,7 +148,7 @@ std::string error_of(const std::function<void()>& f) {
 TEST(BatchedSplits, ExperimentWritesEverySplitAndResumesAcrossGroupSizes) {
   set_threads(1);
   const fs::path dir = fs::temp_directory_path() / "whvi_batched_exp";
-  fs::remove_all(dir);
+  whvi::remove_tree(fs::path(dir).string());
   fs::create_directories(dir);
   const auto cfg = (dir / "exp.yaml").string();
   std::ofstream(cfg) << "data: {dataset: yacht, dir: '" << data_dir() << "', splits: 3}\n"
@@ -184,7 +185,7 @@ TEST(BatchedSplits, ExperimentWritesEverySplitAndResumesAcrossGroupSizes) {
     EXPECT_NE(error_of([&] { experiment::run_train(opts(bad, false)); }).find("training.batched_splits"),
               std::string::npos)
         << bad[0];
-  fs::remove_all(dir);
+  whvi::remove_tree(fs::path(dir).string());
 }
 
 }  // namespace

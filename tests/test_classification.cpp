@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 
+#include "common/io.h"
 #include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
@@ -248,7 +249,7 @@ TEST(ClassLikelihood, KindMustFitTheData) {
 TEST(ClassExperiment, TrainsEvaluatesAndReproducesFromItsCheckpoint) {
   set_threads(1);
   const fs::path dir = fs::temp_directory_path() / "whvi_class_exp";
-  fs::remove_all(dir);
+  whvi::remove_tree(fs::path(dir).string());
   fs::create_directories(dir / "uci-class" / "eeg");
   {
     std::ofstream f(dir / "uci-class" / "eeg" / "EEG_Eye_State.arff");
@@ -304,7 +305,7 @@ TEST(ClassExperiment, TrainsEvaluatesAndReproducesFromItsCheckpoint) {
                          report::render_from_files({(dir / "r.json").string(), (dir / "g.json").string()}, "", "t");
                        }),
                        "render each task in its own table"));
-  fs::remove_all(dir);
+  whvi::remove_tree(fs::path(dir).string());
 }
 
 // ---- Variational Structured Dropout (issue 10, part 3) --------------------------
@@ -760,7 +761,7 @@ TEST(Conv, SimpleCnnTrainsOnCifarMiniAndEvaluatesFromItsCheckpoint) {
   const std::string dir = data_dir();
   if (!fs::exists(fs::path(dir) / "cifar10-mini")) GTEST_SKIP() << "no cifar10-mini under " << dir;
   const fs::path out = fs::temp_directory_path() / "whvi_conv_exp";
-  fs::remove_all(out);
+  whvi::remove_tree(fs::path(out).string());
   fs::create_directories(out);
   std::ofstream(out / "c.yaml") << "data: {dataset: cifar10-mini, dir: '" << dir
                                 << "', protocol: standard, splits: 1}\nlikelihood: {kind: softmax}\n"
@@ -776,7 +777,7 @@ TEST(Conv, SimpleCnnTrainsOnCifarMiniAndEvaluatesFromItsCheckpoint) {
   experiment::EvalOptions eo;
   eo.checkpoint = (out / "c" / "split-00.ckpt").string();
   EXPECT_EQ(experiment::run_eval(eo)["mnll"], doc["splits"][0]["mnll"]);
-  fs::remove_all(out);
+  whvi::remove_tree(fs::path(out).string());
 }
 
 // ---- the approximation study (issue 12, item 3; Fig. 11) ---------------------------

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/io.h"
 #include "config/config.h"
 
 namespace fs = std::filesystem;
@@ -31,17 +32,18 @@ std::string expect_error(const std::function<void()>& f) {
 TEST(BadConfigs, EveryFileFailsWithItsMessage) {
   const fs::path dir = fs::path(WHVI_SOURCE_DIR) / "tests" / "bad_configs";
   int n = 0;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().extension() != ".yaml") continue;
-    std::ifstream in(entry.path());
+  for (const auto& name : whvi::list_dir(dir.string())) {
+    const fs::path entry(name);
+    if (entry.extension() != ".yaml") continue;
+    std::ifstream in(entry);
     std::string first;
     std::getline(in, first);
-    ASSERT_EQ(first.rfind("# expect: ", 0), 0u) << entry.path() << " lacks its '# expect:' line";
+    ASSERT_EQ(first.rfind("# expect: ", 0), 0u) << entry << " lacks its '# expect:' line";
     const std::string want = first.substr(10);
-    const std::string msg = expect_error([&] { Config::load(entry.path().string()); });
-    EXPECT_NE(msg.find(want), std::string::npos) << entry.path().filename() << ": got '" << msg
+    const std::string msg = expect_error([&] { Config::load(entry.string()); });
+    EXPECT_NE(msg.find(want), std::string::npos) << entry.filename() << ": got '" << msg
                                                  << "', want '" << want << "'";
-    EXPECT_NE(msg.find(entry.path().filename().string()), std::string::npos)
+    EXPECT_NE(msg.find(entry.filename().string()), std::string::npos)
         << "message should name the file: " << msg;
     ++n;
   }
@@ -107,12 +109,13 @@ TEST(Config, DumpParseDumpRoundTrip) {
 
 TEST(Config, ShippedConfigsAllParse) {
   int n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(fs::path(WHVI_SOURCE_DIR) / "configs")) {
-    if (e.path().extension() != ".yaml" || e.path().filename() == "base.yaml") continue;
-    const auto c = Config::load(e.path().string());
+  for (const auto& name : whvi::list_dir((fs::path(WHVI_SOURCE_DIR) / "configs").string(), true)) {
+    const fs::path e(name);
+    if (e.extension() != ".yaml" || e.filename() == "base.yaml") continue;
+    const auto c = Config::load(e.string());
     // protocol fragments (configs/selection/) name no data set: they are merged into the UCI configs
-    if (e.path().parent_path().filename() != "selection")
-      EXPECT_FALSE(c.get_string("data.dataset").empty()) << e.path();
+    if (e.parent_path().filename() != "selection")
+      EXPECT_FALSE(c.get_string("data.dataset").empty()) << e;
     ++n;
   }
   EXPECT_GE(n, 25);  // 8 data sets x 3 models + toy
@@ -190,7 +193,7 @@ TEST(ConfigHardening, DirectoriesAreNotConfigs) {
              {"dot.yaml:1", "'base'", "is a directory, not a YAML file"});
   std::ofstream(dir / ".yaml") << "model: {width: 3}\n";
   expect_has(expect_error([&] { Config::load((dir / ".yaml").string()); }), {"output.name", "not usable"});
-  fs::remove_all(dir);
+  whvi::remove_tree(fs::path(dir).string());
 }
 
 }  // namespace

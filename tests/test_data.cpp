@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/io.h"
 #include "common/errors.h"
 #include "data/dataset.h"
 
@@ -71,12 +72,11 @@ class TempDir {
     static int counter = 0;
     path_ = fs::temp_directory_path() /
             ("whvi_test_data_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
+    whvi::remove_tree(path_.string());
     fs::create_directories(path_);
   }
   ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
+    whvi::remove_tree(path_.string());
   }
   const fs::path& path() const { return path_; }
 

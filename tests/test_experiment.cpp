@@ -37,10 +37,10 @@ std::string data_dir() {
 struct Sandbox {
   fs::path dir;
   explicit Sandbox(const std::string& name) : dir(fs::temp_directory_path() / ("whvi_exp_" + name)) {
-    fs::remove_all(dir);
+    whvi::remove_tree(fs::path(dir).string());
     fs::create_directories(dir);
   }
-  ~Sandbox() { fs::remove_all(dir); }
+  ~Sandbox() { whvi::remove_tree(fs::path(dir).string()); }
   std::string config(const std::string& yaml, const std::string& file = "exp.yaml") const {
     std::ofstream(dir / file) << yaml << "\noutput: {dir: '" << dir.string() << "'}\n";
     return (dir / file).string();
@@ -224,7 +224,7 @@ TEST(Checkpoint, DataChangedSinceTrainingIsRefused) {
   set_threads(1);
   Sandbox sb("datachange");
   const fs::path ds = sb.dir / "mydata";
-  fs::copy(fs::path(data_dir()) / "uci" / "yacht", ds);
+  whvi::copy_files((fs::path(data_dir()) / "uci" / "yacht").string(), ds.string());
   experiment::run_train(opts(sb.config("data: {dataset: '" + ds.string() + "', splits: 1}\n" + kTiny)));
   // change one value of data.txt
   std::string text;
@@ -314,7 +314,7 @@ TEST(Checks, ProblemsAreFoundBeforeTraining) {
   EXPECT_FALSE(fs::exists(sb.dir / "exp" / "split-00.ckpt"));
   // an empty stored test split
   const fs::path ds = sb.dir / "mydata";
-  fs::copy(fs::path(data_dir()) / "uci" / "yacht", ds);
+  whvi::copy_files((fs::path(data_dir()) / "uci" / "yacht").string(), ds.string());
   std::ofstream(ds / "index_test_0.txt", std::ios::trunc) << "";
   msg = error_of([&] {
     experiment::run_train(opts(sb.config("data: {dataset: '" + ds.string() + "', protocol: standard, splits: 1}\n" + kTiny)));
@@ -444,4 +444,46 @@ TEST(Pinned, AShortRunOfEachKindGivesThePinnedNumbers) {
     }
   }
   kernels::set_simd_level(level);
+}
+
+// The folder walks that stand in for std::filesystem's (common/io.h): checked
+// against a tree built here, including a link that must be removed, not
+// followed, and an empty file that must be copied.
+TEST(FolderWalks, ListCopyAndRemoveATree) {
+  Sandbox sb("walks");
+  const fs::path root = sb.dir / "tree", outside = sb.dir / "outside";
+  fs::create_directories(root / "b" / "c");
+  fs::create_directories(outside);
+  std::ofstream(outside / "keep.txt") << "must survive";
+  std::ofstream(root / "z.txt") << "z";
+  std::ofstream(root / "a.txt");  // empty
+  std::ofstream(root / "b" / "c" / "deep.txt") << "deep";
+  fs::create_directory_symlink(outside, root / "link");
+
+  const std::vector<std::string> flat = list_dir(root.string());
+  const std::vector<std::string> want_flat = {(root / "a.txt").string(), (root / "b").string(),
+                                              (root / "link").string(), (root / "z.txt").string()};
+  EXPECT_EQ(flat, want_flat);
+  const std::vector<std::string> deep = list_dir(root.string(), true);
+  const std::vector<std::string> want_deep = {
+      (root / "a.txt").string(), (root / "b").string(), (root / "b" / "c").string(),
+      (root / "b" / "c" / "deep.txt").string(), (root / "link").string(), (root / "z.txt").string()};
+  EXPECT_EQ(deep, want_deep);  // the link is listed, not entered
+  EXPECT_THROW(list_dir((root / "missing").string()), Error);
+
+  copy_files(root.string(), (sb.dir / "copy").string());
+  const std::vector<std::string> copied = list_dir((sb.dir / "copy").string());
+  ASSERT_EQ(copied.size(), 2u);  // the regular files only: a.txt, z.txt
+  EXPECT_EQ(fs::file_size(sb.dir / "copy" / "a.txt"), 0u);
+  std::ifstream zin(sb.dir / "copy" / "z.txt");
+  std::string z;
+  zin >> z;
+  EXPECT_EQ(z, "z");
+
+  EXPECT_EQ(remove_tree(root.string()), "");
+  EXPECT_FALSE(fs::exists(root));
+  EXPECT_TRUE(fs::exists(outside / "keep.txt"));  // the link's target is untouched
+  EXPECT_EQ(remove_tree(root.string()), "");      // a missing path is no error
+  EXPECT_EQ(remove_tree((outside / "keep.txt").string()), "");  // a plain file
+  EXPECT_FALSE(fs::exists(outside / "keep.txt"));
 }

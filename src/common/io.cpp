@@ -121,3 +121,83 @@ std::string printable(const std::string& s, size_t max) {
 }
 
 }  // namespace whvi
+
+#include <dirent.h>
+#include <ftw.h>
+
+#include <algorithm>
+
+namespace whvi {
+namespace {
+
+thread_local std::string g_remove_error;
+
+int remove_one(const char* path, const struct stat*, int flag, struct FTW*) {
+  // FTW_DP: a folder after its contents; FTW_DNR: one that could not be read
+  // (its contents stay, so its rmdir fails and says so).
+  const int rc = (flag == FTW_DP || flag == FTW_DNR) ? ::rmdir(path) : ::unlink(path);
+  if (rc != 0 && errno != ENOENT && g_remove_error.empty())
+    g_remove_error = std::string("cannot remove ") + path + ": " + std::strerror(errno);
+  return 0;  // go on: remove as much as possible
+}
+
+void list_into(const std::string& dir, bool recursive, std::vector<std::string>& out) {
+  DIR* d = ::opendir(dir.c_str());
+  WHVI_CHECK(d, "cannot read folder ", dir, ": ", std::strerror(errno));
+  std::vector<std::string> here;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    here.push_back(dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name);
+  }
+  ::closedir(d);
+  std::sort(here.begin(), here.end());
+  for (const auto& p : here) {
+    out.push_back(p);
+    struct stat st {};
+    if (recursive && ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) list_into(p, true, out);
+  }
+}
+
+}  // namespace
+
+std::string remove_tree(const std::string& path) noexcept {
+  try {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0)
+      return errno == ENOENT ? std::string() : "cannot remove " + path + ": " + std::strerror(errno);
+    if (!S_ISDIR(st.st_mode))
+      return ::unlink(path.c_str()) == 0 || errno == ENOENT ? std::string()
+                                                            : "cannot remove " + path + ": " + std::strerror(errno);
+    g_remove_error.clear();
+    if (::nftw(path.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0 && g_remove_error.empty())
+      g_remove_error = "cannot walk " + path + ": " + std::strerror(errno);
+    return g_remove_error;
+  } catch (...) {
+    return "cannot remove " + path + ": out of memory";
+  }
+}
+
+std::vector<std::string> list_dir(const std::string& dir, bool recursive) {
+  std::vector<std::string> out;
+  list_into(dir, recursive, out);
+  return out;
+}
+
+void copy_files(const std::string& from, const std::string& to) {
+  if (::mkdir(to.c_str(), 0755) != 0)
+    WHVI_CHECK(errno == EEXIST, "cannot create folder ", to, ": ", std::strerror(errno));
+  for (const auto& p : list_dir(from)) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const std::string dst = to + "/" + p.substr(p.find_last_of('/') + 1);
+    std::ifstream in(p, std::ios::binary);
+    std::ofstream out(dst, std::ios::binary | std::ios::trunc);
+    WHVI_CHECK(in.good() && out.good(), "cannot copy ", p, " to ", dst);
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) out.write(buf, in.gcount());
+    WHVI_CHECK(in.eof() && out.good(), "failed copying ", p, " to ", dst, " (disk full?)");
+  }
+}
+
+}  // namespace whvi

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace whvi {
 
@@ -38,5 +39,24 @@ class FileLock {
 // Keeps printable ASCII of `s` (first line, at most `max` characters), for
 // error messages that quote foreign text (LibTorch errors, file contents).
 std::string printable(const std::string& s, size_t max = 200);
+
+// Folder walks in plain POSIX (nftw, opendir), not std::filesystem: the torch
+// 2.x wheels' libtorch.so exports its own copy of libstdc++'s filesystem code
+// (pytorch/pytorch#133437), and on a GPU machine the loader bound
+// std::filesystem::remove_all to that copy, which crashed (README, "CUDA").
+//
+// Removes `path` (a file, a symbolic link or a folder with everything under
+// it; links are removed, never followed). A missing path is no error. Returns
+// "" on success, else what failed; never throws.
+std::string remove_tree(const std::string& path) noexcept;
+
+// The entries of folder `dir` (full paths, sorted; "." and ".." left out), and
+// with `recursive` those of its sub-folders too (links not followed). Throws
+// whvi::Error naming the folder if it cannot be read.
+std::vector<std::string> list_dir(const std::string& dir, bool recursive = false);
+
+// Copies the regular files directly in folder `from` into folder `to`
+// (created if missing; existing files are replaced). Throws whvi::Error.
+void copy_files(const std::string& from, const std::string& to);
 
 }  // namespace whvi
