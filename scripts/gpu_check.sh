@@ -11,6 +11,7 @@
 # Debian's spdlog 1.10 (built against fmt 9) does not compile with.
 #   DEBS=.debs OUT_DIR=out/gpu JOBS=16 bash scripts/gpu_check.sh
 # Quick check of some targets and tests: TARGETS="test_data whvi" TESTS="DataErrors" ...
+# SKIP_CIFAR=1 leaves out the CIFAR epochs on the GPU and the CPU (~minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEBS=${DEBS:-.debs}
@@ -88,6 +89,41 @@ for b in 1 8 64 512 4096 32768; do
   "$BUILD/whvi" bench fwht --device cuda --dtype float32 --batch "$b" --sizes 512 \
     --json "$OUT_DIR/batch-$b.json" >> "$OUT_DIR/bench-batch.txt" 2>&1 || log "bench batch $b FAILED"
 done
+# CIFAR epochs (training.device: cuda): the Table 4 AlexNet and ResNet18 with
+# WHVI and MCD heads on the repository's subset at the paper's batch of 128,
+# 10 epochs of the subset (157 steps) on the GPU and, side by side, 40 steps
+# (CIFAR_CPU_STEPS) on this machine's CPU cores; one epoch of the full set (391 steps) where data/cifar10
+# was carried. Each run's record (steps_per_second, train_seconds, the metrics)
+# lands in $OUT_DIR/cifar/.
+if [ -z "${SKIP_CIFAR:-}" ] && [ -d "$WHVI_DATA_DIR/cifar10-mini" ]; then
+  for m in alexnet-whvi alexnet-mcd resnet18-whvi resnet18-mcd; do
+    for dev in cuda cpu; do
+      steps=157; [ $dev = cpu ] && steps=${CIFAR_CPU_STEPS:-40}
+      "$BUILD/whvi" --threads "$JOBS" train --config "configs/cifar10/$m-mini.yaml" \
+        --set training.device=$dev --set training.batch_size=128 --set training.steps=$steps \
+        --set output.dir="$OUT_DIR/cifar" --set output.name="$m-mini-$steps-steps-$dev" \
+        --set output.checkpoints=false --set output.plot=false > "$OUT_DIR/cifar-$m-$dev.txt" 2>&1 \
+        || log "cifar $m $dev FAILED: $(grep -v '^\[' "$OUT_DIR/cifar-$m-$dev.txt" | tail -3)"
+    done
+  done
+  if [ -d "$WHVI_DATA_DIR/cifar10" ]; then
+    "$BUILD/whvi" --threads "$JOBS" train --config configs/cifar10/alexnet-whvi.yaml \
+      --set training.device=cuda --set training.steps=391 --set output.dir="$OUT_DIR/cifar" \
+      --set output.name=alexnet-whvi-1epoch-cuda --set output.checkpoints=false --set output.plot=false \
+      > "$OUT_DIR/cifar-full-epoch.txt" 2>&1 || log "cifar full epoch FAILED"
+  fi
+  python3 - "$OUT_DIR/cifar" <<'PY' | tee -a "$OUT_DIR/summary.txt"
+import json, glob, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    d = json.load(open(f))
+    for s in d.get("splits", []):
+        print(f"cifar {os.path.basename(f)[:-5]}: {s['steps']} steps, {s['steps_per_second']:.3g} steps/s, "
+              f"train {s['train_seconds']:.1f} s, eval {s['eval_seconds']:.1f} s, error {s.get('error')}, "
+              f"device {d.get('training_device', 'cpu')}")
+PY
+  for f in "$OUT_DIR"/cifar-*.txt; do { echo "=== $f"; tail -20 "$f"; } >> "$OUT_DIR/logs.txt"; rm -f "$f"; done
+fi
+
 python3 - "$OUT_DIR" <<'PY'
 import json, glob, os, sys
 out = sys.argv[1]

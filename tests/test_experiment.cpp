@@ -328,6 +328,34 @@ TEST(Checks, ProblemsAreFoundBeforeTraining) {
   EXPECT_NE(msg.find("validation"), std::string::npos) << msg;
 }
 
+// training.device: a run that cannot use the device is refused before
+// training, with the setting to change; so is a device this build lacks.
+TEST(Checks, DeviceProblemsAreFoundBeforeTraining) {
+  Sandbox sb("device");
+  const auto cfg = sb.config(yacht_yaml(1));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"model.kind=nng"}, "model.kind nng runs on the CPU only"},
+      {{"model.kind=sghmc"}, "model.kind sghmc runs on the CPU only"},
+      {{"training.engine=fused"}, "set training.engine: autograd"},
+      {{"training.batched_splits=2"}, "set training.batched_splits: 1"},
+      {{"evaluation.every=10"}, "set evaluation.every: 0"},
+  };
+  for (const auto& [sets, want] : cases) {
+    auto o = sets;
+    o.push_back("training.device=cuda");
+    const auto msg = error_of([&] { experiment::run_train(opts(cfg, o)); });
+    EXPECT_NE(msg.find(want), std::string::npos) << sets[0] << ": " << msg;
+  }
+  if (!torch::cuda::is_available()) {
+    const auto msg = error_of([&] { experiment::run_train(opts(cfg, {"training.device=cuda"})); });
+    EXPECT_NE(msg.find("sees no CUDA device"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("set training.device: cpu"), std::string::npos) << msg;
+  }
+  EXPECT_FALSE(fs::exists(sb.dir / "exp" / "split-00.json"));
+  const auto bad = error_of([&] { experiment::run_train(opts(cfg, {"training.device=gpu"})); });
+  EXPECT_NE(bad.find("training.device"), std::string::npos) << bad;
+}
+
 TEST(Validation, SelectionRunsNeverSeeTheTestRows) {
   set_threads(1);
   Sandbox sb("validation");

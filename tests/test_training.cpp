@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/io.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
@@ -86,7 +87,7 @@ TEST(Training, SameSeedSameNumbers) {
 
 TEST(Experiment, ResumeSkipsFinishedSplitsAndCheckpointsReevaluate) {
   const fs::path dir = fs::temp_directory_path() / "whvi_resume_test";
-  fs::remove_all(dir);
+  whvi::remove_tree(fs::path(dir).string());
   fs::create_directories(dir);
   const fs::path cfg_path = dir / "exp.yaml";
   std::ofstream(cfg_path) << "data: {dataset: yacht, dir: '" << data_dir()
@@ -138,67 +139,75 @@ TEST(Experiment, ResumeSkipsFinishedSplitsAndCheckpointsReevaluate) {
 // each segment, its own learning-rate factor, and a frozen segment that does
 // not move and keeps no step count (it starts as a fresh Adam when thawed).
 TEST(FlatAdam, MatchesTorchAdamPerSegment) {
-  auto gen = make_generator(11);
-  const std::vector<std::vector<int64_t>> shapes = {{3, 4}, {5}, {1}};
-  std::vector<torch::Tensor> a, b, init;
-  for (const auto& s : shapes) {
-    auto t = torch::randn(s, gen, torch::kFloat64);
-    init.push_back(t.clone());
-    a.push_back(t.clone().requires_grad_(true));
-    b.push_back(t.clone().requires_grad_(true));
-  }
-  const auto target = [&](size_t i) { return torch::full(shapes[i], 0.5 + static_cast<double>(i), torch::kFloat64); };
-  auto loss_of = [&](std::vector<torch::Tensor>& ps) {
-    torch::Tensor l = torch::zeros({}, torch::kFloat64);
-    for (size_t i = 0; i < ps.size(); ++i) l = l + ((ps[i] - target(i)).pow(4) + ps[i].sin()).sum();
-    return l;
-  };
-  optim::FlatAdam<double> flat(a, torch::kFloat64);
-  flat.segment(1).lr_factor = 0.5;
-  const double lr = 0.01;
-  std::vector<torch::optim::Adam> ref;
-  for (size_t i = 0; i < b.size(); ++i)
-    ref.emplace_back(std::vector<torch::Tensor>{b[i]}, torch::optim::AdamOptions(i == 1 ? lr * 0.5 : lr));
-  const int frozen_until = 5;  // segment 2 frozen for the first 5 steps
-  for (int t = 0; t < 30; ++t) {
-    flat.segment(2).frozen = t < frozen_until;
-    flat.zero_grad();
-    loss_of(a).backward();
-    flat.step(lr);
-    for (auto& o : ref) o.zero_grad();
-    loss_of(b).backward();
+  for (const bool tensor_ops : {false, true}) {
+    SCOPED_TRACE(tensor_ops ? "step_tensor_ops (other devices)" : "step (the CPU loop)");
+    auto gen = make_generator(11);
+    // segment 3 shares segment 2's learning rate but not its step count (the
+    // tensor-op path must not merge them)
+    const std::vector<std::vector<int64_t>> shapes = {{3, 4}, {5}, {1}, {2}};
+    std::vector<torch::Tensor> a, b, init;
+    for (const auto& s : shapes) {
+      auto t = torch::randn(s, gen, torch::kFloat64);
+      init.push_back(t.clone());
+      a.push_back(t.clone().requires_grad_(true));
+      b.push_back(t.clone().requires_grad_(true));
+    }
+    const auto target = [&](size_t i) { return torch::full(shapes[i], 0.5 + static_cast<double>(i), torch::kFloat64); };
+    auto loss_of = [&](std::vector<torch::Tensor>& ps) {
+      torch::Tensor l = torch::zeros({}, torch::kFloat64);
+      for (size_t i = 0; i < ps.size(); ++i) l = l + ((ps[i] - target(i)).pow(4) + ps[i].sin()).sum();
+      return l;
+    };
+    optim::FlatAdam<double> flat(a, torch::kFloat64);
+    flat.segment(1).lr_factor = 0.5;
+    const double lr = 0.01;
+    std::vector<torch::optim::Adam> ref;
     for (size_t i = 0; i < b.size(); ++i)
-      if (!(i == 2 && t < frozen_until)) ref[i].step();
+      ref.emplace_back(std::vector<torch::Tensor>{b[i]}, torch::optim::AdamOptions(i == 1 ? lr * 0.5 : lr));
+    const int frozen_until = 5;  // segment 2 frozen for the first 5 steps
+    for (int t = 0; t < 30; ++t) {
+      flat.segment(2).frozen = t < frozen_until;
+      flat.zero_grad();
+      loss_of(a).backward();
+      tensor_ops ? flat.step_tensor_ops(lr) : flat.step(lr);
+      for (auto& o : ref) o.zero_grad();
+      loss_of(b).backward();
+      for (size_t i = 0; i < b.size(); ++i)
+        if (!(i == 2 && t < frozen_until)) ref[i].step();
+    }
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-12, 1e-12)) << "segment " << i << ": " << (a[i] - b[i]).abs().max();
+    // and the updates are not no-ops
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_GT((a[i] - init[i]).abs().max().item<double>(), 1e-3) << i;
   }
-  for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-12, 1e-12)) << "segment " << i << ": " << (a[i] - b[i]).abs().max();
-  // and the updates are not no-ops
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_GT((a[i] - init[i]).abs().max().item<double>(), 1e-3) << i;
 }
 
 // The other rules of the flat optimiser against LibTorch's SGD (momentum) and RMSprop.
 TEST(FlatAdam, SgdAndRmspropMatchTorch) {
-  for (auto rule : {optim::Rule::kSgd, optim::Rule::kRmsprop}) {
-    auto gen = make_generator(12);
-    auto t = torch::randn({4, 3}, gen, torch::kFloat64);
-    std::vector<torch::Tensor> a = {t.clone().requires_grad_(true)};
-    auto b = t.clone().requires_grad_(true);
-    optim::FlatAdam<double> flat(a, torch::kFloat64, rule, 0.8);
-    std::unique_ptr<torch::optim::Optimizer> ref;
-    if (rule == optim::Rule::kSgd)
-      ref = std::make_unique<torch::optim::SGD>(std::vector<torch::Tensor>{b}, torch::optim::SGDOptions(0.01).momentum(0.8));
-    else
-      ref = std::make_unique<torch::optim::RMSprop>(std::vector<torch::Tensor>{b}, torch::optim::RMSpropOptions(0.01));
-    auto loss = [](const torch::Tensor& p) { return ((p - 0.3).pow(4) + p.sin()).sum(); };
-    for (int s = 0; s < 25; ++s) {
-      flat.zero_grad();
-      loss(a[0]).backward();
-      flat.step(0.01);
-      ref->zero_grad();
-      loss(b).backward();
-      ref->step();
+  for (const bool tensor_ops : {false, true}) {
+    for (auto rule : {optim::Rule::kSgd, optim::Rule::kRmsprop}) {
+      SCOPED_TRACE(tensor_ops ? "step_tensor_ops (other devices)" : "step (the CPU loop)");
+      auto gen = make_generator(12);
+      auto t = torch::randn({4, 3}, gen, torch::kFloat64);
+      std::vector<torch::Tensor> a = {t.clone().requires_grad_(true)};
+      auto b = t.clone().requires_grad_(true);
+      optim::FlatAdam<double> flat(a, torch::kFloat64, rule, 0.8);
+      std::unique_ptr<torch::optim::Optimizer> ref;
+      if (rule == optim::Rule::kSgd)
+        ref = std::make_unique<torch::optim::SGD>(std::vector<torch::Tensor>{b}, torch::optim::SGDOptions(0.01).momentum(0.8));
+      else
+        ref = std::make_unique<torch::optim::RMSprop>(std::vector<torch::Tensor>{b}, torch::optim::RMSpropOptions(0.01));
+      auto loss = [](const torch::Tensor& p) { return ((p - 0.3).pow(4) + p.sin()).sum(); };
+      for (int s = 0; s < 25; ++s) {
+        flat.zero_grad();
+        loss(a[0]).backward();
+        tensor_ops ? flat.step_tensor_ops(0.01) : flat.step(0.01);
+        ref->zero_grad();
+        loss(b).backward();
+        ref->step();
+      }
+      EXPECT_TRUE(torch::allclose(a[0], b, 1e-12, 1e-12)) << (a[0] - b).abs().max();
+      EXPECT_GT((a[0] - t).abs().max().item<double>(), 1e-3);
     }
-    EXPECT_TRUE(torch::allclose(a[0], b, 1e-12, 1e-12)) << (a[0] - b).abs().max();
-    EXPECT_GT((a[0] - t).abs().max().item<double>(), 1e-3);
   }
 }

@@ -233,7 +233,20 @@ const char* name(Path p) {
 
 }  // namespace
 
+// A tensor on another device (training.device: cuda) drawn from a run's CPU
+// generator: the draws are made on the CPU, from the same stream a CPU run
+// uses, and copied over. The numbers a run draws then do not depend on its
+// device; only the arithmetic on them does.
+static bool drawn_on_cpu_for(const at::Tensor& t, const at::Generator& gen) {
+  return !t.device().is_cpu() && gen.defined() && gen.device().is_cpu();
+}
+
 at::Tensor normal_(at::Tensor t, double mean, double std, const at::Generator& gen) {
+  if (drawn_on_cpu_for(t, gen)) {
+    auto host = at::empty(t.sizes(), t.options().device(at::kCPU).requires_grad(false));
+    t.copy_(normal_(host, mean, std, gen));
+    return t;
+  }
   const auto dtype = t.scalar_type();
   if (t.device().is_cpu() && gen.defined() && t.numel() >= 16 && t.is_contiguous() &&
       (dtype == at::kFloat || dtype == at::kDouble) && std >= 0.0 && std::isfinite(mean) && std::isfinite(std) &&
@@ -259,6 +272,11 @@ at::Tensor randn(at::IntArrayRef sizes, const at::Generator& gen, const at::Tens
 }
 
 at::Tensor bernoulli_(at::Tensor t, double p, const at::Generator& gen) {
+  if (drawn_on_cpu_for(t, gen)) {
+    auto host = at::empty(t.sizes(), t.options().device(at::kCPU).requires_grad(false));
+    t.copy_(bernoulli_(host, p, gen));
+    return t;
+  }
   const auto dtype = t.scalar_type();
   if (t.device().is_cpu() && gen.defined() && t.is_contiguous() && p >= 0.0 && p <= 1.0 && !t.requires_grad()) {
     auto* g = at::check_generator<at::CPUGeneratorImpl>(gen);

@@ -115,6 +115,7 @@ const std::vector<Param>& schema() {
       S("training.engine", "autograd", {"autograd", "fused"}, "how a variational step computes its gradient: autograd (LibTorch's, the reference) or fused (infer/fused_step.h: hand-written forward and backward on reused buffers, the same draws, the same numbers to float rounding, faster; mcd, mfg and default-structure whvi MLPs with the gaussian likelihood on the CPU)"),
       I("training.log_every", "5000", 1, 1e9, "steps between log lines (when not on a terminal)"),
       S("training.dtype", "float32", {"float32", "float64"}, "parameter and activation precision"),
+      S("training.device", "cpu", {"cpu", "cuda"}, "where the training steps run: cpu, or cuda (the first visible GPU; pick one with CUDA_VISIBLE_DEVICES) for a build with CUDA. The data and the run's generator stay on the CPU: each mini-batch and each draw is copied over, so a run draws the same numbers on either device. The parameters come back to the CPU after the last step, where prediction, evaluation and checkpoints happen. Variational methods with the autograd engine, one split at a time, no learning curve"),
       // ---- evaluation
       I("evaluation.mc_samples", "64", 1, 1000000, "Monte Carlo samples at test time"),
       I("evaluation.every", "0", 0, 1e9, "if > 0: also evaluate every this many steps during training (a learning curve, stored as `curve` in the split's record; the paper's Figs. 2, 3, 7); its Monte Carlo draws come from their own stream, so the trained model does not change"),

@@ -92,6 +92,8 @@ std::string fingerprint(const config::Config& cfg) {
   else j["training"]["batched_splits"] = "batched";
   // the fused step agrees with autograd to float rounding, not to the bit
   if (cfg.get_string("training.engine") == "autograd") j["training"].erase("engine");
+  // another device rounds differently: its splits are not resumed into a CPU run's
+  if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
   if (cfg.get_string("training.optimizer") == "adam") {
     j["training"].erase("optimizer");
     j["training"].erase("momentum");
@@ -163,6 +165,25 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
 }
 
 // Everything that can be checked before the first split trains.
+// training.device other than cpu: a device this build and machine have, and
+// a run that can use it (README "Training on a GPU").
+void check_device(const config::Config& cfg) {
+  const std::string dev = cfg.get_string("training.device");
+  const std::string kind = cfg.get_string("model.kind");
+  WHVI_CHECK(kind != "nng" && kind != "sghmc", cfg.source(), ": training.device ", dev, ": model.kind ", kind,
+             " runs on the CPU only (its optimiser is its own); set training.device: cpu");
+  WHVI_CHECK(cfg.get_string("training.engine") == "autograd", cfg.source(), ": training.device ", dev,
+             ": the fused step (training.engine: fused) runs on the CPU; set training.engine: autograd");
+  WHVI_CHECK(cfg.get_int("training.batched_splits") == 1, cfg.source(), ": training.device ", dev,
+             ": batched splits (training.batched_splits) run on the CPU; set training.batched_splits: 1");
+  WHVI_CHECK(cfg.get_int("evaluation.every") == 0, cfg.source(), ": training.device ", dev,
+             ": a learning curve (evaluation.every) evaluates on the CPU during training; set evaluation.every: 0");
+  WHVI_CHECK(torch::cuda::is_available(), cfg.source(), ": training.device is ", dev, ", but the LibTorch ",
+             torch_version(), " of this whvi sees no CUDA device: a LibTorch built for the CPU only (as Debian's "
+             "is), or no GPU visible (nvidia-smi, CUDA_VISIBLE_DEVICES). Build whvi with -DWHVI_CUDA=ON against a "
+             "LibTorch with CUDA on a GPU machine (scripts/gpu_check.sh does), or set training.device: cpu");
+}
+
 void check_before_training(const config::Config& cfg, const data::RegressionData& d,
                            const std::vector<data::SplitIndices>& splits) {
   if (cfg.get_int("output.grid_points") > 0)
@@ -177,6 +198,7 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
                ": evaluation.every (a learning curve) needs held-out rows and a model that predicts during "
                "training; ", is_toy(cfg) ? "the toy problem has no test rows" : "SGHMC has no samples before its burn-in ends",
                "; set evaluation.every: 0");
+  if (cfg.get_string("training.device") != "cpu") check_device(cfg);
   for (size_t k = 0; k < splits.size(); ++k) {
     WHVI_CHECK(splits[k].train.size() >= 2, "data set '", d.name, "' (", d.source, "): split ", k, " has ",
                splits[k].train.size(), " training row(s); at least 2 are needed to standardise and train");
@@ -597,8 +619,8 @@ void remove_stale_split_files(const fs::path& exp_dir) {
   std::error_code ec;
   if (!fs::is_directory(exp_dir, ec)) return;
   std::vector<fs::path> stale;
-  for (const auto& e : fs::directory_iterator(exp_dir, ec))
-    if (e.path().filename().string().rfind("split-", 0) == 0 && e.is_regular_file(ec)) stale.push_back(e.path());
+  for (const auto& e : list_dir(exp_dir.string()))
+    if (fs::path(e).filename().string().rfind("split-", 0) == 0 && fs::is_regular_file(e, ec)) stale.push_back(e);
   if (stale.empty()) return;
   spdlog::warn("removing {} file(s) of an earlier run in {} (use --resume to keep finished splits)",
                stale.size(), exp_dir.string());
@@ -633,6 +655,10 @@ json run_train(const TrainOptions& o) {
   doc["command"] = o.command_line;
   doc["config"] = cfg.to_json();
   doc["config_file"] = o.config_path;
+  if (cfg.get_string("training.device") != "cpu") {
+    const auto gpu = cuda_device_name();
+    doc["training_device"] = cfg.get_string("training.device") + (gpu.empty() ? "" : ": " + gpu);
+  }
   if (data::is_synthetic(cfg.get_string("data.dataset"))) {
     const auto fl = data::synthetic_floor(cfg.get_string("data.dataset").substr(10));
     doc["noise_floor"] = {{"rmse", fl.rmse}, {"mnll", fl.mnll}, {"mnll_homoscedastic", fl.mnll_homoscedastic}};

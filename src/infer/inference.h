@@ -21,6 +21,7 @@
 
 #include <torch/torch.h>
 
+#include "common/errors.h"
 #include "config/config.h"
 #include "likelihoods/likelihood.h"
 #include "models/regression_model.h"
@@ -35,6 +36,16 @@ class Inference {
   virtual ~Inference() = default;
   // Parameter and activation precision (before begin()).
   virtual void to(torch::ScalarType dtype) = 0;
+  // Where the steps run (training.device; after to(dtype), before begin()):
+  // the parameters move there, the run's generator stays on the CPU (its
+  // draws are copied over: common/draws.h), and end() brings the parameters
+  // back to the CPU, where prediction, evaluation and checkpoints happen.
+  // Methods that run on the CPU only say so (the default).
+  virtual void to_device(const torch::Device& device) {
+    if (!device.is_cpu())
+      throw Error(std::string(method()) + " runs on the CPU only (training.device " + device.str() +
+                  "); set training.device: cpu");
+  }
   // Before the first step: the number of training rows and the total number of steps.
   virtual void begin(int64_t n_train, int64_t total_steps, const at::Generator& gen) = 0;
   // One update from the mini-batch xb [B, D], yb [B] (standardised) at step t

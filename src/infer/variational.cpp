@@ -91,6 +91,13 @@ void VariationalInference::to(torch::ScalarType dtype) {
   dtype_ = dtype;
 }
 
+void VariationalInference::to_device(const torch::Device& device) {
+  WHVI_CHECK(device.is_cpu() || !opt_.fused, "training.engine fused runs on the CPU (training.device ", device.str(),
+             "); set training.engine: autograd");
+  model_->to(device);
+  device_ = device;
+}
+
 void VariationalInference::begin(int64_t n_train, int64_t, const at::Generator&) {
   n_train_ = n_train;
   // Parameter order: the network's, then the likelihood's.
@@ -181,6 +188,10 @@ void VariationalInference::end() {
   adam_.reset();
   fused_.reset();
   params_.clear();
+  if (!device_.is_cpu()) {
+    model_->to(torch::kCPU);
+    device_ = torch::kCPU;
+  }
 }
 
 torch::Tensor VariationalInference::predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) {

@@ -35,6 +35,7 @@ class VariationalInference : public Inference {
   VariationalInference(std::shared_ptr<models::RegressionModel> model, const VariationalOptions& o);
   ~VariationalInference() override;
   void to(torch::ScalarType dtype) override;
+  void to_device(const torch::Device& device) override;
   void begin(int64_t n_train, int64_t total_steps, const at::Generator& gen) override;
   torch::Tensor step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t, const at::Generator& gen) override;
   double step_size(int64_t t) const override;
@@ -60,6 +61,7 @@ class VariationalInference : public Inference {
   std::shared_ptr<models::RegressionModel> model_;
   VariationalOptions opt_;
   torch::ScalarType dtype_ = torch::kFloat32;
+  torch::Device device_ = torch::kCPU;
   int64_t n_train_ = 0;
   std::vector<torch::Tensor> params_;
   size_t first_lik_ = 0;

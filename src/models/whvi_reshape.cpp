@@ -51,7 +51,12 @@ class WhviReshapeLayer : public BayesianLayer {
  protected:
   torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) override {
     const int64_t n = x.size(0), in = in_features(), out = out_features(), d = p_.d;
-    if (hh_.scalar_type() != x.scalar_type()) hh_ = hh_.to(x.scalar_type());
+    // constants, not parameters: they follow the input's dtype and device
+    if (hh_.scalar_type() != x.scalar_type() || hh_.device() != x.device()) hh_ = hh_.to(x.device(), x.scalar_type());
+    if (rows_.device() != x.device()) {
+      rows_ = rows_.to(x.device());
+      cols_ = cols_.to(x.device());
+    }
     // K [out, in, d]
     const auto K = (p_.s1[0].index_select(0, rows_) * p_.s2[0].index_select(0, cols_)).unsqueeze(1) * hh_;
     const auto c = torch::einsum("nq,oqk->nok", {x, K.view({out, in, d})});  // [n, out, d]

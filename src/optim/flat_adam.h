@@ -38,7 +38,9 @@ class FlatAdam {
       : rule_(rule), momentum_(momentum) {
     int64_t total = 0;
     for (const auto& p : params) total += p.numel();
-    flat_ = torch::empty({total}, torch::TensorOptions().dtype(dtype));
+    // on the parameters' device (training.device)
+    const auto device = params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+    flat_ = torch::empty({total}, torch::TensorOptions().dtype(dtype).device(device));
     grad_ = torch::zeros({total}, flat_.options());
     m_ = torch::zeros({total}, flat_.options());
     v_ = torch::zeros({total}, flat_.options());
@@ -58,6 +60,7 @@ class FlatAdam {
   Segment& segment(size_t i) { return segments_[i]; }
   // Largest |parameter| (NaN if any is NaN).
   double max_abs_param() const {
+    if (!flat_.is_cpu()) return flat_.numel() == 0 ? 0.0 : flat_.abs().max().item<double>();  // max propagates NaN
     const T* p = flat_.data_ptr<T>();
     double m = 0;
     for (int64_t i = 0, n = flat_.numel(); i < n; ++i) {
@@ -72,7 +75,12 @@ class FlatAdam {
   // One update of every segment that is not frozen (flat_adam.cpp: compiled
   // with -fno-math-errno so that the sqrt does not stop the loop from being
   // vectorised; the same IEEE operations in the same order either way).
+  // On another device (training.device: cuda) step() takes step_tensor_ops:
+  // the same rule as tensor operations on runs of segments that share their
+  // step count, learning-rate factor and frozen state; the same numbers as
+  // the loop to float rounding (tests/test_inference.cpp checks it on the CPU).
   void step(double lr);
+  void step_tensor_ops(double lr);
 
  private:
   Rule rule_ = Rule::kAdam;

@@ -72,9 +72,14 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
       pos = 0;
     }
     auto xb = gather_rows(x, perm, pos, B);
-    const auto yb = gather_rows(y, perm, pos, B);
+    auto yb = gather_rows(y, perm, pos, B);
     pos += B;
     if (o.augment) xb = augment_images(xb, chw, gen);
+    if (!o.device.is_cpu()) {
+      // The data stay on the CPU; each mini-batch is copied over.
+      xb = xb.to(o.device);
+      yb = yb.to(o.device);
+    }
     const auto loss = inf.step(xb, yb, t, gen);
     const double lr = inf.step_size(t);
     st.final_lr = lr;
@@ -182,6 +187,7 @@ LoopOptions LoopOptions::from(const config::Config& cfg) {
   o.log_every = cfg.get_int("training.log_every");
   o.dtype = cfg.get_string("training.dtype") == "float64" ? torch::kFloat64 : torch::kFloat32;
   o.augment = cfg.get_bool("data.augment");
+  o.device = cfg.get_string("training.device") == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   return o;
 }
 
@@ -190,6 +196,7 @@ TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torc
                  int64_t every, const std::function<void(int64_t)>& on_every) {
   const auto o = LoopOptions::from(cfg);
   inference.to(o.dtype);
+  inference.to_device(o.device);
   return train_loop(inference, x, y, cfg, o, gen, label, every, on_every);
 }
 

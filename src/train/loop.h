@@ -30,6 +30,7 @@ struct LoopOptions {
   int64_t log_every = 5000;  // training.log_every
   torch::ScalarType dtype = torch::kFloat32;  // training.dtype
   bool augment = false;      // data.augment (image data only)
+  torch::Device device = torch::kCPU;  // training.device: where the steps run
   static LoopOptions from(const config::Config& cfg);
 };
 
