@@ -164,7 +164,6 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
   return out;
 }
 
-// Everything that can be checked before the first split trains.
 // training.device other than cpu: a device this build and machine have, and
 // a run that can use it (README "Training on a GPU").
 void check_device(const config::Config& cfg) {
@@ -184,6 +183,7 @@ void check_device(const config::Config& cfg) {
              "LibTorch with CUDA on a GPU machine (scripts/gpu_check.sh does), or set training.device: cpu");
 }
 
+// Everything that can be checked before the first split trains.
 void check_before_training(const config::Config& cfg, const data::RegressionData& d,
                            const std::vector<data::SplitIndices>& splits) {
   if (cfg.get_int("output.grid_points") > 0)
