@@ -11,7 +11,8 @@
 # Debian's spdlog 1.10 (built against fmt 9) does not compile with.
 #   DEBS=.debs OUT_DIR=out/gpu JOBS=16 bash scripts/gpu_check.sh
 # Quick check of some targets and tests: TARGETS="test_data whvi" TESTS="DataErrors" ...
-# SKIP_CIFAR=1 leaves out the CIFAR epochs on the GPU and the CPU (~minutes).
+# SKIP_CIFAR=1 leaves out the CIFAR epochs on the GPU and the CPU (~minutes); ONLY_CIFAR=1
+# runs only them (and the incremental build).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEBS=${DEBS:-.debs}
@@ -45,6 +46,9 @@ cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS} > "$OUT_DIR/buil
 log "build: $(( $(date +%s) - start )) s"
 
 export WHVI_DATA_DIR=${WHVI_DATA_DIR:-$PWD/data}  # carry data/ (ignored) holding uci/ etc.
+# ONLY_CIFAR=1: a second call on the same machine: the build is reused, the tests and
+# benchmarks are not rerun.
+if [ -z "${ONLY_CIFAR:-}" ]; then
 (cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 900 ${TESTS:+-R "$TESTS"}) > "$OUT_DIR/ctest.log" 2>&1
 log "ctest: $(grep -E 'tests passed|tests failed' "$OUT_DIR/ctest.log")"
 "$BUILD/tests/test_cuda_kernels" > "$OUT_DIR/cuda_kernels.log" 2>&1
@@ -89,6 +93,8 @@ for b in 1 8 64 512 4096 32768; do
   "$BUILD/whvi" bench fwht --device cuda --dtype float32 --batch "$b" --sizes 512 \
     --json "$OUT_DIR/batch-$b.json" >> "$OUT_DIR/bench-batch.txt" 2>&1 || log "bench batch $b FAILED"
 done
+fi  # ONLY_CIFAR
+
 # CIFAR epochs (training.device: cuda): the Table 4 AlexNet and ResNet18 with
 # WHVI and MCD heads on the repository's subset at the paper's batch of 128,
 # 10 epochs of the subset (157 steps) on the GPU and, side by side, 40 steps
