@@ -8,8 +8,10 @@
 #   scripts/cifar10.sh [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
 #
 # PATTERN globs config stems (default '*-mini'; '*' also runs the full-data
-# configs). On a Slurm cluster with GPUs: ls configs/cifar10/*[a-z].yaml |
-# grep -v -e base -e mini > cifar.txt; sbatch --array=0-$(( $(wc -l <cifar.txt) - 1 )) scripts/slurm_sweep.sbatch cifar.txt
+# configs). On a Slurm cluster with GPUs (training.device: cuda; NNG runs on the
+# CPU only, so its configs go in a list of their own, submitted without WHVI_SET):
+#   ls configs/cifar10/*[a-z].yaml | grep -v -e base -e mini -e nng > cifar.txt
+#   WHVI_SET=training.device=cuda sbatch --gres=gpu:1 --array=0-$(( $(wc -l <cifar.txt) - 1 )) scripts/slurm_sweep.sbatch cifar.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == --render-table ]]; then
