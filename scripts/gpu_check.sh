@@ -99,29 +99,35 @@ fi  # ONLY_CIFAR
 # WHVI and MCD heads on the repository's subset at the paper's batch of 128,
 # 10 epochs of the subset (157 steps) on the GPU and, side by side, 40 steps
 # (CIFAR_CPU_STEPS) on this machine's CPU cores; one epoch of the full set (391 steps) where data/cifar10
-# was carried. Each run's record (steps_per_second, train_seconds, the metrics)
-# lands in $OUT_DIR/cifar/.
+# was carried. 4 test samples each: the evaluation runs on the CPU (README
+# "Training on a GPU"), and these runs are for the device path and its speed. The runs write into $BUILD/cifar-runs/; their experiment records
+# (steps_per_second, train_seconds, the metrics) are gathered into one file,
+# $OUT_DIR/cifar-runs.json (a lent machine sends back only a few files).
 if [ -z "${SKIP_CIFAR:-}" ] && [ -d "$WHVI_DATA_DIR/cifar10-mini" ]; then
   for m in alexnet-whvi alexnet-mcd resnet18-whvi resnet18-mcd; do
     for dev in cuda cpu; do
       steps=157; [ $dev = cpu ] && steps=${CIFAR_CPU_STEPS:-40}
       "$BUILD/whvi" --threads "$JOBS" train --config "configs/cifar10/$m-mini.yaml" \
         --set training.device=$dev --set training.batch_size=128 --set training.steps=$steps \
-        --set output.dir="$OUT_DIR/cifar" --set output.name="$m-mini-$steps-steps-$dev" \
-        --set output.checkpoints=false --set output.plot=false > "$OUT_DIR/cifar-$m-$dev.txt" 2>&1 \
-        || log "cifar $m $dev FAILED: $(grep -v '^\[' "$OUT_DIR/cifar-$m-$dev.txt" | tail -3)"
+        --set output.dir="$BUILD/cifar-runs" --set output.name="$m-mini-$steps-steps-$dev" \
+        --set output.checkpoints=false --set output.plot=false --set evaluation.mc_samples=4 \
+        > "$OUT_DIR/cifar-$m-$dev.txt" 2>&1 \
+        || log "cifar $m $dev FAILED: $(grep -iE 'error|what\(\)' "$OUT_DIR/cifar-$m-$dev.txt" | tail -3)"
     done
   done
   if [ -d "$WHVI_DATA_DIR/cifar10" ]; then
     "$BUILD/whvi" --threads "$JOBS" train --config configs/cifar10/alexnet-whvi.yaml \
-      --set training.device=cuda --set training.steps=391 --set output.dir="$OUT_DIR/cifar" \
+      --set training.device=cuda --set training.steps=391 --set output.dir="$BUILD/cifar-runs" \
       --set output.name=alexnet-whvi-1epoch-cuda --set output.checkpoints=false --set output.plot=false \
+      --set evaluation.mc_samples=4 \
       > "$OUT_DIR/cifar-full-epoch.txt" 2>&1 || log "cifar full epoch FAILED"
   fi
-  python3 - "$OUT_DIR/cifar" <<'PY' | tee -a "$OUT_DIR/summary.txt"
+  python3 - "$BUILD/cifar-runs" "$OUT_DIR/cifar-runs.json" <<'PY' | tee -a "$OUT_DIR/summary.txt"
 import json, glob, os, sys
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    d = json.load(open(f))
+docs = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json")))]
+json.dump(docs, open(sys.argv[2], "w"), indent=1)
+for d in docs:
+    f = d["experiment"] + ".json"
     for s in d.get("splits", []):
         print(f"cifar {os.path.basename(f)[:-5]}: {s['steps']} steps, {s['steps_per_second']:.3g} steps/s, "
               f"train {s['train_seconds']:.1f} s, eval {s['eval_seconds']:.1f} s, error {s.get('error')}, "
