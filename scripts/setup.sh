@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   cmake g++ make git pkg-config
-  libtorch-dev libcli11-dev libyaml-cpp-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
+  libtorch-dev libcli11-dev libyaml-cpp-dev libspdlog-dev nlohmann-json3-dev libgtest-dev zlib1g-dev
   # LibTorch's matmul runs ~60x faster on OpenBLAS than on the reference BLAS.
   libopenblas0-pthread
   # sweeps (scripts/sweep.sh) and plots

@@ -176,7 +176,7 @@ TEST(ClassTable, BadFilesGetErrorsNamingLineAndFix) {
   EXPECT_TRUE(contains(err("1,nan,g\n2,3,h\n"), "not a finite number"));
   EXPECT_TRUE(contains(err("1,2,g\n3,4,g\n"), "only one class"));
   EXPECT_TRUE(contains(err(""), "no data rows"));
-  EXPECT_TRUE(contains(err("@attribute c {0,1}\n@data\n1,2,7\n", true), "class '7' is not among the classes"));
+  EXPECT_TRUE(contains(err("@attribute c {0,1}\n@data\n1,2,7\n", true), "label '7' is not one of the data set's 2 classes"));
   EXPECT_TRUE(contains(err("@relation x\n1,2,0\n", true), "neither an ARFF header line"));
   EXPECT_TRUE(contains(err("@relation x\n", true), "no @data line"));
   EXPECT_TRUE(contains(err("1,2,\n3,4,h\n"), "the class label (column 3) is empty"));

@@ -161,11 +161,14 @@ TEST(ConfigHardening, YamlWeakCasesAreErrorsWithFileAndLine) {
 }
 
 TEST(ConfigHardening, InfinityAcceptedWhereTheBoundsAllowIt) {
-  const auto c = Config::parse("model: {whvi: {prior_var: .inf}}\noutput: {grid_lo: -.inf}\n", "inline");
+  const auto c = Config::parse("model: {whvi: {prior_var: .inf}, nng: {kl_weight: .inf}}\n", "inline");
   EXPECT_TRUE(std::isinf(c.get_float("model.whvi.prior_var")));
-  EXPECT_LT(c.get_float("output.grid_lo"), 0);
+  EXPECT_TRUE(std::isinf(c.get_float("model.nng.kl_weight")));
   EXPECT_EQ(Config::parse(c.dump_yaml(), "dump").to_json(), c.to_json());  // round trip
   expect_has(parse_error("training: {lr: .inf}\n"), {"out of range [0, 10]"});
+  // an infinite initial scale or grid bound is refused here, not by LibTorch mid-run
+  expect_has(parse_error("model: {mfg: {init_mean_scale: .inf}}\n"), {"init_mean_scale", "out of range"});
+  expect_has(parse_error("output: {grid_lo: -.inf}\n"), {"grid_lo", "out of range"});
 }
 
 TEST(ConfigHardening, QuotedStringsKeepTheirText) {

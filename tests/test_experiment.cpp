@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -514,4 +518,80 @@ TEST(FolderWalks, ListCopyAndRemoveATree) {
   EXPECT_EQ(remove_tree(root.string()), "");      // a missing path is no error
   EXPECT_EQ(remove_tree((outside / "keep.txt").string()), "");  // a plain file
   EXPECT_FALSE(fs::exists(outside / "keep.txt"));
+}
+
+// Safe writes (common/io.h): the target is replaced only when it is absent or
+// a regular file; a link, a FIFO or a folder in its place is left as it is;
+// the temporary file never has a predictable name and never stays behind.
+TEST(SafeFiles, WritesReplaceOnlyRegularFiles) {
+  Sandbox sb("safe_files");
+  const fs::path victim = sb.dir / "victim", target = sb.dir / "out.md";
+  std::ofstream(victim) << "precious";
+  write_file_atomic(target.string(), "one");
+  write_file_atomic(target.string(), "two");  // over a regular file
+  std::ifstream in(target);
+  std::string got;
+  in >> got;
+  EXPECT_EQ(got, "two");
+  EXPECT_EQ(list_dir(sb.dir.string()).size(), 2u);  // victim, out.md: no temporary file left
+
+  const fs::path link = sb.dir / "link.md";
+  fs::create_symlink(victim, link);
+  EXPECT_NE(error_of([&] { write_file_atomic(link.string(), "x"); }).find("never writes through a link"),
+            std::string::npos);
+  EXPECT_TRUE(fs::is_symlink(link));
+  std::ifstream vin(victim);
+  vin >> got;
+  EXPECT_EQ(got, "precious");
+
+  const fs::path fifo = sb.dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(error_of([&] { write_file_atomic(fifo.string(), "x"); }).find("FIFO"), std::string::npos);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_NE(error_of([&] { write_file_atomic(sb.dir.string(), "x"); }).find("is a folder"), std::string::npos);
+  // a path below a regular file is refused before anything is written
+  EXPECT_NE(error_of([&] { check_output_path((victim / "x.json").string(), "--json"); }).find("not a folder"),
+            std::string::npos);
+}
+
+// Readers of user-named files: a FIFO with no writer is an error within about
+// a second (not a hang), a pipe with a writer is read, a device is refused.
+TEST(SafeFiles, ReadersNeverHang) {
+  Sandbox sb("safe_reads");
+  const fs::path fifo = sb.dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_NE(error_of([&] { read_user_file(fifo.string(), "the config file", 1024, true); }).find("no writer"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_NE(error_of([&] { read_user_file(fifo.string(), "result file", 1024); }).find("FIFO"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_user_file("/dev/zero", "data file", 1024); }).find("character device"),
+            std::string::npos);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], "a: 1\n", 5), 5);
+  ::close(fds[1]);
+  EXPECT_EQ(read_user_file("/proc/self/fd/" + std::to_string(fds[0]), "the config file", 1024, true), "a: 1\n");
+  ::close(fds[0]);
+  const fs::path big = sb.dir / "big";
+  std::ofstream(big) << std::string(2048, 'x');
+  EXPECT_NE(error_of([&] { read_user_file(big.string(), "JSON file", 1024); }).find("larger than"),
+            std::string::npos);
+}
+
+// A lock file that is a link or not a regular file is refused; its target is
+// untouched.
+TEST(SafeFiles, LockNeverFollowsALink) {
+  Sandbox sb("safe_lock");
+  const fs::path victim = sb.dir / "victim", lock = sb.dir / "x.lock";
+  std::ofstream(victim) << "precious";
+  fs::create_symlink(victim, lock);
+  EXPECT_NE(error_of([&] { FileLock l(lock.string(), "test"); }).find("symbolic link"), std::string::npos);
+  std::ifstream vin(victim);
+  std::string got;
+  vin >> got;
+  EXPECT_EQ(got, "precious");
+  fs::remove(lock);
+  { FileLock l(lock.string(), "test"); EXPECT_TRUE(fs::is_regular_file(lock)); }
+  EXPECT_FALSE(fs::exists(lock));
 }

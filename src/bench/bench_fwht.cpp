@@ -39,8 +39,9 @@ void sync(const torch::Device& dev) {
 #endif
 }
 
-// Times f: `warmup` untimed calls, then up to `repeats` timed calls (at least
-// 3, fewer when they would take longer than max_seconds in total).
+// Times f: up to `warmup` untimed calls (fewer when they take longer than
+// max_seconds), then up to `repeats` timed calls (at least 3, fewer when they
+// would take longer than max_seconds in total).
 Stats time_it(const std::function<void()>& f, const torch::Device& dev, int warmup, int repeats,
               double max_seconds) {
   std::vector<double> ms;
@@ -60,7 +61,9 @@ Stats time_it(const std::function<void()>& f, const torch::Device& dev, int warm
     sync(dev);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  for (int i = 0; i < warmup; ++i) one();
+  // warm-up calls stop after max_seconds too: a huge --warmup never runs for minutes unseen
+  double warm = 0;
+  for (int i = 0; i < warmup && warm <= max_seconds * 1e3; ++i) warm += one();
   double total = 0;
   for (int i = 0; i < repeats; ++i) {
     ms.push_back(one());

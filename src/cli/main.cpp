@@ -132,6 +132,30 @@ CLI::Validator positive_seconds() {
 
 constexpr int64_t kMaxBenchSize = int64_t{1} << 30;
 
+// Output paths given on the command line, checked before any work: "-" is
+// standard output; anything else must be absent or a regular file (no link,
+// device, FIFO or folder: common/io.h).
+void check_outputs(const std::vector<std::pair<std::string, const char*>>& outputs) {
+  for (const auto& [path, flag] : outputs)
+    if (!path.empty() && path != "-") whvi::check_output_path(path, flag);
+}
+
+// Writes `content` to `path` ("-": standard output) and logs it.
+void write_output(const std::string& path, const std::string& content) {
+  if (path == "-") {
+    std::cout << content;
+    return;
+  }
+  whvi::write_file_atomic(path, content);
+  spdlog::info("wrote {}", path);
+}
+
+// The error line is the contract at every log level, --log-level off included.
+void report_error(const std::string& msg) {
+  if (spdlog::get_level() <= spdlog::level::err) spdlog::error("{}", msg);
+  else std::fprintf(stderr, "whvi: error: %s\n", msg.c_str());
+}
+
 // A header line of `cols`, then one line per row: strings and numbers as they
 // are, an empty field where a row has no number.
 std::string rows_csv(const nlohmann::json& rows, const std::vector<const char*>& cols) {
@@ -255,14 +279,15 @@ int main(int argc, char** argv) {
   eval->add_option("--checkpoint", eo.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
   eval->add_option("--mc-samples", eo.mc_samples, "Test-time MC samples (default: the config's)")
       ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
-  eval->add_option("--json", eval_json, "Also write the metrics to this file");
+  eval->add_option("--json", eval_json, "Also write the metrics to this file ('-': standard output only)");
 
   auto* table = app.add_subcommand("table", "Render result files as Markdown tables beside the paper's");
   std::vector<std::string> table_files;
   std::string paper_file = "results/paper/whvi-neurips2020-table3.json", table_out, table_title = "UCI regression";
   table->add_option("files", table_files, "Experiment JSON files")->required();
-  table->add_option("--paper", paper_file, "The paper's numbers (JSON); '' for none")->capture_default_str();
-  table->add_option("--out", table_out, "Write the Markdown here (default: stdout)");
+  table->add_option("--paper", paper_file, "The paper's numbers (JSON file, or the name of a table built into "
+                   "whvi, e.g. whvi-neurips2020-table6); '' for none")->capture_default_str();
+  table->add_option("--out", table_out, "Write the Markdown here (default or '-': stdout)");
   table->add_option("--title", table_title, "Title")->capture_default_str();
   bool table_csv = false;
   table->add_flag("--csv", table_csv, "Write one CSV row per result file (dataset, model, width, params, metric means and stds) instead of Markdown");
@@ -414,6 +439,13 @@ int main(int argc, char** argv) {
       return finish(0);
     }
     const std::string command_line = whvi::join_command_line(argc, argv);
+    check_outputs({{eval_json, "--json"}, {table_out, "--out"}, {ao_json, "--json"}, {bp_json, "--json"},
+                   {bp_csv, "--csv"}, {bt_json, "--json"}, {bt_csv, "--csv"}, {json_path, "--json"},
+                   {csv_path, "--csv"}});
+    if (!select_out.empty()) {
+      whvi::check_output_path(select_out + "/SUMMARY.md", "--out");
+      whvi::check_output_path(select_out + "/summary.json", "--out");
+    }
     if (app.got_subcommand(train)) {
       to.command_line = command_line;
       whvi::experiment::run_train(to);
@@ -423,15 +455,14 @@ int main(int argc, char** argv) {
       eo.command_line = command_line;
       const auto r = whvi::experiment::run_eval(eo);
       std::cout << r.dump(2) << std::endl;
-      if (!eval_json.empty()) whvi::write_file_atomic(eval_json, r.dump(2) + "\n");
+      if (!eval_json.empty() && eval_json != "-") write_output(eval_json, r.dump(2) + "\n");
       return finish(0);
     }
     if (app.got_subcommand(table)) {
       const auto md = table_csv ? whvi::report::render_csv_from_files(table_files)
                                 : whvi::report::render_from_files(table_files, paper_file, table_title) +
                       "\nRendered by: `" + command_line + "`\n";
-      if (table_out.empty()) std::cout << md;
-      else whvi::write_file_atomic(table_out, md), spdlog::info("wrote {}", table_out);
+      write_output(table_out.empty() ? "-" : table_out, md);
       return finish(0);
     }
     if (app.got_subcommand(select)) {
@@ -460,12 +491,7 @@ int main(int argc, char** argv) {
       auto doc = whvi::analysis::run_approximation(ao);
       const auto env = whvi::bench::bench_record("approximation", command_line, ao.seed);
       doc["environment"] = env;
-      if (!ao_json.empty()) {
-        whvi::write_file_atomic(ao_json, doc.dump(2) + "\n");
-        spdlog::info("wrote {}", ao_json);
-      } else {
-        std::cout << doc.dump(2) << "\n";
-      }
+      write_output(ao_json.empty() ? "-" : ao_json, doc.dump(2) + "\n");
       return finish(0);
     }
     if (bench->got_subcommand(bpredict)) {
@@ -476,15 +502,9 @@ int main(int argc, char** argv) {
                    bp_kinds, bp.depth, bp.batch, bp.mc, bp.rows, whvi::threads(),
                    whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
       const auto doc = whvi::bench::run_predict_bench(bp);
-      if (!bp_json.empty()) {
-        whvi::write_file_atomic(bp_json, doc.dump(2) + "\n");
-        spdlog::info("wrote {}", bp_json);
-      }
-      if (!bp_csv.empty()) {
-        whvi::write_file_atomic(bp_csv, rows_csv(doc["rows"], {"kind", "width", "params", "seconds_mean",
+      if (!bp_json.empty()) write_output(bp_json, doc.dump(2) + "\n");
+      if (!bp_csv.empty()) write_output(bp_csv, rows_csv(doc["rows"], {"kind", "width", "params", "seconds_mean",
                                                                "seconds_std", "ms_per_batch"}));
-        spdlog::info("wrote {}", bp_csv);
-      }
       return finish(0);
     }
     if (bench->got_subcommand(btrain)) {
@@ -496,16 +516,10 @@ int main(int argc, char** argv) {
                    bt.depth, bt.batch, bt.d_in, whvi::threads(),
                    whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
       const auto doc = whvi::bench::run_train_bench(bt);
-      if (!bt_json.empty()) {
-        whvi::write_file_atomic(bt_json, doc.dump(2) + "\n");
-        spdlog::info("wrote {}", bt_json);
-      }
-      if (!bt_csv.empty()) {
-        whvi::write_file_atomic(bt_csv, rows_csv(doc["rows"], {"kind", "width", "splits", "params", "steps_per_second",
+      if (!bt_json.empty()) write_output(bt_json, doc.dump(2) + "\n");
+      if (!bt_csv.empty()) write_output(bt_csv, rows_csv(doc["rows"], {"kind", "width", "splits", "params", "steps_per_second",
                                                                "ms_per_step", "split_steps_per_second",
                                                                "peak_rss_mib"}));
-        spdlog::info("wrote {}", bt_csv);
-      }
       return finish(0);
     }
     if (bench->got_subcommand(bfwht)) {
@@ -516,26 +530,26 @@ int main(int argc, char** argv) {
                    bo.dtype, bo.batch, whvi::threads(),
                    whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
       const auto doc = whvi::bench::run_fwht_bench(bo);
-      if (!json_path.empty()) {
-        whvi::write_file_atomic(json_path, doc.dump(2) + "\n");
-        spdlog::info("wrote {}", json_path);
-      }
-      if (!csv_path.empty()) {
-        whvi::write_file_atomic(csv_path, rows_csv(doc["rows"], {"d", "batch", "fwht_ms", "matmul_ms", "copy_ms",
+      if (!json_path.empty()) write_output(json_path, doc.dump(2) + "\n");
+      if (!csv_path.empty()) write_output(csv_path, rows_csv(doc["rows"], {"d", "batch", "fwht_ms", "matmul_ms", "copy_ms",
                                                                   "fwht_fwd_bwd_ms", "matmul_fwd_bwd_ms"}));
-        spdlog::info("wrote {}", csv_path);
-      }
       return finish(0);
     }
   } catch (const c10::Error& e) {  // LibTorch: its message without the C++ backtrace
-    spdlog::error("{}", printable(e.what_without_backtrace(), true));
+    const std::string msg = e.what_without_backtrace();
+    if (msg.find("can't allocate memory") != std::string::npos || msg.find("DefaultCPUAllocator") != std::string::npos)
+      report_error("out of memory: the run asked LibTorch for more memory than this machine can give (" +
+                   printable(msg.find("you tried") == std::string::npos ? "a request it refused" : msg.substr(msg.find("you tried")), true) + "); use smaller sizes (model.width, "
+                   "training.batch_size, evaluation.mc_samples, model.sghmc.samples, --batch, --sizes, --widths, --rows)");
+    else
+      report_error(printable(msg, true));
     return 1;
   } catch (const std::bad_alloc&) {
-    spdlog::error("out of memory: the run needs more memory than this machine can give; use smaller "
+    report_error("out of memory: the run needs more memory than this machine can give; use smaller "
                   "sizes (model.width, training.batch_size, --batch, --sizes)");
     return 1;
   } catch (const std::exception& e) {
-    spdlog::error("{}", printable(e.what(), false));
+    report_error(printable(e.what(), false));
     return 1;
   }
   return finish(0);

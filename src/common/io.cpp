@@ -1,8 +1,12 @@
 #include "common/io.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,26 +15,237 @@
 
 namespace whvi {
 
-void write_file_atomic(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
+namespace {
+
+// umask() can only be read by setting it: once, and put back at once.
+mode_t process_umask() {
+  static const mode_t mask = [] {
+    const mode_t m = ::umask(022);
+    ::umask(m);
+    return m;
+  }();
+  return mask;
+}
+
+// Creates the folders above `target` that are missing; errors say why (a
+// read-only file system, a part of the path that is a file, permissions).
+void make_parent_folders(const std::filesystem::path& target, const std::string& what) {
+  if (!target.has_parent_path()) return;
   std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  WHVI_CHECK(!ec, "cannot create folder ", target.parent_path().string(), ": ", ec.message());
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  WHVI_CHECK(f, "cannot write ", tmp, ": ", std::strerror(errno));
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() &&
-                  std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  std::fclose(f);
-  if (!ok) {
-    std::remove(tmp.c_str());
-    throw Error("failed writing " + tmp + " (disk full?)");
+  std::filesystem::create_directories(target.parent_path(), ec);
+  if (!ec) return;
+  std::string fix = "check the path and its permissions";
+  if (ec.value() == EROFS) fix = "the file system is read-only: choose a folder on a writable disk";
+  if (ec.value() == ENOTDIR || ec.value() == EEXIST) fix = "a part of that path is a file, not a folder";
+  throw Error("cannot create the folder " + target.parent_path().string() + " for " + what + ": " +
+              ec.message() + " (" + fix + ")");
+}
+
+std::string kind_of_mode(mode_t m) {
+  if (S_ISREG(m)) return "a regular file";
+  if (S_ISDIR(m)) return "a folder";
+  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISLNK(m)) return "a symbolic link";
+  return "a special file";
+}
+
+}  // namespace
+
+std::string describe_path_kind(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  if (!S_ISLNK(st.st_mode)) return kind_of_mode(st.st_mode);
+  struct stat to {};
+  if (::stat(path.c_str(), &to) == 0) return "a symbolic link to " + kind_of_mode(to.st_mode);
+  if (errno == ELOOP) return "a symbolic link loop";
+  if (errno == ENOENT) return "a dangling symbolic link (its target does not exist)";
+  return "a symbolic link";
+}
+
+void check_output_path(const std::string& path, const std::string& what) {
+  WHVI_CHECK(!path.empty(), what, ": the path is empty: give a file path");
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    WHVI_CHECK(!S_ISLNK(st.st_mode), what, " '", path, "' is ", describe_path_kind(path),
+               "; whvi never writes through a link (it could point anywhere): remove the link or give another "
+               "path");
+    WHVI_CHECK(!S_ISDIR(st.st_mode), what, " '", path, "' is a folder: give the path of a file in it");
+    WHVI_CHECK(S_ISREG(st.st_mode), what, " '", path, "' is ", kind_of_mode(st.st_mode),
+               ", not a regular file; whvi writes only regular files and leaves it as it is: give the path "
+               "of a file");
+    return;
   }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw Error("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  const int err = errno;
+  WHVI_CHECK(err == ENOENT, what, " '", path, "' cannot be written: ", std::strerror(err),
+             err == ELOOP ? " (a folder on the path is a symbolic link loop)"
+                          : err == ENOTDIR ? " (a part of the path is a file, not a folder)"
+                                           : " (check the path and its permissions)");
+  // the nearest existing folder above must be a folder
+  std::filesystem::path up = std::filesystem::path(path).parent_path();
+  while (!up.empty()) {
+    struct stat ps {};
+    if (::stat(up.c_str(), &ps) == 0) {
+      WHVI_CHECK(S_ISDIR(ps.st_mode), what, " '", path, "' cannot be written: '", up.string(), "' is ",
+                 kind_of_mode(ps.st_mode), ", not a folder");
+      break;
+    }
+    if (errno == ELOOP)
+      throw Error(what + " '" + path + "' cannot be written: '" + up.string() + "' is a symbolic link loop");
+    if (up == up.parent_path()) break;
+    up = up.parent_path();
+  }
+}
+
+AtomicFile::AtomicFile(const std::string& path) : path_(path) {
+  if (path == "-") return;
+  check_output_path(path, "output file");
+  const std::filesystem::path target(path);
+  make_parent_folders(target, path);
+  const std::string dir = target.has_parent_path() ? target.parent_path().string() : std::string(".");
+  tmp_ = dir + "/." + target.filename().string() + ".tmp.XXXXXX";
+  fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);  // O_CREAT|O_EXCL: never an existing file or link
+  WHVI_CHECK(fd_ >= 0, "cannot create a temporary file in ", dir, " to write ", path, ": ", std::strerror(errno),
+             errno == EROFS ? " (the file system is read-only: choose a folder on a writable disk)" : "");
+  if (::fchmod(fd_, 0666 & ~process_umask()) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+    fd_ = -1;
+    throw Error("cannot set the mode of a temporary file for " + path + ": " + std::strerror(err));
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void AtomicFile::write(const std::string& piece) {
+  if (path_ == "-") {
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    WHVI_CHECK(!std::ferror(stdout), "cannot write to standard output: ", std::strerror(errno));
+    return;
+  }
+  for (size_t done = 0; done < piece.size();) {
+    const ssize_t n = ::write(fd_, piece.data() + done, piece.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    WHVI_CHECK(n > 0, "failed writing ", path_, ": ", std::strerror(errno), " (disk full?)");
+    done += static_cast<size_t>(n);
+  }
+}
+
+void AtomicFile::commit() {
+  if (path_ == "-") {
+    WHVI_CHECK(std::fflush(stdout) == 0, "cannot write to standard output: ", std::strerror(errno));
+    committed_ = true;
+    return;
+  }
+  WHVI_CHECK(::fsync(fd_) == 0, "failed writing ", path_, ": ", std::strerror(errno), " (disk full?)");
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  WHVI_CHECK(rc == 0, "failed writing ", path_, ": ", std::strerror(errno), " (disk full?)");
+  // The target may have been replaced since the first look: look again.
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) check_output_path(path_, "output file");
+  WHVI_CHECK(::rename(tmp_.c_str(), path_.c_str()) == 0, "cannot rename the temporary file to ", path_, ": ",
+             std::strerror(errno));
+  committed_ = true;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  WHVI_CHECK(path != "-", "output file: '-' (standard output) is not a file here; give a file path");
+  AtomicFile f(path);
+  f.write(content);
+  f.commit();
+}
+
+std::string read_user_file(const std::string& path, const std::string& what, size_t max_bytes, bool allow_pipe) {
+  const std::string named = what + " '" + path + "'";
+  const bool from_stdin = allow_pipe && path == "-";
+  if (!from_stdin) {
+    WHVI_CHECK(!path.empty(), what, ": the path is empty");
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      const int err = errno;
+      if (err == ENOENT) {
+        const auto kind = describe_path_kind(path);
+        WHVI_CHECK(kind.empty(), named, " is ", kind, ": give the path of a regular file");
+        throw Error(named + " not found: no such file (check the path)");
+      }
+      WHVI_CHECK(err != ELOOP, named, " is a symbolic link loop: give the path of a regular file");
+      throw Error("cannot read " + named + ": " + std::strerror(err) + " (check the path and its permissions)");
+    }
+    const bool fifo = S_ISFIFO(st.st_mode);
+    WHVI_CHECK(!S_ISDIR(st.st_mode), named, " is a folder, not a file: give the path of a file");
+    WHVI_CHECK(S_ISREG(st.st_mode) || (fifo && allow_pipe), named, " is ", kind_of_mode(st.st_mode),
+               ", not a regular file: give the path of a regular file");
+  }
+  const int fd = from_stdin ? ::dup(0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    throw Error("cannot read " + named + ": " + std::strerror(err) +
+                (err == EACCES ? " (check its permissions)" : ""));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  WHVI_CHECK(::fstat(fd, &st) == 0, "cannot read ", named, ": ", std::strerror(errno));
+  if (S_ISFIFO(st.st_mode)) {
+    WHVI_CHECK(allow_pipe, named, " is a FIFO (named pipe), not a regular file: give the path of a regular file");
+    // A named FIFO (not an anonymous pipe such as stdin or <(...)) must have a
+    // writer: wait a second for something to arrive rather than hang.
+    char link[64] = {0};
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t n = ::readlink(self.c_str(), link, sizeof link - 1);
+    const bool anonymous = from_stdin || (n > 0 && std::string(link, static_cast<size_t>(n)).rfind("pipe:", 0) == 0);
+    if (!anonymous) {
+      struct pollfd p {fd, POLLIN, 0};
+      int rc;
+      do rc = ::poll(&p, 1, 1000);
+      while (rc < 0 && errno == EINTR);
+      WHVI_CHECK(rc > 0, named, " is a FIFO (named pipe) with no writer: nothing arrived within 1 s. Start "
+                 "the writer first, or give the path of a regular file");
+    }
+  } else {
+    WHVI_CHECK(S_ISREG(st.st_mode), named, " is ", kind_of_mode(st.st_mode),
+               ", not a regular file: give the path of a regular file");
+    WHVI_CHECK(static_cast<uint64_t>(st.st_size) <= max_bytes, named, " is larger than ", max_bytes / 1024,
+               " KiB (", st.st_size / 1024, " KiB): is this the right file?");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    WHVI_CHECK(got >= 0, "error while reading ", named, ": ", std::strerror(errno));
+    if (got == 0) break;
+    text.append(buf, static_cast<size_t>(got));
+    WHVI_CHECK(text.size() <= max_bytes, named, " is larger than ", max_bytes / 1024, " KiB: is this the right file?");
+  }
+  return text;
+}
+
+std::string read_data_file(const std::string& path, const std::string& missing_hint) {
+  WHVI_CHECK(!describe_path_kind(path).empty(), "'", path, "' not found", missing_hint);
+  return read_user_file(path, "data file", SIZE_MAX);
+}
+
+nlohmann::json read_json_file(const std::string& path, const std::string& what, const std::string& fix) {
+  const std::string text = read_user_file(path, what, size_t{1} << 30);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // its what() quotes the text read last: say where, not what
+    throw Error("malformed JSON in " + path + " (" + what + ") at byte " + std::to_string(e.byte) + ": " + fix);
+  } catch (const nlohmann::json::exception&) {
+    throw Error("malformed JSON in " + path + " (" + what + "): " + fix);
   }
 }
 
@@ -65,18 +280,31 @@ std::string join_command_line(int argc, const char* const* argv) {
 namespace whvi {
 
 FileLock::FileLock(const std::string& path, const std::string& what) : path_(path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path p(path);
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  make_parent_folders(std::filesystem::path(path), "the lock file " + path);
   for (int attempt = 0; attempt < 100; ++attempt) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    WHVI_CHECK(fd_ >= 0, "cannot create the lock file ", path, ": ", std::strerror(errno));
+    // O_NOFOLLOW: a planted link must not make whvi write its pid elsewhere;
+    // O_NONBLOCK: a FIFO in its place must not hang the open.
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+    if (fd_ < 0) {
+      const int err = errno;
+      WHVI_CHECK(err != ELOOP, "the lock file ", path, " is ", describe_path_kind(path),
+                 "; whvi never follows a link for its lock: remove it (it is not whvi's)");
+      throw Error("cannot create the lock file " + path + ": " + std::strerror(err) +
+                  (err == EROFS ? " (the file system is read-only: choose an output.dir on a writable disk)"
+                                : " (check output.dir and its permissions)"));
+    }
+    struct stat own {};
+    if (::fstat(fd_, &own) != 0 || !S_ISREG(own.st_mode)) {
+      const std::string kind = describe_path_kind(path);
+      ::close(fd_);
+      fd_ = -1;
+      throw Error("the lock file " + path + " is " + kind + ", not a regular file: remove it (it is not whvi's)");
+    }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      std::ifstream in(path);
-      std::string holder;
-      std::getline(in, holder);
+      char buf[256] = {0};
+      const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+      const std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
       ::close(fd_);
       fd_ = -1;
       WHVI_CHECK(err == EWOULDBLOCK, "cannot lock ", path, ": ", std::strerror(err));
@@ -86,10 +314,8 @@ FileLock::FileLock(const std::string& path, const std::string& what) : path_(pat
     }
     // The file may have been removed (and replaced) by the previous holder
     // between our open and our flock: then retry on the new file.
-    struct stat a {}, b {};
-    if (::fstat(fd_, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_ino == b.st_ino &&
-        a.st_dev == b.st_dev)
-      break;
+    struct stat b {};
+    if (::lstat(path.c_str(), &b) == 0 && own.st_ino == b.st_ino && own.st_dev == b.st_dev) break;
     ::close(fd_);
     fd_ = -1;
   }
@@ -191,12 +417,7 @@ void copy_files(const std::string& from, const std::string& to) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     const std::string dst = to + "/" + p.substr(p.find_last_of('/') + 1);
-    std::ifstream in(p, std::ios::binary);
-    std::ofstream out(dst, std::ios::binary | std::ios::trunc);
-    WHVI_CHECK(in.good() && out.good(), "cannot copy ", p, " to ", dst);
-    char buf[1 << 16];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) out.write(buf, in.gcount());
-    WHVI_CHECK(in.eof() && out.good(), "failed copying ", p, " to ", dst, " (disk full?)");
+    write_file_atomic(dst, read_user_file(p, "file", SIZE_MAX));
   }
 }
 

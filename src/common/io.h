@@ -4,12 +4,60 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace whvi {
 
 // Writes `content` to `path` atomically: a temporary file in the same folder,
-// flushed, then renamed over `path`. A crash never leaves a half-written file.
-// Creates missing parent folders. Throws whvi::Error naming the path.
+// created exclusively under an unpredictable name (mkstemp: O_CREAT|O_EXCL,
+// never through a link; mode from the umask), flushed, then renamed over
+// `path`. A crash never leaves a half-written file. Creates missing parent
+// folders. `path` must be absent or a regular file: a symbolic link, a
+// device, a FIFO, a socket or a folder is refused (check_output_path) and
+// left as it is. Throws whvi::Error naming the path.
 void write_file_atomic(const std::string& path, const std::string& content);
+
+// A file written in pieces and put in place atomically, as write_file_atomic
+// does: the pieces go to an exclusively created temporary file beside `path`;
+// commit() flushes it and renames it over `path`; destroyed without commit(),
+// the temporary file is removed and `path` is untouched. `path` "-" writes
+// standard output directly.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(const std::string& piece);
+  void commit();
+
+ private:
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// Throws whvi::Error unless `path` could be written by write_file_atomic:
+// absent, or a regular file that is not a symbolic link, in a folder (or a
+// folder to be created) that is not something else. `what` names the path in
+// the message (e.g. "--out"). Called before any work, so a bad output path
+// costs nothing.
+void check_output_path(const std::string& path, const std::string& what);
+
+// What is at `path` (not following a final link), for messages: "a FIFO
+// (named pipe)", "a character device", "a symbolic link", "a folder", ...;
+// "" when nothing is there.
+std::string describe_path_kind(const std::string& path);
+
+// Reads a file the user named. It must be a regular file (links to one are
+// followed); with `allow_pipe`, also a pipe (`-` is standard input,
+// `<(...)` a /dev/fd path) or a named FIFO whose writer sends something
+// within a second. Anything else (a FIFO with no writer, a device, a folder,
+// a socket, a link loop) is an error within a second, naming what it is; so is
+// a file larger than `max_bytes`. `what` names the file in messages (e.g.
+// "the config file"). Never quotes the contents.
+std::string read_user_file(const std::string& path, const std::string& what, size_t max_bytes,
+                           bool allow_pipe = false);
 
 // The command line as one shell-quoted string (recorded in result files); an
 // absolute path of the binary (argv[0]) is recorded as "whvi".
@@ -19,7 +67,18 @@ std::string join_command_line(int argc, const char* const* argv);
 
 namespace whvi {
 
-// An exclusive lock on `path` (created if missing) held for the object's life:
+// A data file: read_user_file with no size limit but memory, and when nothing is
+// at `path`, "'PATH' not found" followed by `missing_hint` (where to get it).
+std::string read_data_file(const std::string& path, const std::string& missing_hint);
+
+// Reads and parses a JSON file the user named (read_user_file: regular files
+// only, at most 1 GiB). A syntax error names the byte offset, never the text
+// around it; `fix` ends the message (e.g. "delete it to recompute that split").
+nlohmann::json read_json_file(const std::string& path, const std::string& what, const std::string& fix);
+
+// An exclusive lock on `path` (created if missing; opened with O_NOFOLLOW, so a
+// lock path that is a symbolic link or not a regular file is refused, naming
+// it) held for the object's life:
 // flock(2), so a process killed with -9 releases it and a stale file is never
 // mistaken for a live lock. The holder's pid and `what` are written into the
 // file; a second taker gets a whvi::Error naming the holder. The file is

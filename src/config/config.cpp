@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include "common/io.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -19,9 +21,24 @@
 namespace whvi::config {
 namespace fs = std::filesystem;
 
+namespace {
+// A file name, key or --set text in a message: cut to about 200 characters.
+std::string clip(const std::string& s) { return s.size() > 200 ? s.substr(0, 200) + "..." : s; }
+
+// A key read from a file is quoted only when it looks like a key (letters,
+// digits, '_', '-', '.'): anything else may be a line of a file that is not a
+// config (a password file named by base:), and errors never quote files.
+std::string shown_key(const std::string& k) {
+  const bool key_like = k.size() <= 100 && std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  return key_like ? "'" + k + "'" : "(not shown: not a key name; is this a config file?)";
+}
+}  // namespace
+
 ConfigError::ConfigError(const std::string& f, int l, const std::string& k, const std::string& msg)
-    : Error(f + (l > 0 ? ":" + std::to_string(l) : std::string()) +
-            (k.empty() ? std::string() : ": key '" + k + "'") + ": " + msg),
+    : Error(clip(f) + (l > 0 ? ":" + std::to_string(l) : std::string()) +
+            (k.empty() ? std::string() : ": key " + shown_key(k)) + ": " + msg),
       file(f),
       key(k),
       line(l) {}
@@ -260,13 +277,24 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
       throw ConfigError(file, line, key,
                         "unknown key" + suggestion(key) + "; known keys " + where + ": " +
                             keys_under(prefix) + (prefix.empty() ? ", base" : ""));
-    if (!v.IsScalar() && !v.IsNull())
+    // a list of names (data.features: [a, b]) is the comma-separated string
+    const bool name_list = p->type == Type::kString && v.IsSequence() && key == "data.features" &&
+                           std::all_of(v.begin(), v.end(), [](const YAML::Node& n) { return n.IsScalar(); });
+    if (!v.IsScalar() && !v.IsNull() && !name_list)
       throw ConfigError(file, line, key, "expected " + std::string(type_name(p->type)) +
                                              ", got a " + (v.IsMap() ? "mapping" : "list"));
-    Entry e{v.IsNull() ? "" : v.Scalar(), file, line};
-    if (v.IsScalar() && v.Tag() == "!") {  // quoted or block strings: keep them strings
+    std::string joined;
+    if (name_list)
+      for (const auto& n : v) {
+        WHVI_CHECK(n.Scalar().find(',') == std::string::npos, file, ":", line, ": key '", key, "': a column name "
+                   "with a comma cannot be listed; rename that column");
+        joined += (joined.empty() ? "" : ",") + n.Scalar();
+      }
+    Entry e{name_list ? joined : v.IsNull() ? "" : v.Scalar(), file, line};
+    if (name_list || (v.IsScalar() && v.Tag() == "!")) {  // quoted or block strings: keep them strings
+      const std::string text = name_list ? joined : v.Scalar();
       YAML::Emitter q;
-      q << YAML::DoubleQuoted << v.Scalar();
+      q << YAML::DoubleQuoted << text;
       e.text = q.c_str();
     }
     parse_value(*p, e.text.empty() ? "''" : e.text, file, line);     // validate here, even if overridden later
@@ -315,32 +343,21 @@ std::string read_config_text(const std::string& path, const std::string& referre
   const std::string what = referrer.empty() ? "the config file" : "base file '" + path + "'";
   if (path.empty()) fail("the path of " + what + " is empty: give the path of a YAML file");
   std::error_code ec;
-  const auto st = fs::status(path, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory)
-    fail("cannot read " + what + ": " + ec.message());
-  if (!fs::exists(st))
+  const bool from_stdin = referrer.empty() && path == "-";
+  if (!from_stdin && fs::is_directory(path, ec))
+    fail("'" + path + "' is a directory, not a YAML file: give the path of a .yaml file" +
+         (referrer.empty() ? std::string(" (e.g. --config configs/uci/yacht-whvi.yaml)") : ""));
+  if (!from_stdin && describe_path_kind(path).empty())
     fail("cannot read " + what + (referrer.empty() ? "" : " " + path) +
          ": no such file (check the path; relative paths are relative to " +
          (referrer.empty() ? std::string("the current directory") : "the file that names it") + ")");
-  if (fs::is_directory(st))
-    fail("'" + path + "' is a directory, not a YAML file: give the path of a .yaml file" +
-         (referrer.empty() ? std::string(" (e.g. --config configs/uci/yacht-whvi.yaml)") : ""));
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    fail("cannot read " + what + ": " + (err ? std::strerror(err) : "cannot open it") +
-         " (check its permissions)");
-  }
   std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxConfigBytes)
-      fail(what + " is larger than " + std::to_string(kMaxConfigBytes / 1024) +
-           " KiB; a config is a few KB of YAML: is this the right file?");
+  try {
+    // --config may be a pipe (--config -, --config <(...)); a base file may not
+    text = read_user_file(path, what, kMaxConfigBytes, referrer.empty());
+  } catch (const Error& e) {
+    fail(e.what());
   }
-  if (in.bad()) fail("error while reading " + what + ": " + std::strerror(errno));
   if (text.find('\0') != std::string::npos)
     fail(what + " contains NUL bytes: it is not a text YAML file");
   return text;
@@ -450,7 +467,7 @@ Config Config::parse(const std::string& text, const std::string& source,
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw ConfigError("--set", 0, "", "'" + o + "' is not of the form section.key=value");
+      throw ConfigError("--set", 0, "", "'" + clip(o) + "' is not of the form section.key=value");
     c.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
   }
   return c;

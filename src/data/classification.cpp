@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/errors.h"
+#include "common/io.h"
 #include "data/dataset.h"
 
 namespace fs = std::filesystem;
@@ -23,11 +24,12 @@ struct ClassSet {
   const char* file;
   int label_col;  // 0 = first, -1 = last
   bool arff;
+  const char* classes;  // the data set's known classes, comma-separated ("": the ARFF header's)
 };
 constexpr ClassSet kClassSets[] = {
-    {"eeg", "EEG_Eye_State.arff", -1, true},
-    {"magic", "magic04.data", -1, false},
-    {"letter", "letter-recognition.data", 0, false},
+    {"eeg", "EEG_Eye_State.arff", -1, true, ""},
+    {"magic", "magic04.data", -1, false, "g,h"},
+    {"letter", "letter-recognition.data", 0, false, "A,B,C,D,E,F,G,H,I,J,K,L,M,N,O,P,Q,R,S,T,U,V,W,X,Y,Z"},
 };
 
 std::string_view trim(std::string_view s) {
@@ -66,8 +68,9 @@ bool is_classification_dataset(const std::string& name) {
                      [&](const ClassSet& c) { return name == c.alias; });
 }
 
-RegressionData parse_class_table(const std::string& text, int label_col, bool arff, const std::string& what) {
-  std::vector<std::string> declared;  // ARFF class order
+RegressionData parse_class_table(const std::string& text, int label_col, bool arff, const std::string& what,
+                                 const std::vector<std::string>& known) {
+  std::vector<std::string> declared = known;  // ARFF class order, or the data set's known classes
   std::vector<std::vector<double>> rows;
   std::vector<std::string> labels;
   std::vector<int64_t> label_lines;
@@ -144,8 +147,13 @@ RegressionData parse_class_table(const std::string& text, int label_col, bool ar
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < dim; ++j) xa[i][j] = rows[i][j];
     auto it = index.find(labels[i]);
-    WHVI_CHECK(it != index.end(), what, " line ", label_lines[i], ": class '", labels[i].substr(0, 40),
-               "' is not among the classes the header declares (", names.size(), " of them)");
+    if (it == index.end()) {
+      std::string all;
+      for (size_t c = 0; c < names.size() && c < 30; ++c) all += (c ? ", " : "") + names[c];
+      throw Error(what + " line " + std::to_string(label_lines[i]) + ": label '" + labels[i].substr(0, 40) +
+                  "' is not one of the data set's " + std::to_string(names.size()) + " classes (" + all +
+                  "): fix or drop that row");
+    }
     ya[i][0] = static_cast<double>(it->second);
   }
   std::vector<int64_t> count(names.size(), 0);
@@ -163,15 +171,13 @@ RegressionData load_uci_class(const std::string& name, const std::string& data_d
     if (name == c.alias) set = &c;
   WHVI_CHECK(set != nullptr, "'", name, "' is not a classification data set; known: eeg, magic, letter");
   const fs::path path = fs::path(data_dir) / "uci-class" / set->alias / set->file;
-  std::error_code ec;
-  WHVI_CHECK(fs::is_regular_file(path, ec), "classification data set '", name, "': '", path.string(),
-             "' not found. Point data.dir or WHVI_DATA_DIR at the folder that holds uci-class/", set->alias,
-             "/, or run scripts/fetch_data.sh to download it into data/uci-class/");
-  std::ifstream f(path, std::ios::binary);
-  WHVI_CHECK(f.good(), "cannot open '", path.string(), "' for reading; check its permissions");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  auto d = parse_class_table(ss.str(), set->label_col, set->arff, "'" + path.string() + "'");
+  const std::string text = read_data_file(
+      path.string(), ". Point data.dir or WHVI_DATA_DIR at the folder that holds uci-class/" + std::string(set->alias) +
+                         "/, or run scripts/fetch_data.sh to download it into data/uci-class/");
+  std::vector<std::string> known;
+  for (std::string_view c : split_commas(set->classes))
+    if (!c.empty()) known.emplace_back(c);
+  auto d = parse_class_table(text, set->label_col, set->arff, "'" + path.string() + "'", known);
   d.name = name;
   d.source = path.parent_path().string();
   return d;
@@ -187,15 +193,9 @@ uint32_t be32(const std::string& b, size_t off) {
 }
 
 std::string read_bytes(const fs::path& p) {
-  std::error_code ec;
-  WHVI_CHECK(fs::is_regular_file(p, ec), "'", p.string(), "' not found. Point data.dir or WHVI_DATA_DIR at the "
-             "folder that holds it (MNIST's IDX files: train-images-idx3-ubyte, train-labels-idx1-ubyte, "
-             "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte)");
-  std::ifstream f(p, std::ios::binary);
-  WHVI_CHECK(f.good(), "cannot open '", p.string(), "' for reading; check its permissions");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return read_data_file(p.string(), ". Point data.dir or WHVI_DATA_DIR at the folder that holds it (MNIST's IDX "
+                        "files: train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
+                        "t10k-labels-idx1-ubyte)");
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <system_error>
 
 #include "common/errors.h"
+#include "common/io.h"
+#include "data/csv.h"
 #include "common/rng.h"
 
 namespace fs = std::filesystem;
@@ -66,18 +68,10 @@ std::string describe_dir(const fs::path& p) {
 std::string read_text(const fs::path& p, const std::string& folder) {
   std::error_code ec;
   WHVI_CHECK(!fs::is_directory(p, ec), "'", p.string(), "' is a directory, not a file: the data set folder '",
-             folder, "' must hold a plain file '", p.filename().string(), "' (standard UCI layout: ",
-             kLayout, ").");
-  WHVI_CHECK(
-      fs::is_regular_file(p, ec), "'", p.string(), "' not found: the data set folder '", folder,
-      "' is not in the standard UCI layout (", kLayout,
-      "). Re-run scripts/fetch_data.sh or point data.dir / WHVI_DATA_DIR at a complete copy.");
-  std::ifstream f(p, std::ios::binary);
-  WHVI_CHECK(f.good(), "cannot open '", p.string(), "' for reading; check its permissions.");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  WHVI_CHECK(!f.bad(), "error while reading '", p.string(), "'.");
-  return ss.str();
+             folder, "' must hold a plain file '", p.filename().string(), "' (standard UCI layout: ", kLayout, ").");
+  return read_data_file(p.string(), ": the data set folder '" + folder + "' is not in the standard UCI layout (" +
+                                        kLayout + "). Re-run scripts/fetch_data.sh or point data.dir / "
+                                        "WHVI_DATA_DIR at a complete copy.");
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
@@ -345,6 +339,27 @@ RegressionData load_uci(const std::string& dataset, const std::string& data_dir)
   return d;
 }
 
+std::vector<SplitIndices> make_folds(const RegressionData& d, int folds, uint64_t seed) {
+  const int64_t n = d.x.size(0);
+  WHVI_CHECK(folds >= 2 && folds <= n, "protocol 'kfold': ", folds, " folds of ", n, " rows; data.folds must be "
+             "from 2 to the number of rows");
+  std::mt19937_64 gen(seed);
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  shuffle(perm, gen);
+  if (d.is_classification()) {  // dealt out class by class, so each fold keeps the classes' shares
+    const auto y = d.y.to(torch::kFloat64).contiguous();
+    const double* yv = y.data_ptr<double>();
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return yv[a] < yv[b]; });
+  }
+  std::vector<SplitIndices> out(static_cast<size_t>(folds));
+  for (int64_t i = 0; i < n; ++i) {
+    const auto f = static_cast<size_t>(i % folds);
+    for (size_t k = 0; k < out.size(); ++k) (k == f ? out[k].test : out[k].train).push_back(perm[i]);
+  }
+  return out;
+}
+
 std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string& protocol,
                                       int n_splits, uint64_t seed, double train_fraction) {
   check_regression_data(d);
@@ -382,6 +397,9 @@ std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string
     }
     return out;
   }
+  if (protocol == "random")  // the user's data: stratified for classification, else the paper's random splits
+    return make_splits(d, d.is_classification() ? "stratified" : "paper", n_splits, seed, train_fraction);
+  if (protocol == "kfold") return make_folds(d, n_splits, seed);
   if (protocol == "stratified") {
     WHVI_CHECK(d.is_classification(), "protocol 'stratified' keeps each class's share and needs a "
                "classification data set, but '", d.name, "' is a regression data set; use 'paper' or 'standard'.");
@@ -413,7 +431,7 @@ std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string
   }
   throw Error(detail::concat("unknown split protocol '", protocol,
                              "'. Use 'standard' (the stored splits of the data set), 'paper' (",
-                             "random 90/10 splits drawn from the seed) or, for classification, 'stratified'."));
+                             "random 90/10 splits drawn from the seed), 'random', 'kfold' or, for classification, 'stratified'."));
 }
 
 Standardizer fit_standardizer(const torch::Tensor& x_in, const torch::Tensor& y_in) {
@@ -478,7 +496,9 @@ PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s) {
   }
   p.x_train = (x_tr - p.stats.x_mean) / p.stats.x_std;
   p.y_train = (p.y_train_raw - p.stats.y_mean) / p.stats.y_std;
-  p.x_test = (x.index_select(0, te) - p.stats.x_mean) / p.stats.x_std;
+  auto x_te = x.index_select(0, te);
+  if (!d.onehot.empty()) p.unseen_category_rows = zero_unseen_categories(d, x_te, x_tr);
+  p.x_test = (x_te - p.stats.x_mean) / p.stats.x_std;
   p.y_test = y.index_select(0, te);
   return p;
 }

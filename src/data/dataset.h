@@ -41,6 +41,14 @@ std::vector<std::string> uci_aliases();
 // The folder name for an alias; a string that is not an alias is returned unchanged.
 std::string uci_folder(const std::string& alias_or_folder);
 
+// One named input column of the user's CSV data and how it becomes x:
+// numeric (no categories: one x column) or text (one-hot: one x column per
+// category, in this order).
+struct InputColumn {
+  std::string name;
+  std::vector<std::string> categories;
+};
+
 struct RegressionData {
   std::string name;    // the alias or folder name asked for ("toy" for make_toy)
   std::string source;  // the folder it was read from ("generated" for make_toy)
@@ -57,6 +65,14 @@ struct RegressionData {
   // The stored standard splits, train and test row numbers in file order
   // (make_toy: one split, train = all rows, test empty).
   std::vector<std::vector<int64_t>> std_train, std_test;
+  // CSV data (data/csv.h): the input columns in x's order, the target's name,
+  // per x column whether it belongs to a one-hot text column, and the rows
+  // dropped for missing values (data.missing: drop). Empty for other data.
+  std::vector<InputColumn> inputs;
+  std::string target_name;
+  std::vector<char> onehot;
+  int64_t dropped_rows = 0;
+  std::vector<int64_t> source_rows;  // each row's 0-based data row in the file (the header is not a row)
 };
 
 // The largest |value| load_uci accepts in data.txt: the square of anything
@@ -88,8 +104,15 @@ struct SplitIndices {
 //   the splits are the same on every platform and standard library); its first
 //   round(train_fraction*N) entries are the training rows, the rest the test
 //   rows, both in permutation order. train_fraction must be in (0, 1].
+// protocol "random": "stratified" for a classification data set, else "paper".
+// protocol "kfold": make_folds(d, n_splits, seed).
 std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string& protocol,
                                       int n_splits, uint64_t seed, double train_fraction = 0.9);
+
+// `folds` folds: the rows in an order drawn from std::mt19937_64(seed) (for
+// classification then sorted by class, stably), row i of that order tested in
+// fold i mod folds; every row is tested exactly once; fold k trains on the rest.
+std::vector<SplitIndices> make_folds(const RegressionData& d, int folds, uint64_t seed);
 
 // Per-column standardisation statistics, from training rows only.
 // x_mean, x_std: [D]; y_mean, y_std: [1]. Population std (ddof 0). A constant
@@ -112,6 +135,7 @@ struct PreparedSplit {
   torch::Tensor x_test, y_test;    // standardised x [Nte, D] (train stats); RAW y [Nte, 1]
   torch::Tensor y_train_raw;       // [Ntr, 1] original units
   Standardizer stats;              // from the training rows only
+  int64_t unseen_category_rows = 0;  // test rows with a text category the training rows lack (zeroed)
 };
 
 // Selects and standardises one split. The training set must not be empty; the
@@ -134,7 +158,11 @@ RegressionData load_uci_class(const std::string& name, const std::string& data_d
 // The parser behind it, for a file's text: `label_col` 0 = first column,
 // -1 = last; `arff` skips the header up to @data and takes the class order
 // from the last @attribute's {...} list. `what` names the file in errors.
-RegressionData parse_class_table(const std::string& text, int label_col, bool arff, const std::string& what);
+// `known`: the data set's classes (MAGIC's g, h; LETTER's A-Z); a label outside them is an
+// error naming the line and the label, never a new class. Empty: the ARFF header's classes, or
+// (no header) the labels found.
+RegressionData parse_class_table(const std::string& text, int label_col, bool arff, const std::string& what,
+                                 const std::vector<std::string>& known = {});
 
 // ---- MNIST in the IDX format (LeCun et al.) ---------------------------------------
 //

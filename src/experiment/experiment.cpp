@@ -17,7 +17,9 @@
 #include "common/io.h"
 #include "common/runtime.h"
 #include "config/config.h"
+#include "experiment/checkpoint.h"
 #include "common/rng.h"
+#include "data/csv.h"
 #include "data/dataset.h"
 #include "data/synthetic.h"
 #include "fwht.h"
@@ -34,6 +36,11 @@ namespace {
 
 constexpr int64_t kPaperSteps = 50500;
 constexpr int kPaperSplits = 8;
+
+// "yacht-whvi split 3 (of 8)": the label of split k in logs and errors.
+std::string split_label(const std::string& name, size_t k, size_t n) {
+  return name + " split " + std::to_string(k) + " (of " + std::to_string(n) + ")";
+}
 
 std::string split_stem(const fs::path& dir, size_t k) {
   char buf[32];
@@ -81,6 +88,13 @@ std::string fingerprint(const config::Config& cfg) {
       cfg.get_string("model.whvi.s_posterior") == "optimised" && cfg.get_float("model.whvi.s_prior_var") == 0)
     for (const char* k : {"structure", "s_posterior", "s_prior_var"}) j["model"]["whvi"].erase(k);
   if (!cfg.get_bool("data.augment")) j["data"].erase("augment");
+  // the CSV keys, left out where they do not act
+  if (cfg.get_string("data.target").empty()) j["data"].erase("target");
+  if (cfg.get_string("data.features").empty()) j["data"].erase("features");
+  if (cfg.get_string("data.missing") == "error") j["data"].erase("missing");
+  if (cfg.get_string("data.protocol") != "random" && !data::is_csv_path(cfg.get_string("data.dataset")))
+    j["data"].erase("test_fraction");
+  if (cfg.get_string("data.protocol") != "kfold") j["data"].erase("folds");
   if (j["model"].contains("nng") && cfg.get_int("model.nng.stats_every") == 1) j["model"]["nng"].erase("stats_every");
   if (j["model"].contains("nng") && cfg.get_string("model.nng.sampling") == "weights") j["model"]["nng"].erase("sampling");
   if (j["model"].contains("nng") && cfg.get_string("model.nng.update") == "bias-corrected") j["model"]["nng"].erase("update");
@@ -104,14 +118,7 @@ std::string fingerprint(const config::Config& cfg) {
 bool is_toy(const config::Config& cfg) { return cfg.get_string("data.dataset") == "toy"; }
 
 json read_json(const std::string& path) {
-  std::ifstream in(path);
-  WHVI_CHECK(in.good(), "cannot read ", path);
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error("malformed JSON in " + path + ": " + printable(e.what()) +
-                " (delete the file to recompute that split)");
-  }
+  return read_json_file(path, "result file", "delete the file to recompute that split");
 }
 
 data::RegressionData load_data(const config::Config& cfg) {
@@ -124,7 +131,23 @@ data::RegressionData load_data(const config::Config& cfg) {
   if (data::is_classification_dataset(ds)) return data::load_uci_class(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
   if (data::is_mnist_dataset(ds)) return data::load_mnist(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
   if (data::is_cifar_dataset(ds)) return data::load_cifar10(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
-  return data::load_uci(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
+  const bool softmax = cfg.get_string("likelihood.kind") == "softmax";
+  if (data::is_csv_path(ds)) {
+    data::CsvOptions o;
+    o.target = cfg.get_string("data.target");
+    std::stringstream names(cfg.get_string("data.features"));
+    for (std::string f; std::getline(names, f, ',');)
+      if (!f.empty()) o.features.push_back(f);
+    o.drop_missing = cfg.get_string("data.missing") == "drop";
+    o.classification = softmax;
+    return data::load_csv(ds, o);
+  }
+  WHVI_CHECK(cfg.get_string("data.target").empty() && cfg.get_string("data.features").empty(), cfg.source(),
+             ": data.target and data.features name the columns of a CSV file, but data.dataset '", ds,
+             "' is not one (a path ending .csv, .tsv, .csv.gz or .tsv.gz)");
+  auto d = data::load_uci(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
+  if (softmax) data::targets_to_classes(d);  // a folder of the user's whose target is a class label
+  return d;
 }
 
 // Replaces split k's test rows by a validation set carved from its training
@@ -153,9 +176,14 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
     for (int64_t i = 0; i < d.x.size(0); ++i) s.train.push_back(i);
     out.push_back(s);
   } else {
-    out = data::make_splits(d, cfg.get_string("data.protocol"), static_cast<int>(cfg.get_int("data.splits")),
+    const std::string protocol = cfg.get_string("data.protocol");
+    // a CSV file has no stored splits: the paper protocol means random splits there
+    const bool csv = data::is_csv_path(cfg.get_string("data.dataset"));
+    const bool random = protocol == "random" || (csv && protocol == "paper");
+    out = data::make_splits(d, random ? "random" : protocol,
+                            static_cast<int>(protocol == "kfold" ? cfg.get_int("data.folds") : cfg.get_int("data.splits")),
                             static_cast<uint64_t>(cfg.get_int("data.split_seed")),
-                            cfg.get_float("data.train_fraction"));
+                            random ? 1.0 - cfg.get_float("data.test_fraction") : cfg.get_float("data.train_fraction"));
   }
   const double vf = cfg.get_float("data.validation_fraction");
   if (vf > 0)
@@ -183,12 +211,45 @@ void check_device(const config::Config& cfg) {
              "LibTorch with CUDA on a GPU machine (scripts/gpu_check.sh does), or set training.device: cpu");
 }
 
+// The predictive samples that evaluation holds at once (S x rows x outputs
+// doubles, about 3 copies while scoring): refused before training, with the
+// estimate and the setting to lower, when they cannot fit in this machine.
+void check_evaluation_memory(const config::Config& cfg, const data::RegressionData& d,
+                             const std::vector<data::SplitIndices>& splits) {
+  const bool sghmc = cfg.get_string("model.kind") == "sghmc";
+  const double S = static_cast<double>(sghmc ? cfg.get_int("model.sghmc.samples") : cfg.get_int("evaluation.mc_samples"));
+  const double C = static_cast<double>(std::max<int64_t>(1, d.num_classes));
+  size_t rows = 0;
+  for (const auto& sp : splits) rows = std::max(rows, sp.test.size());
+  const double grid = static_cast<double>(cfg.get_int("output.grid_points"));
+  const double need = 3.0 * 8.0 * S * C * std::max(static_cast<double>(rows), grid);
+  const double have = physical_memory_bytes();
+  if (have <= 0 || need <= have) return;
+  const auto gib = [](double b) { return std::to_string(static_cast<int64_t>(std::ceil(b / (1 << 30)))) + " GiB"; };
+  throw Error(cfg.source() + ": evaluation would hold about " + gib(need) + " of predictive samples (" +
+              (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) + " = " +
+              std::to_string(static_cast<int64_t>(S)) + " x " +
+              (grid > static_cast<double>(rows) ? "output.grid_points = " + std::to_string(static_cast<int64_t>(grid))
+                                                : std::to_string(rows) + " test rows") +
+              (C > 1 ? " x " + std::to_string(static_cast<int64_t>(C)) + " classes" : std::string()) +
+              "), more than this machine's " + gib(have) + "; lower " +
+              (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) +
+              (grid > static_cast<double>(rows) ? " or output.grid_points" : ""));
+}
+
 // Everything that can be checked before the first split trains.
 void check_before_training(const config::Config& cfg, const data::RegressionData& d,
                            const std::vector<data::SplitIndices>& splits) {
-  if (cfg.get_int("output.grid_points") > 0)
+  if (cfg.get_int("output.grid_points") > 0) {
     WHVI_CHECK(d.x.size(1) == 1, cfg.source(), ": output.grid_points needs 1-D inputs, but ", d.name, " has ",
                d.x.size(1), " input columns; set output.grid_points: 0");
+    const double lo = cfg.get_float("output.grid_lo"), hi = cfg.get_float("output.grid_hi");
+    WHVI_CHECK(std::isfinite(lo) && std::isfinite(hi) && lo < hi && std::isfinite(hi - lo) &&
+                   std::max(std::abs(lo), std::abs(hi)) <= 1e15,
+               cfg.source(), ": the grid from output.grid_lo = ", lo, " to output.grid_hi = ", hi,
+               " is not a finite interval with grid_lo < grid_hi (at most 1e15 in size); set both in the input's "
+               "units, e.g. output.grid_lo: -2, output.grid_hi: 3");
+  }
   if (cfg.get_bool("data.augment"))
     WHVI_CHECK(d.x.size(1) == 3 * 32 * 32 || d.x.size(1) == 28 * 28, cfg.source(), ": data.augment crops and flips "
                "images (CIFAR-10 3x32x32, MNIST 1x28x28), but ", d.name, " has ", d.x.size(1),
@@ -209,6 +270,15 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
                      ? "Its stored index_test file is empty: fix it or use data.protocol: paper"
                      : "The data set is too small for data.train_fraction; lower it or add rows");
   }
+  if (cfg.get_string("model.kind") == "sghmc") {
+    const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
+    const auto burn = static_cast<int64_t>(std::floor(cfg.get_float("model.sghmc.burn_in") * static_cast<double>(total)));
+    const int64_t samples = cfg.get_int("model.sghmc.samples");
+    WHVI_CHECK(total - burn >= samples, cfg.source(), ": model.sghmc.samples = ", samples, " cannot be filled by the ",
+               total - burn, " steps after the burn-in (", burn, " of ", total, " steps); lower model.sghmc.samples "
+               "or model.sghmc.burn_in, or raise training.steps");
+  }
+  check_evaluation_memory(cfg, d, splits);
 }
 
 // stored: the data set's stored standard splits (protocol standard; 0 otherwise).
@@ -279,20 +349,6 @@ json environment_json() {
 
 // ---- checkpoints ----------------------------------------------------------------
 
-void hash_tensor(Fnv1a64& h, const torch::Tensor& t_in) {
-  const auto t = t_in.detach().contiguous().cpu();
-  const std::string dt(c10::toString(t.scalar_type()));
-  h.add(dt.data(), dt.size());
-  for (auto s : t.sizes()) h.add_value(static_cast<int64_t>(s));
-  h.add(t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
-}
-
-std::string hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 // The split's data as the model saw it: a checkpoint is only valid for these bits.
 std::string data_fingerprint(const data::PreparedSplit& p) {
   Fnv1a64 h;
@@ -300,40 +356,20 @@ std::string data_fingerprint(const data::PreparedSplit& p) {
   return hex(h.value());
 }
 
-struct CheckpointMeta {
-  std::string config_yaml, source, data_fp;
-  int64_t split = 0, d_in = 0;
-  double y_mean = 0, y_std = 1;
-  int64_t num_classes = 0;  // written (and hashed) only for classifiers, so older checkpoints stay valid
-};
-
-std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) {
-  Fnv1a64 h;
-  for (const auto& [key, t] : inf.state()) {
-    h.add(key.data(), key.size());
-    hash_tensor(h, t);
-  }
-  for (const auto* s : {&m.config_yaml, &m.data_fp}) h.add(s->data(), s->size());
-  h.add_value(m.split).add_value(m.d_in).add_value(m.y_mean).add_value(m.y_std);
-  if (m.num_classes > 0) h.add_value(m.num_classes);
-  return hex(h.value());
-}
-
-void save_checkpoint(const std::string& path, infer::Inference& inf, const CheckpointMeta& m) {
-  torch::serialize::OutputArchive ar;
-  for (const auto& [key, t] : inf.state()) ar.write("param/" + key, t);
-  ar.write("meta/config_yaml", c10::IValue(m.config_yaml));
-  ar.write("meta/source", c10::IValue(m.source));
-  ar.write("meta/split", c10::IValue(m.split));
-  ar.write("meta/d_in", c10::IValue(m.d_in));
-  ar.write("meta/y_mean", c10::IValue(m.y_mean));
-  ar.write("meta/y_std", c10::IValue(m.y_std));
-  ar.write("meta/data_fingerprint", c10::IValue(m.data_fp));
-  if (m.num_classes > 0) ar.write("meta/num_classes", c10::IValue(m.num_classes));
-  ar.write("meta/checksum", c10::IValue(checkpoint_checksum(inf, m)));
-  std::ostringstream os;
-  ar.save_to(os);
-  write_file_atomic(path, os.str());
+// The input columns a checkpoint's model reads, for whvi predict: the CSV
+// columns by name (text columns with their categories), or x1..xD for the
+// built-in data sets; the target's name and the classes.
+json input_encoding(const data::RegressionData& d) {
+  json cols = json::array();
+  if (d.inputs.empty())
+    for (int64_t j = 0; j < d.x.size(1); ++j) cols.push_back({{"name", "x" + std::to_string(j + 1)}, {"categories", json::array()}});
+  else
+    for (const auto& c : d.inputs) cols.push_back({{"name", c.name}, {"categories", c.categories}});
+  return {{"dataset", d.name},
+          {"columns", cols},
+          {"target", d.target_name.empty() ? std::string("y") : d.target_name},
+          {"classes", d.class_names},
+          {"pixels", !d.standardize_x}};
 }
 
 // ---- results ----------------------------------------------------------------------
@@ -494,6 +530,7 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
 // A split before training: its data, its model and inference method.
 struct SplitRun {
   size_t k = 0;
+  std::vector<int64_t> test_rows;  // the data set's rows held out (test or validation)
   std::string stem, label;
   data::PreparedSplit prep;
   std::unique_ptr<infer::Inference> inf;
@@ -505,6 +542,7 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
   const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
   SplitRun r;
   r.k = k;
+  r.test_rows = split.test;
   r.stem = stem;
   r.label = label;
   r.prep = data::prepare_split(d, split);
@@ -589,10 +627,14 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   if (!curve.is_null()) r["curve"] = curve;
   if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
-  if (cfg.get_bool("output.checkpoints"))
-    save_checkpoint(stem + ".ckpt", *inf,
-                    {cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),
-                     prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(), d.num_classes});
+  if (cfg.get_bool("output.checkpoints")) {
+    CheckpointMeta meta{cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),
+                        prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(), d.num_classes};
+    meta.inputs_json = input_encoding(d).dump();
+    meta.x_mean = prep.stats.x_mean;
+    meta.x_std = prep.stats.x_std;
+    save_checkpoint(stem + ".ckpt", *inf, meta);
+  }
   if (cfg.get_int("output.grid_points") > 0) {
     const auto toy = write_grid(*inf, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
     if (!toy.is_null()) {
@@ -600,6 +642,15 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
       spdlog::info("{}: predictive std {:.3g} at the data; {:.2f}x that in the gap, {:.2f}x outside the data", label,
                    toy["std_at_data"].get<double>(), toy.value("gap_over_data", 0.0), toy.value("outside_over_data", 0.0));
     }
+  }
+  if (!d.inputs.empty()) {  // the user's CSV data: what another tool needs to use the same split
+    r["unseen_category_rows"] = run.prep.unseen_category_rows;
+    std::string rows = "# the rows of " + d.source + " held out by split " + std::to_string(k) +
+                       " (0-based data rows: the header is not a row)\n";
+    for (const auto i : run.test_rows)
+      rows += std::to_string(d.source_rows.empty() ? i : d.source_rows[static_cast<size_t>(i)]) + "\n";
+    write_file_atomic(stem + "-test-rows.txt", rows);
+    r["test_rows_file"] = fs::path(stem + "-test-rows.txt").filename().string();
   }
   write_file_atomic(stem + ".json", r.dump(2) + "\n");
   if (d.is_classification())
@@ -610,6 +661,26 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
     spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
                  m.metric("rmse"), m.metric("mnll"), m.metric("coverage_95"), m.metric("crps"), ts.seconds,
                  ts.steps_per_second);
+  return r;
+}
+
+// --resume: split k's record when the split is finished, else nothing. With
+// output.checkpoints on, a split is finished only when its checkpoint exists
+// and passes its checksum; otherwise it is retrained, and the log says why.
+std::optional<json> finished_split(const config::Config& cfg, const std::string& stem, const std::string& fp,
+                                   size_t k) {
+  if (describe_path_kind(stem + ".json").empty()) return std::nullopt;
+  if (cfg.get_bool("output.checkpoints")) {
+    try {
+      load_checkpoint(stem + ".ckpt");
+    } catch (const Error& e) {
+      spdlog::warn("split {}: its result file exists, but not a sound checkpoint ({}): training it again", k,
+                   printable(e.what(), 300));
+      return std::nullopt;
+    }
+  }
+  auto r = read_split_file(stem + ".json", fp);
+  spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
   return r;
 }
 
@@ -637,6 +708,11 @@ json run_train(const TrainOptions& o) {
   const fs::path exp_dir = out_dir / name;
   const std::string exp_path = (out_dir / (name + ".json")).string();
 
+  // where the results go, checked before anything is loaded or trained
+  check_output_path(exp_path, "the experiment record (output.dir/output.name.json)");
+  if (const auto kind = describe_path_kind(exp_dir.string()); !kind.empty())
+    WHVI_CHECK(kind == "a folder", "the results folder ", exp_dir.string(), " is ", kind,
+               ", not a folder: remove it or choose another output.name");
   const auto d = load_data(cfg);
   const auto splits = load_splits(cfg, d);
   check_before_training(cfg, d, splits);
@@ -652,6 +728,14 @@ json run_train(const TrainOptions& o) {
   doc["model"] = cfg.get_string("model.kind");
   doc["task"] = d.is_classification() ? "classification" : "regression";
   if (d.is_classification()) doc["classes"] = d.class_names;
+  if (!d.inputs.empty()) {
+    json cols = json::array();
+    for (const auto& c : d.inputs)
+      cols.push_back({{"name", c.name}, {"kind", c.categories.empty() ? "number" : "text (one-hot)"},
+                      {"categories", c.categories.size()}});
+    doc["data"] = {{"file", d.source}, {"target", d.target_name}, {"features", cols},
+                   {"rows", d.x.size(0)}, {"dropped_rows_missing", d.dropped_rows}};
+  }
   doc["command"] = o.command_line;
   doc["config"] = cfg.to_json();
   doc["config_file"] = o.config_path;
@@ -692,12 +776,8 @@ json run_train(const TrainOptions& o) {
     std::vector<size_t> pending;
     for (size_t k = 0; k < splits.size(); ++k) {
       const std::string stem = split_stem(exp_dir, k);
-      if (o.resume && fs::exists(stem + ".json")) {
-        results[k] = read_split_file(stem + ".json", fp);
-        spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
-      } else {
-        pending.push_back(k);
-      }
+      if (auto r = o.resume ? finished_split(cfg, stem, fp, k) : std::nullopt) results[k] = std::move(*r);
+      else pending.push_back(k);
     }
     auto collect = [&] {
       done.clear();
@@ -712,7 +792,7 @@ json run_train(const TrainOptions& o) {
       for (size_t i = g0; i < g1; ++i) {
         const size_t k = pending[i];
         runs.push_back(prepare_split_run(cfg, d, splits[k], k, split_stem(exp_dir, k),
-                                         name + " split " + std::to_string(k)));
+                                         split_label(name, k, splits.size())));
       }
       if (const auto why = train::batched_unsupported(cfg, *runs.front().inf); !why.empty())
         throw Error(cfg.source() + ": " + why);
@@ -747,13 +827,12 @@ json run_train(const TrainOptions& o) {
   } else
   for (size_t k = 0; k < splits.size(); ++k) {
     const std::string stem = split_stem(exp_dir, k);
-    if (o.resume && fs::exists(stem + ".json")) {
-      done.push_back(read_split_file(stem + ".json", fp));
-      spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
+    if (auto r = o.resume ? finished_split(cfg, stem, fp, k) : std::nullopt) {
+      done.push_back(std::move(*r));
       continue;
     }
     try {
-      done.push_back(run_split(cfg, d, splits[k], k, stem, name + " split " + std::to_string(k), fp));
+      done.push_back(run_split(cfg, d, splits[k], k, stem, split_label(name, k, splits.size()), fp));
     } catch (const std::exception& e) {
       doc["failed_split"] = {{"split", k}, {"error", printable(e.what(), 2000)}};
       write_doc();
@@ -782,84 +861,14 @@ json run_train(const TrainOptions& o) {
   return doc;
 }
 
+
 json run_eval(const EvalOptions& o) {
-  std::error_code ec;
-  WHVI_CHECK(fs::exists(o.checkpoint, ec), "checkpoint '", o.checkpoint,
-             "' does not exist (checkpoints are written as output.dir/NAME/split-KK.ckpt)");
-  WHVI_CHECK(fs::is_regular_file(o.checkpoint, ec), "checkpoint '", o.checkpoint, "' is not a file");
-  torch::serialize::InputArchive ar;
-  try {
-    ar.load_from(o.checkpoint);
-  } catch (const c10::Error& e) {
-    throw Error("'" + o.checkpoint + "' is not a readable whvi checkpoint (damaged, truncated or another kind " +
-                "of file): " + printable(e.what_without_backtrace()) +
-                ". Re-create it by training that split again");
-  }
-  c10::IValue v;
-  auto read_iv = [&](const std::string& key) {
-    bool ok = false;
-    try {
-      ok = ar.try_read(key, v);
-    } catch (const c10::Error& e) {
-      throw Error("'" + o.checkpoint + "' is damaged: cannot read " + key + ": " +
-                  printable(e.what_without_backtrace()));
-    }
-    WHVI_CHECK(ok, o.checkpoint, " is not a checkpoint of this whvi version (missing ", key,
-               "); re-create it by training that split again");
-    return v;
-  };
-  CheckpointMeta meta;
-  try {
-    meta.config_yaml = read_iv("meta/config_yaml").toStringRef();
-    meta.split = read_iv("meta/split").toInt();
-    meta.d_in = read_iv("meta/d_in").toInt();
-    meta.y_mean = read_iv("meta/y_mean").toDouble();
-    meta.y_std = read_iv("meta/y_std").toDouble();
-    meta.data_fp = read_iv("meta/data_fingerprint").toStringRef();
-    if (ar.try_read("meta/num_classes", v)) meta.num_classes = v.toInt();
-  } catch (const c10::Error& e) {
-    throw Error("'" + o.checkpoint + "' is damaged: " + printable(e.what_without_backtrace()));
-  }
-  const std::string stored_sum = read_iv("meta/checksum").toStringRef();
-  const auto cfg = [&] {
-    try {
-      return config::Config::parse(meta.config_yaml, o.checkpoint + " (embedded config)");
-    } catch (const Error& e) {
-      throw Error("'" + o.checkpoint + "' is damaged: its embedded configuration does not parse (" +
-                  printable(e.what()) + "). Re-create it by training that split again");
-    }
-  }();
-  WHVI_CHECK(meta.split >= 0 && meta.d_in >= 1, o.checkpoint, " is damaged (split ", meta.split, ", d_in ",
-             meta.d_in, ")");
+  auto loaded = load_checkpoint(o.checkpoint);
+  const auto& meta = loaded.meta;
+  const auto& cfg = loaded.cfg;
+  auto& inf = loaded.inf;
   const auto split = static_cast<size_t>(meta.split);
   const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
-
-  WHVI_CHECK(meta.num_classes >= 0 && meta.num_classes < (int64_t{1} << 24), o.checkpoint, " is damaged (",
-             meta.num_classes, " classes)");
-  const auto inf = infer::make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std,
-                                         make_generator(seed, split, Stream::kInit), meta.num_classes);
-  inf->to(train::LoopOptions::from(cfg).dtype);
-  {
-    torch::NoGradGuard ng;
-    for (auto& [key, value] : inf->state()) {
-      torch::Tensor t;
-      bool ok = false;
-      try {
-        ok = ar.try_read("param/" + key, t);
-      } catch (const c10::Error& e) {
-        throw Error("'" + o.checkpoint + "' is damaged: cannot read parameter " + key + ": " +
-                    printable(e.what_without_backtrace()));
-      }
-      WHVI_CHECK(ok, o.checkpoint, ": missing parameter ", key);
-      WHVI_CHECK_AS(ShapeError, t.sizes() == value.sizes() && t.scalar_type() == value.scalar_type(),
-                    o.checkpoint, ": parameter ", key, " has shape ", t.sizes(), " (", t.scalar_type(),
-                    "), the model expects ", value.sizes(), " (", value.scalar_type(), ")");
-      value.copy_(t);
-    }
-  }
-  WHVI_CHECK(checkpoint_checksum(*inf, meta) == stored_sum, "'", o.checkpoint,
-             "' is corrupted: its contents do not match the checksum stored when it was written. "
-             "Re-create it by training that split again (delete its split-KK.json and run whvi train --resume)");
 
   const auto d = load_data(cfg);
   const auto splits = load_splits(cfg, d);

@@ -8,6 +8,10 @@
 // says so (the Gaussian's first phase).
 #include "infer/variational.h"
 
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
 #include "common/errors.h"
 #include "infer/fused_step.h"
 #include "optim/flat_adam.h"
@@ -58,7 +62,17 @@ torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& 
   auto out = C == 1 ? torch::empty({S, N}, torch::kFloat64) : torch::empty({S, N, C}, torch::kFloat64);
   if (N == 0) return out;
   const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 17) / (N * C));
+  // a long request (many samples or rows) says how far it is, every 10 s
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_log = t0;
   for (int64_t s = 0; s < S; s += chunk) {
+    if (const auto now = std::chrono::steady_clock::now(); now - last_log > std::chrono::seconds(10)) {
+      last_log = now;
+      const double done = static_cast<double>(s) / static_cast<double>(S);
+      const double spent = std::chrono::duration<double>(now - t0).count();
+      spdlog::info("predicting: {} of {} Monte Carlo samples on {} rows, about {:.0f} s left", s, S, N,
+                   spent * (1 - done) / std::max(done, 1e-9));
+    }
     const int64_t c = std::min(chunk, S - s);
     models::ForwardCtx ctx;
     ctx.mode = models::Mode::kSample;

@@ -1,5 +1,7 @@
 #include "report/table.h"
 
+#include "common/io.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -352,20 +354,37 @@ std::string format_mean_std(double mean, double std) {
 }
 
 json load_json_file(const std::string& path) {
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) {
-    const int err = errno;
-    throw Error("cannot open JSON file '" + path + "': " + (err ? std::strerror(err) : "unreadable"));
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error("JSON file '" + path + "' is a directory");
-  try {
-    return json::parse(in);
-  } catch (const json::exception& ex) {
-    throw Error("malformed JSON in '" + path + "': " + ex.what());
-  }
+  return read_json_file(path, "JSON file", "give a result file written by whvi train");
 }
+
+json load_paper_table(const std::string& paper_path) {
+  const std::string stem = std::filesystem::path(paper_path).stem().string();
+  std::error_code ec;
+  const bool is_builtin_name =
+      std::filesystem::path(paper_path).extension() != ".json" || !std::filesystem::exists(paper_path, ec);
+  std::string names;
+  for (const auto& [name, text] : embedded_paper_tables()) {
+    if (is_builtin_name && name == stem) return json::parse(text);
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  if (!is_builtin_name || !describe_path_kind(paper_path).empty()) {
+    json paper = load_json_file(paper_path);
+    WHVI_CHECK(paper.is_object(), "paper file '", paper_path, "' is not a JSON object");
+    return paper;
+  }
+  throw Error("--paper '" + paper_path + "': no such file, and no built-in table of that name (built in: " +
+              names + "; '' for none)");
+}
+
+namespace {
+// A split's own record (split-KK.json) has no table of its own: say which file has.
+void check_not_split_record(const json& r, const std::string& path) {
+  const bool split_record = r.is_object() && r.contains("split") && r.contains("config_fingerprint") &&
+                            !r.contains("splits");
+  WHVI_CHECK(!split_record, "'", path, "' is the record of one split (output.dir/NAME/split-KK.json); "
+             "whvi table reads experiment records: give output.dir/NAME.json, the file beside that folder");
+}
+}  // namespace
 
 std::string render_markdown_table(const std::vector<json>& results, const json& paper,
                                   const std::string& title) {
@@ -578,15 +597,13 @@ std::string render_from_files(const std::vector<std::string>& result_paths, cons
   }
   for (const auto& p : result_paths) {
     json r = load_json_file(p);
+    check_not_split_record(r, p);
     if (r.is_object()) r["_source_path"] = p;
     WHVI_CHECK(r.is_object(), "result file '", p, "' is not a JSON object");
     results.push_back(std::move(r));
   }
   json paper = json::object();
-  if (!paper_path.empty()) {
-    paper = load_json_file(paper_path);
-    WHVI_CHECK(paper.is_object(), "paper file '", paper_path, "' is not a JSON object");
-  }
+  if (!paper_path.empty()) paper = load_paper_table(paper_path);
   return render_markdown_table(results, paper, title);
 }
 
@@ -597,6 +614,7 @@ std::string render_csv_from_files(const std::vector<std::string>& result_paths) 
   auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 12) : std::string(); };
   for (const auto& p : result_paths) {
     const json r = load_json_file(p);
+    check_not_split_record(r, p);
     WHVI_CHECK(r.is_object(), "result file '", p, "' is not a JSON object");
     const json& model = object_field(object_field(r, "config"), "model");
     std::optional<double> params;

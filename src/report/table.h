@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,7 +32,17 @@ nlohmann::json load_json_file(const std::string& path);
 std::string render_markdown_table(const std::vector<nlohmann::json>& results,
                                   const nlohmann::json& paper, const std::string& title);
 
+// The papers' tables built into the binary (results/paper/*.json at build time): name (the
+// file's stem, e.g. "whvi-neurips2020-table3") and JSON text.
+const std::vector<std::pair<std::string, std::string>>& embedded_paper_tables();
+
+// The paper's table for `paper_path`: the file when it exists; else, when its stem names a
+// built-in table ("whvi-neurips2020-table6", "results/paper/whvi-neurips2020-table6.json" from
+// another folder), that table. Throws whvi::Error naming the path and the built-in names.
+nlohmann::json load_paper_table(const std::string& paper_path);
+
 // load_json_file on every path (each result gets "_source_path"), then render_markdown_table.
+// A per-split record (output.dir/NAME/split-KK.json) is refused, naming the experiment record.
 // The same file given twice (by any path that resolves to it) is an error naming both arguments.
 // An empty `paper_path` renders without paper columns' values.
 std::string render_from_files(const std::vector<std::string>& result_paths,

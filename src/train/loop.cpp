@@ -16,6 +16,17 @@
 #include "models/conv.h"
 
 namespace whvi::train {
+
+namespace {
+// "42 s", "3.5 min", "1.2 h": a time estimate for the progress line.
+std::string duration_text(double seconds) {
+  char buf[32];
+  if (seconds < 90) std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  else if (seconds < 5400) std::snprintf(buf, sizeof buf, "%.1f min", seconds / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  return buf;
+}
+}  // namespace
 namespace {
 
 // Rows idx[0], ..., idx[B-1] of x (contiguous): x.index_select(0, idx) as a
@@ -92,8 +103,10 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
       t0 += spent;
       last_print += spent;
     }
-    const bool log_line = (t + 1) % o.log_every == 0 || last;
     const auto now = std::chrono::steady_clock::now();
+    // off a terminal, a line at least every 30 s too, not only every log_every steps
+    const bool log_line = (t + 1) % o.log_every == 0 || last ||
+                          (!tty && std::chrono::duration<double>(now - last_print).count() > 30);
     const bool progress = tty && std::chrono::duration<double>(now - last_print).count() > 0.25;
     if (log_line || progress || (t + 1) % kCheckEvery == 0) {
       loss_value = loss.item<double>();
@@ -104,14 +117,18 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
         diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), cfg, inf);
       const double secs = std::chrono::duration<double>(now - t0).count();
       const double rate = (t + 1) / std::max(secs, 1e-9);
+      const double eta = static_cast<double>(total - t - 1) / std::max(rate, 1e-9);
       if (progress && !log_line) {
-        std::fprintf(stderr, "\r%s step %lld/%lld  loss %.4g  lr %.3g  %.4g steps/s   ", label.c_str(),
-                     static_cast<long long>(t + 1), static_cast<long long>(total), loss_value, lr, rate);
+        std::fprintf(stderr, "\r%s step %lld/%lld  loss %.4g  lr %.3g  %.4g steps/s  %s left   ", label.c_str(),
+                     static_cast<long long>(t + 1), static_cast<long long>(total), loss_value, lr, rate,
+                     duration_text(eta).c_str());
         last_print = now;
       } else if (log_line) {
-        if (tty) std::fprintf(stderr, "\r%*s\r", 100, "");
-        spdlog::info("{} step {}/{}  {} {:.5g}  {}  lr {:.3g}  {:.4g} steps/s", label, t + 1, total,
-                     inf.method() == std::string("sghmc") ? "U" : "-ELBO", loss_value, lik.log_text(), lr, rate);
+        if (tty) std::fprintf(stderr, "\r%*s\r", 110, "");
+        spdlog::info("{} step {}/{}  {} {:.5g}  {}  lr {:.3g}  {:.4g} steps/s  {} left", label, t + 1, total,
+                     inf.method() == std::string("sghmc") ? "U" : "-ELBO", loss_value, lik.log_text(), lr, rate,
+                     duration_text(eta));
+        last_print = now;
       }
     }
   }

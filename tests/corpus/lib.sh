@@ -23,3 +23,17 @@ make_data() {
 make_config() {
   printf 'data:\n  dataset: %s\n  protocol: standard\noutput:\n  dir: out\n' "$2" >"$1"
 }
+
+# make_result FILE DATASET-MODEL: a minimal experiment record for `whvi table`.
+make_result() {
+  printf '{"experiment": "%s", "dataset": "%s", "model": "%s", "summary": {"rmse": {"mean": 1.5, "std": 0.1, "n": 2}}}\n' \
+    "$2" "${2%%-*}" "${2##*-}" >"$1"
+}
+
+# skip_unless_root REASON: skips the case (exit 77) when not run as root.
+skip_unless_root() {
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "corpus: skip: $1 needs root"
+    exit 77
+  fi
+}

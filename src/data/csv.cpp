@@ -1,0 +1,391 @@
+// CSV/TSV data sets with a header row (see csv.h).
+#include "data/csv.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "common/errors.h"
+#include "common/io.h"
+
+namespace whvi::data {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& end) {
+  if (s.size() < end.size()) return false;
+  for (size_t i = 0; i < end.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - end.size() + i])) != end[i]) return false;
+  return true;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
+  return s.substr(b, e - b);
+}
+
+// A column name in a message: at most 60 characters.
+std::string col(const std::string& name) { return "'" + (name.size() > 60 ? name.substr(0, 60) + "..." : name) + "'"; }
+
+// 1: a finite number within kMaxAbsValue; 2: a number out of that range; 0: not a number.
+int parse_number(const std::string& s, double& v) {
+  if (s.empty()) return 0;
+  errno = 0;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return 0;
+  if (errno == ERANGE || !std::isfinite(v) || std::fabs(v) > kMaxAbsValue) return 2;
+  return 1;
+}
+
+}  // namespace
+
+bool is_csv_path(const std::string& p) {
+  return ends_with(p, ".csv") || ends_with(p, ".tsv") || ends_with(p, ".csv.gz") || ends_with(p, ".tsv.gz");
+}
+
+bool is_missing_cell(const std::string& s) {
+  std::string l;
+  for (char c : s) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return l.empty() || l == "na" || l == "nan" || l == "n/a";
+}
+
+struct CsvReader::Source {
+  gzFile gz = nullptr;
+  ~Source() {
+    if (gz) gzclose(gz);
+  }
+};
+
+CsvReader::CsvReader(const std::string& path) : src_(std::make_unique<Source>()), path_(path) {
+  sep_ = ends_with(path, ".tsv") || ends_with(path, ".tsv.gz") ? '\t' : ',';
+  int fd = -1;
+  if (path == "-") {
+    fd = ::dup(0);
+  } else {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      const auto kind = describe_path_kind(path);
+      WHVI_CHECK(!kind.empty(), "'", path, "' not found: no such file (check the path)");
+      throw Error("'" + path + "' is " + kind + ": give the path of a CSV file");
+    }
+    WHVI_CHECK(S_ISREG(st.st_mode), "'", path, "' is ", describe_path_kind(path), ", not a regular file: give the "
+               "path of a CSV file");
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  }
+  WHVI_CHECK(fd >= 0, "cannot read '", path, "': ", std::strerror(errno));
+  src_->gz = gzdopen(fd, "rb");  // reads plain files as they are
+  if (!src_->gz) {
+    ::close(fd);
+    throw Error("cannot read '" + path + "': out of memory");
+  }
+  gzbuffer(src_->gz, 1 << 17);
+  // a UTF-8 byte-order mark
+  int c0 = gzgetc(src_->gz);
+  if (c0 == 0xEF) {
+    const int c1 = gzgetc(src_->gz), c2 = gzgetc(src_->gz);
+    WHVI_CHECK(c1 == 0xBB && c2 == 0xBF, "'", path, "' starts with bytes that are not a UTF-8 byte-order mark: "
+               "is it a text CSV file?");
+  } else if (c0 != -1) {
+    gzungetc(c0, src_->gz);
+  }
+  std::vector<std::string> h;
+  WHVI_CHECK(read_record(h), "'", path, "' is empty: a CSV file needs a header row and data rows");
+  row_ = 1;
+  for (auto& name : h) name = trim(name);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < h.size(); ++i) {
+    WHVI_CHECK(!h[i].empty(), "'", path, "' row 1 (the header): column ", i + 1,
+               " has no name; every column needs a name in the header row");
+    WHVI_CHECK(seen.insert(h[i]).second, "'", path, "' row 1 (the header): the column name ", col(h[i]),
+               " appears twice; column names must be unique");
+  }
+  header_ = std::move(h);
+}
+
+CsvReader::~CsvReader() = default;
+
+int CsvReader::get() {
+  const int c = gzgetc(src_->gz);
+  if (c == -1) {
+    int err = 0;
+    gzerror(src_->gz, &err);
+    WHVI_CHECK(err == Z_OK || err == Z_STREAM_END, "'", path_, "' is damaged: its gzip stream ends early or is "
+               "corrupt (near line ", line_, ")");
+  }
+  WHVI_CHECK(c != 0, "'", path_, "' holds a NUL byte (line ", line_, "): it is a binary file, not a CSV text file");
+  return c;
+}
+
+bool CsvReader::read_record(std::vector<std::string>& fields) {
+  fields.clear();
+  int c = get();
+  if (c == -1) return false;
+  std::string cur;
+  bool quoted = false;
+  const int64_t start_line = line_;
+  for (;;) {
+    if (c == '"' && cur.find_first_not_of(" \t") == std::string::npos) {
+      cur.clear();
+      quoted = true;
+      for (;;) {
+        c = get();
+        WHVI_CHECK(c != -1, "'", path_, "': a quoted field opened on line ", start_line,
+                   " is never closed (a missing '\"')");
+        if (c == '\n') ++line_;
+        if (c == '"') {
+          c = get();
+          if (c == '"') {
+            cur += '"';
+            continue;
+          }
+          break;
+        }
+        cur += static_cast<char>(c);
+      }
+      while (c == ' ' || c == '\t') {
+        if (c == sep_) break;
+        c = get();
+      }
+      WHVI_CHECK(c == sep_ || c == '\n' || c == '\r' || c == -1, "'", path_, "' line ", line_,
+                 ": text after a closing quote; a quoted field ends at its closing quote");
+      continue;
+    }
+    if (c == sep_ || c == '\n' || c == '\r' || c == -1) {
+      fields.push_back(quoted ? cur : trim(cur));
+      cur.clear();
+      quoted = false;
+      if (c == sep_) {
+        c = get();
+        continue;
+      }
+      if (c == '\r') {
+        c = get();
+        if (c != '\n' && c != -1) gzungetc(c, src_->gz);
+      }
+      ++line_;
+      return true;
+    }
+    cur += static_cast<char>(c);
+    c = get();
+  }
+}
+
+bool CsvReader::next(std::vector<std::string>& fields) {
+  for (;;) {
+    if (!read_record(fields)) return false;
+    ++row_;
+    if (fields.size() == 1 && fields[0].empty()) continue;  // a blank line
+    WHVI_CHECK(fields.size() == header_.size(), "'", path_, "' row ", row_, ": ", fields.size(),
+               " fields, but the header has ", header_.size(), " columns; every row needs one field per column "
+               "(quote fields that hold a '", sep_ == '\t' ? std::string("tab") : std::string(1, sep_), "')");
+    return true;
+  }
+}
+
+RegressionData load_csv(const std::string& path, const CsvOptions& o) {
+  CsvReader r(path);
+  const auto& header = r.header();
+  auto index_of = [&](const std::string& name, const char* what) {
+    const auto it = std::find(header.begin(), header.end(), trim(name));
+    if (it != header.end()) return static_cast<size_t>(it - header.begin());
+    std::string all;
+    for (size_t i = 0; i < header.size() && i < 20; ++i) all += (i ? ", " : "") + col(header[i]);
+    if (header.size() > 20) all += ", ...";
+    throw Error("'" + path + "' has no column " + col(name) + " (" + what + "); its columns: " + all);
+  };
+  WHVI_CHECK(header.size() >= 2, "'", path, "' has ", header.size(), " column(s); a data set needs a target "
+             "column and at least one feature column (is the separator right? .csv: ',', .tsv: tab)");
+  const size_t target = o.target.empty() ? header.size() - 1 : index_of(o.target, "data.target");
+  std::vector<size_t> feats;
+  if (o.features.empty()) {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (i != target) feats.push_back(i);
+  } else {
+    std::set<size_t> seen;
+    for (const auto& f : o.features) {
+      const size_t i = index_of(f, "data.features");
+      WHVI_CHECK(i != target, "data.features: ", col(header[i]), " is the target column (data.target) of '", path,
+                 "'; a target must not be a feature: drop it from data.features");
+      WHVI_CHECK(seen.insert(i).second, "data.features names ", col(header[i]), " twice");
+      feats.push_back(i);
+    }
+  }
+  // the cells of the used columns, row by row
+  std::vector<std::vector<std::string>> cells(feats.size());
+  std::vector<std::string> labels;
+  std::vector<int64_t> rows;  // file row of each kept row
+  int64_t dropped = 0;
+  std::vector<std::string> f;
+  while (r.next(f)) {
+    bool missing = false;
+    for (size_t j = 0; j <= feats.size() && !missing; ++j) {
+      const size_t c = j < feats.size() ? feats[j] : target;
+      if (!is_missing_cell(f[c])) continue;
+      WHVI_CHECK(o.drop_missing, "'", path, "' row ", r.row(), ", column ", col(header[c]),
+                 ": a missing value (empty, NA or NaN); fill it in, or set data.missing: drop to drop such rows");
+      missing = true;
+    }
+    if (missing) {
+      ++dropped;
+      continue;
+    }
+    for (size_t j = 0; j < feats.size(); ++j) cells[j].push_back(std::move(f[feats[j]]));
+    labels.push_back(std::move(f[target]));
+    rows.push_back(r.row());
+  }
+  const auto n = static_cast<int64_t>(labels.size());
+  WHVI_CHECK(n >= 2, "'", path, "' has ", n, " usable data row(s)", dropped ? " (" + std::to_string(dropped) +
+             " dropped for missing values)" : std::string(), "; training and testing need at least 2");
+
+  RegressionData d;
+  d.name = std::filesystem::path(path).filename().string();
+  if (ends_with(d.name, ".gz")) d.name.resize(d.name.size() - 3);
+  if (ends_with(d.name, ".csv") || ends_with(d.name, ".tsv")) d.name.resize(d.name.size() - 4);
+  d.source = path;
+  d.target_name = header[target];
+  d.dropped_rows = dropped;
+  for (const auto fr : rows) d.source_rows.push_back(fr - 2);
+  // the inputs: numeric columns as they are, text columns one-hot
+  std::vector<std::vector<double>> numeric(feats.size());
+  int64_t width = 0;
+  for (size_t j = 0; j < feats.size(); ++j) {
+    InputColumn ic;
+    ic.name = header[feats[j]];
+    bool text = false;
+    numeric[j].resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n && !text; ++i) {
+      const int kind = parse_number(cells[j][i], numeric[j][i]);
+      WHVI_CHECK(kind != 2, "'", path, "' row ", rows[i], ", column ", col(ic.name), ": a number too large (or "
+                 "infinite) to use; at most ", kMaxAbsValue, " in magnitude: rescale the column");
+      text = kind == 0;
+    }
+    if (text) {
+      std::set<std::string> cats(cells[j].begin(), cells[j].end());
+      ic.categories.assign(cats.begin(), cats.end());
+      WHVI_CHECK(ic.categories.size() <= 10000, "'", path, "' column ", col(ic.name), " is text with ",
+                 ic.categories.size(), " different values; one-hot encoding takes at most 10,000: leave it out "
+                 "of data.features");
+    }
+    width += text ? static_cast<int64_t>(ic.categories.size()) : 1;
+    d.inputs.push_back(std::move(ic));
+  }
+  d.x = torch::zeros({n, width}, torch::kFloat64);
+  auto xa = d.x.accessor<double, 2>();
+  int64_t c0 = 0;
+  for (size_t j = 0; j < feats.size(); ++j) {
+    const auto& cats = d.inputs[j].categories;
+    if (cats.empty()) {
+      for (int64_t i = 0; i < n; ++i) xa[i][c0] = numeric[j][i];
+      d.onehot.push_back(0);
+      ++c0;
+      continue;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const auto it = std::lower_bound(cats.begin(), cats.end(), cells[j][i]);
+      xa[i][c0 + (it - cats.begin())] = 1.0;
+    }
+    d.onehot.insert(d.onehot.end(), cats.size(), 1);
+    c0 += static_cast<int64_t>(cats.size());
+  }
+  d.y = torch::empty({n, 1}, torch::kFloat64);
+  auto ya = d.y.accessor<double, 2>();
+  if (!o.classification) {
+    for (int64_t i = 0; i < n; ++i) {
+      double v = 0;
+      const int kind = parse_number(labels[i], v);
+      WHVI_CHECK(kind == 1, "'", path, "' row ", rows[i], ", target column ", col(d.target_name), ": ",
+                 kind == 2 ? "a number too large (or infinite) to use" : "not a number",
+                 kind == 2 ? "; rescale the column" : "; for class labels set likelihood.kind: softmax");
+      ya[i][0] = v;
+    }
+    return d;
+  }
+  // classes: sorted, numerically when every label is a number
+  std::vector<std::string> names(labels.begin(), labels.end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  bool all_numbers = true;
+  std::map<std::string, double> value;
+  for (const auto& l : names) {
+    double v = 0;
+    all_numbers = all_numbers && parse_number(l, v) == 1;
+    value[l] = v;
+  }
+  if (all_numbers)
+    std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+      return value[a] < value[b];
+    });
+  WHVI_CHECK(names.size() >= 2, "'", path, "' target column ", col(d.target_name),
+             " holds one class only; classification needs two or more");
+  std::map<std::string, int64_t> index;
+  for (size_t c = 0; c < names.size(); ++c) index[names[c]] = static_cast<int64_t>(c);
+  std::vector<int64_t> count(names.size(), 0), first_row(names.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = index[labels[i]];
+    if (count[c]++ == 0) first_row[c] = rows[i];
+    ya[i][0] = static_cast<double>(c);
+  }
+  for (size_t c = 0; c < names.size(); ++c)
+    WHVI_CHECK(count[c] >= 2, "'", path, "' target column ", col(d.target_name), ": class ", col(names[c]),
+               " has one example only (row ", first_row[c], "); every class needs at least two (one to train, one "
+               "to test): drop that row or merge the class with another");
+  d.num_classes = static_cast<int64_t>(names.size());
+  d.class_names = names;
+  return d;
+}
+
+void targets_to_classes(RegressionData& d) {
+  const auto y = d.y.to(torch::kFloat64).contiguous();
+  std::vector<double> v(y.data_ptr<double>(), y.data_ptr<double>() + y.numel());
+  std::vector<double> u = v;
+  std::sort(u.begin(), u.end());
+  u.erase(std::unique(u.begin(), u.end()), u.end());
+  WHVI_CHECK(u.size() >= 2, "data set '", d.name, "': the target holds one value only; classification needs two or "
+             "more classes");
+  WHVI_CHECK(u.size() <= 10000, "data set '", d.name, "': the target holds ", u.size(), " different values: is it "
+             "really a class label? (likelihood.kind softmax)");
+  std::vector<int64_t> count(u.size(), 0);
+  auto ya = d.y.accessor<double, 2>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const auto c = std::lower_bound(u.begin(), u.end(), v[i]) - u.begin();
+    ++count[static_cast<size_t>(c)];
+    ya[static_cast<int64_t>(i)][0] = static_cast<double>(c);
+  }
+  d.class_names.clear();
+  for (size_t c = 0; c < u.size(); ++c) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", u[c]);
+    WHVI_CHECK(count[c] >= 2, "data set '", d.name, "': class ", buf, " has one example only; every class needs "
+               "at least two (one to train, one to test)");
+    d.class_names.emplace_back(buf);
+  }
+  d.num_classes = static_cast<int64_t>(u.size());
+}
+
+int64_t zero_unseen_categories(const RegressionData& d, torch::Tensor& x_test, const torch::Tensor& x_train) {
+  if (x_test.size(0) == 0 || x_train.size(0) == 0) return 0;
+  const auto seen = std::get<0>(x_train.max(0));  // a one-hot column is 0 or 1
+  auto unseen = torch::zeros({x_test.size(1)}, torch::kBool);
+  for (int64_t j = 0; j < x_test.size(1) && j < static_cast<int64_t>(d.onehot.size()); ++j)
+    if (d.onehot[j] && seen[j].item<double>() == 0) unseen[j] = true;
+  if (!unseen.any().item<bool>()) return 0;
+  const auto hit = (x_test.index({torch::indexing::Slice(), unseen}) != 0).any(1);
+  x_test = x_test.clone();
+  x_test.index_put_({torch::indexing::Slice(), unseen}, 0.0);
+  return hit.sum().item<int64_t>();
+}
+
+}  // namespace whvi::data

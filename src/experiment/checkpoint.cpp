@@ -1,0 +1,162 @@
+#include "experiment/checkpoint.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "common/errors.h"
+#include "common/io.h"
+#include "experiment/experiment.h"
+#include "train/loop.h"
+
+namespace whvi::experiment {
+
+void hash_tensor(Fnv1a64& h, const torch::Tensor& t_in) {
+  const auto t = t_in.detach().contiguous().cpu();
+  const std::string dt(c10::toString(t.scalar_type()));
+  h.add(dt.data(), dt.size());
+  for (auto s : t.sizes()) h.add_value(static_cast<int64_t>(s));
+  h.add(t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
+}
+
+std::string hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) {
+  Fnv1a64 h;
+  for (const auto& [key, t] : inf.state()) {
+    h.add(key.data(), key.size());
+    hash_tensor(h, t);
+  }
+  for (const auto* s : {&m.config_yaml, &m.data_fp}) h.add(s->data(), s->size());
+  h.add_value(m.split).add_value(m.d_in).add_value(m.y_mean).add_value(m.y_std);
+  if (m.num_classes > 0) h.add_value(m.num_classes);
+  if (!m.inputs_json.empty()) {
+    h.add(m.inputs_json.data(), m.inputs_json.size());
+    hash_tensor(h, m.x_mean);
+    hash_tensor(h, m.x_std);
+  }
+  return hex(h.value());
+}
+
+void save_checkpoint(const std::string& path, infer::Inference& inf, const CheckpointMeta& m) {
+  torch::serialize::OutputArchive ar;
+  for (const auto& [key, t] : inf.state()) ar.write("param/" + key, t);
+  ar.write("meta/config_yaml", c10::IValue(m.config_yaml));
+  ar.write("meta/source", c10::IValue(m.source));
+  ar.write("meta/split", c10::IValue(m.split));
+  ar.write("meta/d_in", c10::IValue(m.d_in));
+  ar.write("meta/y_mean", c10::IValue(m.y_mean));
+  ar.write("meta/y_std", c10::IValue(m.y_std));
+  ar.write("meta/data_fingerprint", c10::IValue(m.data_fp));
+  if (m.num_classes > 0) ar.write("meta/num_classes", c10::IValue(m.num_classes));
+  if (!m.inputs_json.empty()) {
+    ar.write("meta/inputs", c10::IValue(m.inputs_json));
+    ar.write("meta/x_mean", m.x_mean);
+    ar.write("meta/x_std", m.x_std);
+  }
+  ar.write("meta/checksum", c10::IValue(checkpoint_checksum(inf, m)));
+  std::ostringstream os;
+  ar.save_to(os);
+  write_file_atomic(path, os.str());
+}
+
+
+LoadedCheckpoint load_checkpoint(const std::string& path) {
+  const EvalOptions o{path, 0, ""};
+  WHVI_CHECK(!describe_path_kind(o.checkpoint).empty(), "checkpoint '", o.checkpoint,
+             "' does not exist (checkpoints are written as output.dir/NAME/split-KK.ckpt)");
+  std::istringstream bytes(read_user_file(o.checkpoint, "checkpoint", size_t{1} << 40));
+  torch::serialize::InputArchive ar;
+  try {
+    ar.load_from(bytes);
+  } catch (const std::exception&) {
+    throw Error("'" + o.checkpoint + "' is not a readable whvi checkpoint (damaged, truncated or another kind " +
+                "of file). Re-create it by training that split again");
+  }
+  c10::IValue v;
+  auto read_iv = [&](const std::string& key) {
+    bool ok = false;
+    try {
+      ok = ar.try_read(key, v);
+    } catch (const std::exception&) {  // c10::Error, and std::out_of_range from its maps
+      throw Error("'" + o.checkpoint + "' is damaged: cannot read " + key + ". Re-create it by training that "
+                  "split again");
+    }
+    WHVI_CHECK(ok, o.checkpoint, " is not a checkpoint of this whvi version (missing ", key,
+               "); re-create it by training that split again");
+    return v;
+  };
+  CheckpointMeta meta;
+  try {
+    meta.config_yaml = read_iv("meta/config_yaml").toStringRef();
+    meta.split = read_iv("meta/split").toInt();
+    meta.d_in = read_iv("meta/d_in").toInt();
+    meta.y_mean = read_iv("meta/y_mean").toDouble();
+    meta.y_std = read_iv("meta/y_std").toDouble();
+    meta.data_fp = read_iv("meta/data_fingerprint").toStringRef();
+    if (ar.try_read("meta/num_classes", v)) meta.num_classes = v.toInt();
+    if (ar.try_read("meta/inputs", v)) {
+      meta.inputs_json = v.toStringRef();
+      WHVI_CHECK(ar.try_read("meta/x_mean", meta.x_mean) && ar.try_read("meta/x_std", meta.x_std), "'",
+                 o.checkpoint, "' is damaged: its input standardisation is missing. Re-create it by training that "
+                 "split again");
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {
+    throw Error("'" + o.checkpoint + "' is damaged: its metadata cannot be read. Re-create it by training that "
+                "split again");
+  }
+  const std::string stored_sum = [&] {
+    const auto v = read_iv("meta/checksum");
+    WHVI_CHECK(v.isString(), "'", o.checkpoint, "' is damaged: its checksum is not a string");
+    return v.toStringRef();
+  }();
+  const auto cfg = [&] {
+    try {
+      return config::Config::parse(meta.config_yaml, o.checkpoint + " (embedded config)");
+    } catch (const Error& e) {
+      throw Error("'" + o.checkpoint + "' is damaged: its embedded configuration does not parse (" +
+                  printable(e.what()) + "). Re-create it by training that split again");
+    }
+  }();
+  WHVI_CHECK(meta.split >= 0 && meta.d_in >= 1, o.checkpoint, " is damaged (split ", meta.split, ", d_in ",
+             meta.d_in, ")");
+  const auto split = static_cast<size_t>(meta.split);
+  const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  WHVI_CHECK(meta.num_classes >= 0 && meta.num_classes < (int64_t{1} << 24), o.checkpoint, " is damaged (",
+             meta.num_classes, " classes)");
+  auto inf = infer::make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std,
+                                         make_generator(seed, split, Stream::kInit), meta.num_classes);
+  inf->to(train::LoopOptions::from(cfg).dtype);
+  {
+    torch::NoGradGuard ng;
+    for (auto& [key, value] : inf->state()) {
+      torch::Tensor t;
+      bool ok = false;
+      try {
+        ok = ar.try_read("param/" + key, t);
+      } catch (const std::exception&) {
+        throw Error("'" + o.checkpoint + "' is damaged: cannot read parameter " + key + ". Re-create it by "
+                    "training that split again");
+      }
+      WHVI_CHECK(ok, o.checkpoint, ": missing parameter ", key);
+      WHVI_CHECK_AS(ShapeError, t.sizes() == value.sizes() && t.scalar_type() == value.scalar_type(),
+                    o.checkpoint, ": parameter ", key, " has shape ", t.sizes(), " (", t.scalar_type(),
+                    "), the model expects ", value.sizes(), " (", value.scalar_type(), ")");
+      value.copy_(t);
+    }
+  }
+  WHVI_CHECK(checkpoint_checksum(*inf, meta) == stored_sum, "'", o.checkpoint,
+             "' is corrupted: its contents do not match the checksum stored when it was written. "
+             "Re-create it by training that split again (whvi train --resume retrains a split whose checkpoint is damaged)");
+  LoadedCheckpoint out{meta, cfg, nullptr};
+  out.inf = std::move(inf);
+  return out;
+}
+
+
+}  // namespace whvi::experiment
