@@ -13,6 +13,8 @@ PACKAGES=(
   libopenblas0-pthread
   # sweeps (scripts/sweep.sh) and plots
   parallel gnuplot-nox
+  # the full Fashion-MNIST (data.dataset: fashion-mnist; /usr/share/datasets/fashion-mnist)
+  dataset-fashion-mnist
 )
 
 missing=()

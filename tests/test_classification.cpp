@@ -12,6 +12,9 @@
 #include <iostream>
 #include <map>
 
+#include <unistd.h>
+#include <zlib.h>
+
 #include "common/io.h"
 #include "common/errors.h"
 #include "common/rng.h"
@@ -462,6 +465,54 @@ TEST(Mnist, BadIdxFilesGetClearErrors) {
                        "2 images but 3 labels"));
   EXPECT_TRUE(contains(error_of([&] { data::parse_idx(im, be(0x801) + be(2) + std::string{1, 12}, "f"); }),
                        "MNIST labels are 0..9"));
+}
+
+// Fashion-MNIST: IDX files gzip-compressed (as Debian ships them) or plain, in
+// one folder; the classes by name; pixels in [0, 1]; the shipped split.
+TEST(FashionMnist, GzipOrPlainIdxFilesWithClassNames) {
+  auto be = [](uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  const fs::path root = fs::temp_directory_path() / ("whvi_fashion_" + std::to_string(::getpid()));
+  whvi::remove_tree(root.string());
+  fs::create_directories(root / "fashion-mnist");
+  auto write = [&](const std::string& name, const std::string& bytes, bool gz) {
+    const std::string p = (root / "fashion-mnist" / (name + (gz ? ".gz" : ""))).string();
+    if (!gz) {
+      std::ofstream(p, std::ios::binary) << bytes;
+      return;
+    }
+    gzFile g = gzopen(p.c_str(), "wb");
+    ASSERT_NE(g, nullptr);
+    gzwrite(g, bytes.data(), static_cast<unsigned>(bytes.size()));
+    gzclose(g);
+  };
+  // 3 training images of 2 x 2 pixels (labels 0, 9, 8), 1 test image (label 6)
+  write("train-images-idx3-ubyte", be(0x803) + be(3) + be(2) + be(2) + std::string("\x00\xff\x33\x66", 4) +
+                                       std::string(8, '\x10'), true);
+  write("train-labels-idx1-ubyte", be(0x801) + be(3) + std::string{0, 9, 8}, true);
+  write("t10k-images-idx3-ubyte", be(0x803) + be(1) + be(2) + be(2) + std::string(4, '\x80'), false);
+  write("t10k-labels-idx1-ubyte", be(0x801) + be(1) + std::string{6}, true);
+  const auto d = data::load_mnist("fashion-mnist", root.string());
+  ASSERT_EQ(d.x.sizes(), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(d.x[0][1].item<double>(), 1.0);
+  EXPECT_NEAR(d.x[0][2].item<double>(), 0x33 / 255.0, 1e-15);
+  EXPECT_NEAR(d.x[3][0].item<double>(), 128 / 255.0, 1e-15);
+  EXPECT_EQ(d.y[1][0].item<double>(), 9);
+  EXPECT_EQ(d.y[3][0].item<double>(), 6);
+  ASSERT_EQ(d.class_names.size(), 10u);
+  EXPECT_EQ(d.class_names[0], "T-shirt/top");
+  EXPECT_EQ(d.class_names[9], "Ankle boot");
+  EXPECT_EQ(d.class_names[6], "Shirt");
+  ASSERT_EQ(d.std_train.size(), 1u);
+  EXPECT_EQ(d.std_train[0].size(), 3u);
+  EXPECT_EQ(d.std_test[0], (std::vector<int64_t>{3}));
+  // a damaged gzip file is named
+  std::ofstream(root / "fashion-mnist" / "t10k-labels-idx1-ubyte.gz", std::ios::binary | std::ios::trunc)
+      << std::string("\x1f\x8b\x08\x00garbage", 12);
+  EXPECT_TRUE(contains(error_of([&] { data::load_mnist("fashion-mnist", root.string()); }), "gzip"));
+  whvi::remove_tree(root.string());
 }
 
 // ---- CIFAR-10 (issue 10, part 2: the loader) ------------------------------------

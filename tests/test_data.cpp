@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 
 #include "common/io.h"
 #include "common/errors.h"
+#include "data/csv.h"
 #include "data/dataset.h"
 
 #ifndef WHVI_TEST_DATA_DIR
@@ -710,3 +712,146 @@ TEST(DataErrors, DirectoriesAndFilesInTheWrongPlace) {
 }
 
 }  // namespace
+
+// ---- CSV data sets (data/csv.h) -------------------------------------------------
+
+namespace {
+RegressionData csv(const std::string& text, const CsvOptions& o = {}, const std::string& name = "d.csv") {
+  static int k = 0;
+  const fs::path p = fs::temp_directory_path() / ("whvi_test_csv_" + std::to_string(::getpid()) + "_" +
+                                                  std::to_string(k++) + "_" + name);
+  write_file(p, text);
+  struct Rm {
+    fs::path p;
+    ~Rm() { fs::remove(p); }
+  } rm{p};
+  return load_csv(p.string(), o);
+}
+std::string csv_error(const std::string& text, const CsvOptions& o = {}) {
+  return error_of([&] { csv(text, o); });
+}
+}  // namespace
+
+// RFC 4180 quoting, CRLF, a byte-order mark, spaces around names, a text
+// column one-hot in sorted order, the last column the target.
+TEST(Csv, ParsesQuotingAndEncodesTextColumns) {
+  const auto d = csv("\xEF\xBB\xBF a , \"colour, name\" ,y\r\n1.5,\"red, dark\",10\r\n"
+                     "2,\"say \"\"hi\"\"\",20\r\n\r\n3,\"two\nlines\",30\r\n-4,\"red, dark\",40\n");
+  ASSERT_EQ(d.inputs.size(), 2u);
+  EXPECT_EQ(d.inputs[0].name, "a");
+  EXPECT_EQ(d.inputs[1].name, "colour, name");
+  EXPECT_EQ(d.inputs[1].categories, (std::vector<std::string>{"red, dark", "say \"hi\"", "two\nlines"}));
+  EXPECT_EQ(d.target_name, "y");
+  ASSERT_EQ(d.x.sizes(), (std::vector<int64_t>{4, 4}));
+  const std::vector<std::vector<double>> want = {{1.5, 1, 0, 0}, {2, 0, 1, 0}, {3, 0, 0, 1}, {-4, 1, 0, 0}};
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(d.x[i][j].item<double>(), want[i][j]) << i << "," << j;
+    EXPECT_EQ(d.y[i][0].item<double>(), 10.0 * (i + 1));
+  }
+  EXPECT_EQ(d.onehot, (std::vector<char>{0, 1, 1, 1}));
+  EXPECT_EQ(d.source_rows, (std::vector<int64_t>{0, 1, 3, 4}));  // the blank line is data row 2
+  EXPECT_FALSE(d.is_classification());
+}
+
+TEST(Csv, TargetFeaturesTsvAndGzip) {
+  TempDir t;
+  CsvOptions o;
+  o.target = "b";
+  o.features = {"c"};
+  write_file(t.path() / "x.tsv", "a\tb\tc\n1\t2\t3\n4\t5\t6\n");
+  auto d = load_csv((t.path() / "x.tsv").string(), o);
+  EXPECT_EQ(d.x.size(1), 1);
+  EXPECT_EQ(d.x[1][0].item<double>(), 6);
+  EXPECT_EQ(d.y[1][0].item<double>(), 5);
+  EXPECT_EQ(d.name, "x");
+  const std::string gz = (t.path() / "x.csv.gz").string();
+  gzFile g = gzopen(gz.c_str(), "wb");
+  ASSERT_NE(g, nullptr);
+  const std::string text = "a,b,c\n1,2,3\n4,5,6\n";
+  gzwrite(g, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(g);
+  d = load_csv(gz, o);
+  EXPECT_EQ(d.x[0][0].item<double>(), 3);
+  EXPECT_EQ(d.y[0][0].item<double>(), 2);
+}
+
+// Every bad file gets an error naming row and column (or the problem), never a cell's text.
+TEST(Csv, BadFilesAreNamed) {
+  expect_has(csv_error("a,a,y\n1,2,3\n4,5,6\n"), {"'a' appears twice"});
+  CsvOptions t;
+  t.target = "z";
+  expect_has(csv_error("a,y\n1,2\n3,4\n", t), {"no column 'z'", "data.target", "'a', 'y'"});
+  CsvOptions tf;
+  tf.target = "y";
+  tf.features = {"a", "y"};
+  expect_has(csv_error("a,y\n1,2\n3,4\n", tf), {"'y' is the target column"});
+  expect_has(csv_error("a,y\n1,2\n"), {"1 usable data row", "at least 2"});
+  expect_has(csv_error("a,y\n1,2\n3\n"), {"row 3", "1 fields", "header has 2"});
+  expect_has(csv_error(""), {"is empty"});
+  expect_has(csv_error("a,y\n"), {"0 usable data row"});
+  expect_has(csv_error(std::string("a,y\n1,\0\n", 9)), {"NUL byte", "binary"});
+  expect_has(csv_error("a,y\n1,\"2\n3,4\n"), {"never closed"});
+  const auto missing = csv_error("a,y\n1,2\nNA,4\n5,6\n");
+  expect_has(missing, {"row 3", "column 'a'", "missing value", "data.missing: drop"});
+  CsvOptions drop;
+  drop.drop_missing = true;
+  const auto d = csv("a,y\n1,2\nNA,4\n5,\n7,8\n", drop);
+  EXPECT_EQ(d.x.size(0), 2);
+  EXPECT_EQ(d.dropped_rows, 2);
+  EXPECT_EQ(d.source_rows, (std::vector<int64_t>{0, 3}));
+  expect_has(csv_error("a,y\n1,2\n3,secret-text\n"), {"row 3", "target column 'y'", "not a number",
+                                                       "likelihood.kind: softmax"});
+  EXPECT_EQ(csv_error("a,y\n1,2\n3,secret-text\n").find("secret-text"), std::string::npos);
+  CsvOptions cls;
+  cls.classification = true;
+  expect_has(csv_error("a,y\n1,u\n2,v\n3,v\n", cls), {"class 'u' has one example only", "row 2"});
+  expect_has(csv_error("a,y\n1,u\n2,u\n", cls), {"one class only"});
+}
+
+// Classes sorted, numerically when every label is a number; names kept.
+TEST(Csv, ClassesAreSortedAndNamed) {
+  CsvOptions cls;
+  cls.classification = true;
+  auto d = csv("a,y\n1,10\n2,9\n3,10\n4,9\n5,100\n6,100\n", cls);
+  EXPECT_EQ(d.class_names, (std::vector<std::string>{"9", "10", "100"}));
+  EXPECT_EQ(d.y[0][0].item<double>(), 1);
+  EXPECT_EQ(d.y[1][0].item<double>(), 0);
+  d = csv("a,y\n1,dog\n2,cat\n3,dog\n4,cat\n", cls);
+  EXPECT_EQ(d.class_names, (std::vector<std::string>{"cat", "dog"}));
+  EXPECT_EQ(d.num_classes, 2);
+}
+
+// A category the training rows lack is zeroed in the test rows and counted.
+TEST(Csv, UnseenCategoriesAreZeroedAndCounted) {
+  const auto d = csv("c,y\nred,1\nred,2\nblue,3\ngreen,4\n");
+  SplitIndices s{{0, 1, 2}, {3, 2}};  // green is never trained on
+  const auto p = prepare_split(d, s);
+  EXPECT_EQ(p.unseen_category_rows, 1);
+  // columns: blue, green, red; green's column is 0 for the test row that held it
+  EXPECT_EQ(p.x_test[0][1].item<double>(), 0.0);
+  EXPECT_NE(p.x_test[1][0].item<double>(), 0.0);  // a seen category keeps its (standardised) value
+}
+
+// k folds: each row tested exactly once; classification keeps each class in every fold.
+TEST(Csv, KfoldTestsEveryRowOnce) {
+  RegressionData d;
+  d.name = "k";
+  d.x = torch::arange(23, torch::kFloat64).view({23, 1});
+  d.y = (torch::arange(23, torch::kFloat64) < 8).to(torch::kFloat64).view({23, 1});
+  d.num_classes = 2;
+  d.class_names = {"a", "b"};
+  const auto folds = make_splits(d, "kfold", 4, 7);
+  ASSERT_EQ(folds.size(), 4u);
+  std::vector<int> tested(23, 0);
+  for (const auto& f : folds) {
+    EXPECT_EQ(f.train.size() + f.test.size(), 23u);
+    int ones = 0;
+    for (auto i : f.test) ++tested[static_cast<size_t>(i)], ones += i < 8;
+    EXPECT_GE(ones, 1);  // 8 rows of class 1 dealt over 4 folds: 2 each
+    EXPECT_LE(ones, 2);
+    std::set<int64_t> tr(f.train.begin(), f.train.end());
+    for (auto i : f.test) EXPECT_EQ(tr.count(i), 0u);
+  }
+  for (int v : tested) EXPECT_EQ(v, 1);
+  expect_has(error_of([&] { make_splits(d, "kfold", 24, 7); }), {"24 folds of 23 rows"});
+}

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include <map>
+#include <random>
 
 #include "common/errors.h"
 #include "fwht.h"
@@ -594,4 +595,112 @@ TEST(SafeFiles, LockNeverFollowsALink) {
   fs::remove(lock);
   { FileLock l(lock.string(), "test"); EXPECT_TRUE(fs::is_regular_file(lock)); }
   EXPECT_FALSE(fs::exists(lock));
+}
+
+namespace {
+// Reads a CSV of numbers with a header into rows of named fields.
+std::vector<std::map<std::string, std::string>> read_csv_rows(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> head;
+  std::stringstream hs(line);
+  for (std::string f; std::getline(hs, f, ',');) head.push_back(f);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    std::stringstream ls(line);
+    std::map<std::string, std::string> r;
+    size_t i = 0;
+    for (std::string f; std::getline(ls, f, ',') && i < head.size(); ++i) r[head[i]] = f;
+    rows.push_back(r);
+  }
+  return rows;
+}
+}  // namespace
+
+// whvi predict on the stored test rows of a split gives eval's predictions:
+// the RMSE of its means is the split record's RMSE, its classes give the
+// record's error; with one Monte Carlo sample the interval is the Gaussian's
+// mean +- 1.959964 sd (a closed form), and a missing input column is named.
+TEST(Predict, TestRowsGiveEvalsNumbers) {
+  Sandbox sb("predict");
+  // a CSV made here: y = 2 a - b + small noise, a text column; a class label from y
+  std::ostringstream csv;
+  csv << "a,b,colour,y,label\n";
+  std::mt19937_64 g(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int i = 0; i < 120; ++i) {
+    const double a = u(g), b = u(g), y = 2 * a - b + 0.1 * u(g);
+    csv << a << "," << b << "," << (i % 3 == 0 ? "red" : i % 3 == 1 ? "green" : "blue") << "," << y << ","
+        << (y > 0.3 ? "high" : y < -0.3 ? "low" : "mid") << "\n";
+  }
+  std::ofstream(sb.dir / "d.csv") << csv.str();
+  for (const bool classify : {false, true}) {
+    const std::string name = classify ? "cls" : "reg";
+    const auto cfg = sb.config("data: {dataset: '" + (sb.dir / "d.csv").string() + "', target: " +
+                                   (classify ? "label" : "y") + ", features: [a, b, colour], splits: 1}\n" +
+                                   (classify ? "likelihood: {kind: softmax}\n" : "") + kTiny,
+                               name + ".yaml");
+    const auto doc = experiment::run_train(opts(cfg, {"output.checkpoints=true", "output.name=" + name}));
+    const auto& split = doc["splits"][0];
+    // the held-out rows, as a CSV of their own (the file's own text)
+    std::vector<std::string> lines;
+    std::stringstream all(csv.str());
+    for (std::string l; std::getline(all, l);) lines.push_back(l);
+    std::ofstream rows_csv(sb.dir / (name + "-test.csv"));
+    rows_csv << lines[0] << "\n";
+    std::ifstream idx(sb.dir / name / "split-00-test-rows.txt");
+    std::vector<int> test_rows;
+    for (std::string l; std::getline(idx, l);)
+      if (!l.empty() && l[0] != '#') test_rows.push_back(std::stoi(l));
+    ASSERT_EQ(static_cast<int64_t>(test_rows.size()), split["n_test"].get<int64_t>());
+    for (int r : test_rows) rows_csv << lines[static_cast<size_t>(r) + 1] << "\n";
+    rows_csv.close();
+    experiment::PredictOptions po;
+    po.checkpoint = (sb.dir / name / "split-00.ckpt").string();
+    po.input = (sb.dir / (name + "-test.csv")).string();
+    po.out = (sb.dir / (name + "-pred.csv")).string();
+    experiment::run_predict(po);
+    const auto pred = read_csv_rows(po.out);
+    ASSERT_EQ(pred.size(), test_rows.size());
+    if (!classify) {
+      double se = 0;
+      for (size_t i = 0; i < pred.size(); ++i) {
+        std::stringstream ls(lines[static_cast<size_t>(test_rows[i]) + 1]);
+        std::vector<std::string> f;
+        for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+        const double d = std::stod(pred[i].at("mean")) - std::stod(f[3]);
+        se += d * d;
+      }
+      EXPECT_NEAR(std::sqrt(se / static_cast<double>(pred.size())), split["rmse"].get<double>(),
+                  1e-7 * split["rmse"].get<double>());
+      po.mc_samples = 1;
+      experiment::run_predict(po);
+      for (const auto& r : read_csv_rows(po.out)) {
+        const double m = std::stod(r.at("mean")), s = std::stod(r.at("aleatoric_std"));
+        EXPECT_EQ(std::stod(r.at("epistemic_std")), 0.0);
+        EXPECT_NEAR(std::stod(r.at("lower")), m - 1.959963985 * s, 1e-6 * (1 + std::abs(m)));
+        EXPECT_NEAR(std::stod(r.at("upper")), m + 1.959963985 * s, 1e-6 * (1 + std::abs(m)));
+      }
+    } else {
+      int wrong = 0;
+      for (size_t i = 0; i < pred.size(); ++i) {
+        const std::string& line = lines[static_cast<size_t>(test_rows[i]) + 1];
+        wrong += pred[i].at("predicted") != line.substr(line.rfind(',') + 1);
+        double total = 0;
+        for (const char* c : {"p_high", "p_low", "p_mid"}) total += std::stod(pred[i].at(c));
+        EXPECT_NEAR(total, 1.0, 1e-8);
+        EXPECT_GE(std::stod(pred[i].at("mutual_information")), 0.0);
+        EXPECT_LE(std::stod(pred[i].at("mutual_information")), std::stod(pred[i].at("entropy")) + 1e-12);
+      }
+      EXPECT_NEAR(static_cast<double>(wrong) / static_cast<double>(pred.size()), split["error"].get<double>(), 1e-12);
+    }
+  }
+  std::ofstream(sb.dir / "no-b.csv") << "a,colour\n0.5,red\n";
+  experiment::PredictOptions po;
+  po.checkpoint = (sb.dir / "reg" / "split-00.ckpt").string();
+  po.input = (sb.dir / "no-b.csv").string();
+  po.out = (sb.dir / "x.csv").string();
+  EXPECT_NE(error_of([&] { experiment::run_predict(po); }).find("has no column 'b'"), std::string::npos);
+  EXPECT_FALSE(fs::exists(sb.dir / "x.csv"));
 }

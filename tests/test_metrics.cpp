@@ -301,3 +301,39 @@ TEST(GaussianLikelihood, MatchesTheDensityItsRulesAndItsUnits) {
   EXPECT_FALSE(m.likelihood().frozen(3));
   EXPECT_EQ(likelihoods::registered_likelihoods(), (std::vector<std::string>{"gaussian", "softmax"}));
 }
+
+// Out-of-distribution AUROC and AUPR against values worked out by hand:
+// in {0.1, 0.4, 0.35, 0.8}, out {0.9, 0.4, 0.7}: the out rows beat 4, 2.5 (a
+// tie counts half) and 3 of the 4 in rows: AUROC 9.5 / 12. Ranked by score:
+// out, in, out, {out, in} tied, in, in: precisions 1, 2/3 and (at the tie's
+// end) 3/5, so AUPR = (1 + 2/3 + 3/5) / 3.
+TEST(OodMetrics, AurocAndAuprByHand) {
+  const auto s = whvi::train::ood_separation({0.1, 0.4, 0.35, 0.8}, {0.9, 0.4, 0.7});
+  EXPECT_NEAR(s.auroc, 9.5 / 12.0, 1e-15);
+  EXPECT_NEAR(s.aupr, (1.0 + 2.0 / 3.0 + 3.0 / 5.0) / 3.0, 1e-15);
+  const auto perfect = whvi::train::ood_separation({0.1, 0.2}, {0.3, 0.4, 0.5});
+  EXPECT_EQ(perfect.auroc, 1.0);
+  EXPECT_EQ(perfect.aupr, 1.0);
+  const auto reversed = whvi::train::ood_separation({0.3, 0.4}, {0.1, 0.2});
+  EXPECT_EQ(reversed.auroc, 0.0);
+  EXPECT_NEAR(reversed.aupr, (1.0 / 3.0 + 2.0 / 4.0) / 2.0, 1e-15);
+  const auto ties = whvi::train::ood_separation({1, 1}, {1, 1});  // no information: 1/2 and the base rate
+  EXPECT_EQ(ties.auroc, 0.5);
+  EXPECT_EQ(ties.aupr, 0.5);
+  EXPECT_THROW(whvi::train::ood_separation({}, {1.0}), whvi::Error);
+}
+
+// Entropy and mutual information against the closed form for two samples
+// (0.9, 0.1) and (0.1, 0.9): H = ln 2, E[H_s] = H(0.9, 0.1), MI = the difference;
+// one confident sample alone has MI 0.
+TEST(OodMetrics, EntropyAndMutualInformation) {
+  const auto lp = torch::tensor({0.9, 0.1, 0.1, 0.9}, torch::kFloat64).view({2, 1, 2}).log();
+  const auto u = whvi::train::predictive_uncertainty(lp);
+  const double h09 = -(0.9 * std::log(0.9) + 0.1 * std::log(0.1));
+  ASSERT_EQ(u.entropy.size(), 1u);
+  EXPECT_NEAR(u.entropy[0], std::log(2.0), 1e-12);
+  EXPECT_NEAR(u.mutual_information[0], std::log(2.0) - h09, 1e-12);
+  const auto one = whvi::train::predictive_uncertainty(lp.narrow(0, 0, 1));
+  EXPECT_NEAR(one.entropy[0], h09, 1e-12);
+  EXPECT_NEAR(one.mutual_information[0], 0.0, 1e-15);
+}

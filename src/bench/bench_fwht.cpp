@@ -21,7 +21,7 @@
 namespace whvi::bench {
 namespace {
 
-constexpr int64_t kMaxSize = int64_t{1} << 30;  // the largest --sizes entry (README)
+constexpr int64_t kMaxSize = int64_t{1} << 30;  // the largest --sizes entry (docs/reference.md)
 
 // Batches up to this many elements also get a per-call measurement.
 constexpr int64_t kPerCallMaxElems = int64_t{1} << 16;
@@ -145,7 +145,7 @@ nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
 #else
     throw Error(
         "bench fwht: --device cuda needs a build against a CUDA LibTorch (this build's LibTorch is "
-        "CPU-only; see README 'GPU build')");
+        "CPU-only; see docs/reference.md 'CUDA')");
 #endif
   } else {
     WHVI_CHECK(st == torch::kFloat32 || st == torch::kFloat64, "bench fwht: --dtype ", o.dtype,

@@ -28,7 +28,7 @@ struct FwhtBenchOptions {
 };
 
 // Runs the benchmark, prints a table to stdout and returns the JSON document
-// described in the README (`device`, `cpu_model`, `threads`, `dtype`, `rows`, ...).
+// described in docs/reference.md (`device`, `cpu_model`, `threads`, `dtype`, `rows`, ...).
 // Throws whvi::Error before allocating anything for: sizes that are not
 // powers of two in [1, 2^30], batch or repeats < 1, a max_seconds that is not
 // positive and finite, and (CPU) a working set above half the physical memory

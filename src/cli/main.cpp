@@ -28,6 +28,8 @@
 #include "bench/bench_fwht.h"
 #include "bench/bench_train.h"
 #include "config/config.h"
+#include "data/csv.h"
+#include "data/synthetic.h"
 #include "experiment/experiment.h"
 #include "report/selection.h"
 #include "report/table.h"
@@ -281,6 +283,32 @@ int main(int argc, char** argv) {
       ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
   eval->add_option("--json", eval_json, "Also write the metrics to this file ('-': standard output only)");
 
+  auto* predict = app.add_subcommand("predict", "Predict with uncertainty on new rows (CSV) from a checkpoint");
+  whvi::experiment::PredictOptions po;
+  predict->add_option("--checkpoint", po.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
+  predict->add_option("--input", po.input, "CSV/TSV file (gzip or plain) with a header naming the input columns; "
+                      "'-': standard input")->required();
+  predict->add_option("--out", po.out, "Write the predictions (CSV) here; '-': standard output")->capture_default_str();
+  predict->add_option("--mc-samples", po.mc_samples, "Monte Carlo samples (default: the config's evaluation.mc_samples)")
+      ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
+  predict->add_option("--interval", po.interval, "Mass of the central predictive interval (regression)")
+      ->capture_default_str();
+
+  auto* datacmd = app.add_subcommand("data", "Data sets");
+  datacmd->require_subcommand(1);
+  auto* dexport = datacmd->add_subcommand("export", "Write a generated data set as CSV (an example file, no internet)");
+  std::string export_name, export_out = "-";
+  int64_t export_rows = 0, export_seed = 0, export_classes = 0;
+  dexport->add_option("dataset", export_name, "toy or synthetic:<name> (friedman, hetero, gap, highdim, linear, ...)")
+      ->required();
+  dexport->add_option("--out", export_out, "CSV file; '-': standard output")->capture_default_str();
+  dexport->add_option("--rows", export_rows, "Rows (0: the problem's default)")
+      ->check(integer_in(0, 10000000, "an integer from 0 to 1e7", " (e.g. --rows 500)"));
+  dexport->add_option("--seed", export_seed, "Seed")->check(integer_in(0, LLONG_MAX, "a non-negative integer", ""));
+  dexport->add_option("--classes", export_classes, "K >= 2: the target as text labels q1..qK (its quantile bins), "
+                      "a classification example")
+      ->check(integer_in(0, 100, "0 or an integer from 2 to 100", " (e.g. --classes 3)"));
+
   auto* table = app.add_subcommand("table", "Render result files as Markdown tables beside the paper's");
   std::vector<std::string> table_files;
   std::string paper_file = "results/paper/whvi-neurips2020-table3.json", table_out, table_title = "UCI regression";
@@ -411,7 +439,9 @@ int main(int argc, char** argv) {
       ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
   aapprox->add_option("--json", ao_json, "Write the results (JSON) to this file");
 
-  for (auto* sub : {train, eval, table, select, cfgcmd, bench, bfwht, btrain, bpredict, analysis, aapprox}) sub->fallthrough();
+  for (auto* sub : {train, eval, predict, datacmd, dexport, table, select, cfgcmd, bench, bfwht, btrain, bpredict,
+                    analysis, aapprox})
+    sub->fallthrough();
 
   try {
     app.parse(argc, argv);
@@ -439,7 +469,7 @@ int main(int argc, char** argv) {
       return finish(0);
     }
     const std::string command_line = whvi::join_command_line(argc, argv);
-    check_outputs({{eval_json, "--json"}, {table_out, "--out"}, {ao_json, "--json"}, {bp_json, "--json"},
+    check_outputs({{eval_json, "--json"}, {table_out, "--out"}, {po.out, "--out"}, {export_out, "--out"}, {ao_json, "--json"}, {bp_json, "--json"},
                    {bp_csv, "--csv"}, {bt_json, "--json"}, {bt_csv, "--csv"}, {json_path, "--json"},
                    {csv_path, "--csv"}});
     if (!select_out.empty()) {
@@ -456,6 +486,21 @@ int main(int argc, char** argv) {
       const auto r = whvi::experiment::run_eval(eo);
       std::cout << r.dump(2) << std::endl;
       if (!eval_json.empty() && eval_json != "-") write_output(eval_json, r.dump(2) + "\n");
+      return finish(0);
+    }
+    if (app.got_subcommand(predict)) {
+      const auto r = whvi::experiment::run_predict(po);
+      if (po.out != "-") spdlog::info("wrote {} rows to {}", r["rows"].get<int64_t>(), po.out);
+      return finish(0);
+    }
+    if (datacmd->got_subcommand(dexport)) {
+      WHVI_CHECK(export_classes != 1, "--classes 1: a classification example needs 2 or more classes");
+      WHVI_CHECK(export_name == "toy" || whvi::data::is_synthetic(export_name), "data export: '", export_name,
+                 "' is not a generated data set; give toy or synthetic:<name> (e.g. synthetic:friedman)");
+      const auto d = export_name == "toy"
+                         ? whvi::data::make_toy(static_cast<uint64_t>(export_seed), export_rows > 0 ? static_cast<int>(export_rows) : 128)
+                         : whvi::data::make_synthetic(export_name, static_cast<uint64_t>(export_seed), export_rows);
+      write_output(export_out, whvi::data::to_csv(d, static_cast<int>(export_classes)));
       return finish(0);
     }
     if (app.got_subcommand(table)) {

@@ -1,4 +1,4 @@
-// Two tiers of errors (see README "Errors"):
+// Two tiers of errors (see docs/reference.md "Errors"):
 //  * user errors (bad config, data, sizes, options) throw whvi::Error with a
 //    message that names the bad value, where it came from and the fix;
 //  * internal invariants use WHVI_ASSERT, which aborts with file:line.

@@ -88,7 +88,7 @@ class Config {
   nlohmann::json to_json() const;     // nested, typed
   const std::string& source() const { return source_; }
 
-  // The schema as a Markdown table (README, `whvi config --describe`).
+  // The schema as a Markdown table (docs/reference.md, `whvi config --describe`).
   static std::string describe_markdown();
 
  private:

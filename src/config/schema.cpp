@@ -25,7 +25,7 @@ Param B(std::string key, std::string def, std::string help) {
 const std::vector<Param>& schema() {
   static const std::vector<Param> params = {
       // ---- data
-      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) MNIST (mnist-mini, mnist) or CIFAR-10 (cifar10-mini, cifar10): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear; the GP benchmarks borehole, hartmann6, rastrigin5, robot, otlcircuit), a CSV/TSV file with a header row (path ending .csv, .tsv, .csv.gz or .tsv.gz; see data.target), or a path to a folder in the UCI layout"),
+      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) MNIST (mnist-mini, mnist), Fashion-MNIST (fashion-mnist; Debian's dataset-fashion-mnist is found by itself) or CIFAR-10 (cifar10-mini, cifar10): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear; the GP benchmarks borehole, hartmann6, rastrigin5, robot, otlcircuit), a CSV/TSV file with a header row (path ending .csv, .tsv, .csv.gz or .tsv.gz; see data.target), or a path to a folder in the UCI layout"),
       S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
       S("data.protocol", "paper", {"paper", "standard", "stratified", "random", "kfold"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits; stratified (classification): random splits that keep each class's share; random: data.splits random splits holding out data.test_fraction (stratified for classification; what paper means for a CSV file); kfold: data.folds folds, each row tested once (stratified for classification)"),
       S("data.target", "", {}, "CSV data: the target column's name (default: the last column)"),
@@ -51,7 +51,7 @@ const std::vector<Param>& schema() {
       I("model.width", "128", 1, 1 << 20, "units per hidden layer"),
       S("model.activation", "relu", {"relu", "cos", "tanh"}, "hidden activation"),
       S("model.output_layer", "auto", {"auto", "mfg", "same", "whvi-reshape"}, "output layer kind: auto = mfg for whvi, nf-whvi, tt and mfg, a dropout-free linear layer for mcd, an nng layer for nng, a vsd layer for vsd, a linear layer for sghmc; same = the hidden layers' kind; whvi-reshape = the whole weight matrix read from one WHVI matrix (the paper's GP reshape trick, src/models/whvi_reshape.cpp)"),
-      F("model.whvi.prior_var", "1.0", 1e-12, kInf, "lambda: prior N(0, lambda I) on g (chosen on validation data, README; the paper says 1e-5)"),
+      F("model.whvi.prior_var", "1.0", 1e-12, kInf, "lambda: prior N(0, lambda I) on g (chosen on validation data, docs/reference.md; the paper says 1e-5)"),
       F("model.whvi.init_g_mean_std", "0.7071067811865476", 0, 1e6, "g mean initialised N(0, s^2): s = 1/sqrt(2) gives W a He-scale variance with kaiming-uniform S1, S2"),
       F("model.whvi.init_g_logvar", "-9.2103403719761836", -50, 10, "initial log variance of g (default log(1e-4): starts near a deterministic net)"),
       B("model.whvi.shared_g", "false", "one g shared by the stacked blocks (authors' linear layer) instead of one per block"),
@@ -64,8 +64,8 @@ const std::vector<Param>& schema() {
       F("model.mfg.bias_prior_var", "1.0", 1e-12, kInf, "prior variance of the biases"),
       F("model.mfg.init_logvar", "-9.2103403719761836", -50, 10, "initial log variance of weights and biases (default log(1e-4))"),
       F("model.mfg.init_mean_scale", "1.0", 0, 1e6, "weight means initialised U(-s/sqrt(fan_in), s/sqrt(fan_in))"),
-      F("model.mcd.dropout", "0.1", 0, 0.99, "dropout rate after each hidden linear layer, active at test time (chosen on validation data, README; the paper used 0.005)"),
-      F("model.mcd.length_scale", "1.0", 0, kInf, "prior length-scale l: KL term (1-p) l^2/2 |W|^2 + l^2/2 |b|^2 (Gal & Ghahramani; chosen on validation data, README; the paper's code used 0.01)"),
+      F("model.mcd.dropout", "0.1", 0, 0.99, "dropout rate after each hidden linear layer, active at test time (chosen on validation data, docs/reference.md; the paper used 0.005)"),
+      F("model.mcd.length_scale", "1.0", 0, kInf, "prior length-scale l: KL term (1-p) l^2/2 |W|^2 + l^2/2 |b|^2 (Gal & Ghahramani; chosen on validation data, docs/reference.md; the paper's code used 0.01)"),
       I("model.nf_whvi.flows", "3", 0, 1000, "planar flows on each WHVI layer's g (paper: 10 on the toy problem, 3 on the CNNs); the other settings are model.whvi.*"),
       I("model.vsd.householder", "1", 0, 16, "T: Householder reflections of VSD's noise covariance U diag(alpha) U^T (paper: 1 or 2 at scale; 0 = Gaussian dropout); v_{t+1} = A_t v_t + c_t"),
       F("model.vsd.init_dropout", "0.1", 1e-4, 0.99, "initial alpha = p / (1 - p) of VSD's multiplicative noise (Gaussian dropout with rate p)"),
@@ -89,7 +89,7 @@ const std::vector<Param>& schema() {
       F("model.nng.kl_clip", "0", 0, kInf, "C: heavy-ball steps are scaled so that their squared norm in the preconditioner's metric is at most C x 0.95^epoch (authors' CIFAR-10: 1e-2 with batch norm, 1e-3 without); 0 = off"),
       F("model.nng.decay_at", "0.5", 0, 1, "alpha and beta x0.1 after this fraction of the steps (authors: after 500 of 1000 epochs)"),
       I("model.nng.particles", "10", 1, 1024, "weight samples per training step, each shared by the mini-batch (authors: 10)"),
-      I("model.nng.inverse_every", "10", 1, 1e9, "steps between eigendecompositions of the factors (authors: 1; the README gives the cost of each)"),
+      I("model.nng.inverse_every", "10", 1, 1e9, "steps between eigendecompositions of the factors (authors: 1; docs/reference.md gives the cost of each)"),
       S("model.nng.sampling", "weights", {"weights", "rows"}, "fully connected layers: form each particle's weights (the authors) or only its effect on the rows, the same draw, cheaper for wide layers and small batches (the prior term then uses the mean)"),
       I("model.nng.stats_every", "1", 1, 1e9, "steps between updates of the Kronecker factors' moving averages (authors: 1 on UCI, 10 on CIFAR-10)"),
       S("model.nng.fisher", "true", {"true", "empirical"}, "S from gradients of targets drawn from the model (true Fisher, the authors) or of the observed targets"),
@@ -123,6 +123,7 @@ const std::vector<Param>& schema() {
       S("training.device", "cpu", {"cpu", "cuda"}, "where the training steps run: cpu, or cuda (the first visible GPU; pick one with CUDA_VISIBLE_DEVICES) for a build with CUDA. The data and the run's generator stay on the CPU: each mini-batch and each draw is copied over, so a run draws the same numbers on either device. The parameters come back to the CPU after the last step, where prediction, evaluation and checkpoints happen. Variational methods with the autograd engine, one split at a time, no learning curve"),
       // ---- evaluation
       I("evaluation.mc_samples", "64", 1, 1000000, "Monte Carlo samples at test time"),
+      S("evaluation.ood_dataset", "", {}, "classifiers: also score this data set's stored test rows (e.g. mnist-mini for a Fashion-MNIST model; same input size) as out-of-distribution and record the AUROC and AUPR of telling them from the test rows by predictive entropy and by mutual information"),
       I("evaluation.every", "0", 0, 1e9, "if > 0: also evaluate every this many steps during training (a learning curve, stored as `curve` in the split's record; the paper's Figs. 2, 3, 7); its Monte Carlo draws come from their own stream, so the trained model does not change"),
       I("evaluation.curve_mc_samples", "16", 1, 1000000, "Monte Carlo samples of each learning-curve point"),
       // ---- output

@@ -12,6 +12,8 @@
 
 #include "common/errors.h"
 #include "common/io.h"
+
+#include <zlib.h>
 #include "data/dataset.h"
 
 namespace fs = std::filesystem;
@@ -212,7 +214,46 @@ void add_fixed_split(RegressionData& d, int64_t ntr, int64_t nte) {
 }
 }  // namespace
 
-bool is_mnist_dataset(const std::string& name) { return name == "mnist" || name == "mnist-mini"; }
+bool is_mnist_dataset(const std::string& name) {
+  return name == "mnist" || name == "mnist-mini" || name == "fashion-mnist";
+}
+
+const char* const kFashionMnistPackageDir = "/usr/share/datasets/fashion-mnist";
+
+const std::vector<std::string>& fashion_mnist_classes() {
+  static const std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                                 "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+  return names;
+}
+
+std::string read_maybe_gzip(const std::string& path) {
+  const std::string bytes = read_data_file(path, "");
+  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f || static_cast<unsigned char>(bytes[1]) != 0x8b)
+    return bytes;
+  std::string out;
+  z_stream z{};
+  WHVI_CHECK(inflateInit2(&z, 15 + 32) == Z_OK, "cannot decompress '", path, "': out of memory");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&z);
+      throw Error("'" + path + "' is not a valid gzip file (damaged or truncated): download or reinstall it");
+    }
+    out.append(buf, sizeof buf - z.avail_out);
+    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
+      inflateEnd(&z);
+      throw Error("'" + path + "' is truncated: its gzip stream ends early");
+    }
+  }
+  inflateEnd(&z);
+  return out;
+}
 
 RegressionData parse_idx(const std::string& im, const std::string& lb, const std::string& what) {
   WHVI_CHECK(im.size() >= 16 && be32(im, 0) == 0x00000803, what, ": the image file does not start with the IDX "
@@ -243,10 +284,27 @@ RegressionData parse_idx(const std::string& im, const std::string& lb, const std
 }
 
 RegressionData load_mnist(const std::string& name, const std::string& data_dir) {
-  const fs::path dir = fs::path(data_dir) / name;
-  auto tr = parse_idx(read_bytes(dir / "train-images-idx3-ubyte"), read_bytes(dir / "train-labels-idx1-ubyte"),
+  fs::path dir = fs::path(data_dir) / name;
+  // each IDX file plain or gzip-compressed (.gz), as the Fashion-MNIST package ships them
+  auto file = [&](const fs::path& d, const std::string& stem) -> std::string {
+    std::error_code ec;
+    for (const std::string& f : {stem, stem + ".gz"})
+      if (fs::exists(d / f, ec)) return (d / f).string();
+    return {};
+  };
+  if (name == "fashion-mnist" && file(dir, "train-images-idx3-ubyte").empty() &&
+      !file(kFashionMnistPackageDir, "train-images-idx3-ubyte").empty())
+    dir = kFashionMnistPackageDir;  // Debian's dataset-fashion-mnist
+  auto bytes = [&](const std::string& stem) {
+    const std::string f = file(dir, stem);
+    WHVI_CHECK(!f.empty(), "'", (dir / stem).string(), "' (or .gz) not found. Point data.dir or WHVI_DATA_DIR at "
+               "the folder that holds ", name, "/", name == "fashion-mnist" ? std::string(", or install Debian's "
+               "dataset-fashion-mnist (scripts/setup.sh does)") : std::string(" (MNIST's IDX files)"));
+    return read_maybe_gzip(f);
+  };
+  auto tr = parse_idx(bytes("train-images-idx3-ubyte"), bytes("train-labels-idx1-ubyte"),
                       "'" + (dir / "train-*-ubyte").string() + "'");
-  auto te = parse_idx(read_bytes(dir / "t10k-images-idx3-ubyte"), read_bytes(dir / "t10k-labels-idx1-ubyte"),
+  auto te = parse_idx(bytes("t10k-images-idx3-ubyte"), bytes("t10k-labels-idx1-ubyte"),
                       "'" + (dir / "t10k-*-ubyte").string() + "'");
   WHVI_CHECK(tr.x.size(1) == te.x.size(1), "'", dir.string(), "': training images have ", tr.x.size(1),
              " pixels, test images ", te.x.size(1));
@@ -257,7 +315,7 @@ RegressionData load_mnist(const std::string& name, const std::string& data_dir) 
   d.x = torch::cat({tr.x, te.x});
   d.y = torch::cat({tr.y, te.y});
   d.num_classes = 10;
-  d.class_names = tr.class_names;
+  d.class_names = name == "fashion-mnist" ? fashion_mnist_classes() : tr.class_names;
   d.standardize_x = false;
   add_fixed_split(d, ntr, nte);
   return d;

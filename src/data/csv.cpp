@@ -347,6 +347,38 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
   return d;
 }
 
+std::string to_csv(const RegressionData& d, int classes) {
+  const auto x = d.x.to(torch::kFloat64).contiguous();
+  const auto y = d.y.to(torch::kFloat64).contiguous().view({-1});
+  const int64_t n = x.size(0), D = x.size(1);
+  std::vector<double> cuts;  // the K - 1 inner quantiles of y
+  if (classes > 1) {
+    const auto sorted = std::get<0>(y.sort());
+    for (int k = 1; k < classes; ++k)
+      cuts.push_back(sorted[std::min<int64_t>(n - 1, k * n / classes)].item<double>());
+  }
+  std::string out;
+  for (int64_t j = 0; j < D; ++j) out += "x" + std::to_string(j + 1) + ",";
+  out += classes > 1 ? "label\n" : "y\n";
+  char buf[40];
+  auto xa = x.accessor<double, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < D; ++j) {
+      std::snprintf(buf, sizeof buf, "%.10g,", xa[i][j]);
+      out += buf;
+    }
+    const double v = y[i].item<double>();
+    if (classes > 1) {
+      const auto bin = std::upper_bound(cuts.begin(), cuts.end(), v) - cuts.begin();
+      out += "q" + std::to_string(bin + 1) + "\n";
+    } else {
+      std::snprintf(buf, sizeof buf, "%.10g\n", v);
+      out += buf;
+    }
+  }
+  return out;
+}
+
 void targets_to_classes(RegressionData& d) {
   const auto y = d.y.to(torch::kFloat64).contiguous();
   std::vector<double> v(y.data_ptr<double>(), y.data_ptr<double>() + y.numel());

@@ -79,6 +79,11 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o);
 // A class with one example is an error.
 void targets_to_classes(RegressionData& d);
 
+// A data set as CSV text with a header (x1..xD, y): for `whvi data export`,
+// an example file made without the internet. classes > 1: y is replaced by a
+// text label "q1".."qK", the target's quantile bin (a classification example).
+std::string to_csv(const RegressionData& d, int classes = 0);
+
 // Turns x of a prepared split's one-hot columns that its training rows never
 // set to zero in the test rows; returns how many test rows had such a category.
 int64_t zero_unseen_categories(const RegressionData& d, torch::Tensor& x_test_raw, const torch::Tensor& x_train_raw);

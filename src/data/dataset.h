@@ -173,7 +173,17 @@ RegressionData parse_class_table(const std::string& text, int label_col, bool ar
 // file's images train, the test file's images test (data.protocol standard).
 // Bad files (wrong magic number, a header count the file is too short for,
 // image and label counts that differ, a label above 9) are errors naming the file.
-bool is_mnist_dataset(const std::string& name);  // "mnist" or "mnist-mini"
+//
+// "fashion-mnist" (Xiao et al. 2017; 60,000 training and 10,000 test images, the
+// same IDX layout) is read from <data_dir>/fashion-mnist/ or, when that folder
+// lacks it, from Debian's dataset-fashion-mnist (kFashionMnistPackageDir). Every
+// IDX file may be plain or gzip-compressed (name + ".gz", as Debian ships them).
+// Its classes are named (fashion_mnist_classes: T-shirt/top, Trouser, ...).
+bool is_mnist_dataset(const std::string& name);  // "mnist", "mnist-mini" or "fashion-mnist"
+extern const char* const kFashionMnistPackageDir;  // /usr/share/datasets/fashion-mnist
+const std::vector<std::string>& fashion_mnist_classes();
+// A file's bytes, gunzipped when it starts with the gzip magic bytes (1f 8b).
+std::string read_maybe_gzip(const std::string& path);
 RegressionData load_mnist(const std::string& name, const std::string& data_dir);
 // The parser behind it, for the bytes of one image file and one label file.
 RegressionData parse_idx(const std::string& images, const std::string& labels, const std::string& what);

@@ -101,6 +101,7 @@ std::string fingerprint(const config::Config& cfg) {
   if (j["model"].contains("nng") && cfg.get_float("model.nng.kl_clip") == 0) j["model"]["nng"].erase("kl_clip");
   if (cfg.get_int("evaluation.every") == 0)
     for (const char* k : {"every", "curve_mc_samples"}) j["evaluation"].erase(k);
+  j["evaluation"].erase("ood_dataset");  // scored after training, with draws of their own: the split's numbers do not depend on it
   // batched splits: a split's numbers depend on whether it was batched, not on its group
   if (cfg.get_int("training.batched_splits") == 1) j["training"].erase("batched_splits");
   else j["training"]["batched_splits"] = "batched";
@@ -193,7 +194,7 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
 }
 
 // training.device other than cpu: a device this build and machine have, and
-// a run that can use it (README "Training on a GPU").
+// a run that can use it (docs/reference.md "Training on a GPU").
 void check_device(const config::Config& cfg) {
   const std::string dev = cfg.get_string("training.device");
   const std::string kind = cfg.get_string("model.kind");
@@ -324,6 +325,8 @@ json summary_json(const config::Config& cfg, const std::vector<json>& splits) {
   std::vector<std::string> keys(metric_names(cfg).begin(), metric_names(cfg).end());
   if (!is_classification(cfg)) keys.push_back("noise_var");
   keys.insert(keys.end(), {"steps_per_second", "train_seconds"});
+  if (!cfg.get_string("evaluation.ood_dataset").empty())
+    keys.insert(keys.end(), {"ood_auroc_entropy", "ood_aupr_entropy", "ood_auroc_mi", "ood_aupr_mi"});
   for (const auto& key : keys) {
     std::vector<double> v;
     for (const auto& r : splits)
@@ -531,14 +534,33 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
 struct SplitRun {
   size_t k = 0;
   std::vector<int64_t> test_rows;  // the data set's rows held out (test or validation)
+  torch::Tensor ood_x;             // evaluation.ood_dataset's rows, standardised as this split's inputs (or undefined)
   std::string stem, label;
   data::PreparedSplit prep;
   std::unique_ptr<infer::Inference> inf;
   torch::Tensor y_test;
 };
 
+// evaluation.ood_dataset's stored test rows (raw inputs), or an undefined tensor.
+torch::Tensor load_ood_rows(const config::Config& cfg, const data::RegressionData& d) {
+  const std::string name = cfg.get_string("evaluation.ood_dataset");
+  if (name.empty()) return {};
+  WHVI_CHECK(d.is_classification(), cfg.source(), ": evaluation.ood_dataset scores a classifier's uncertainty, but ",
+             d.name, " is a regression data set; set evaluation.ood_dataset: ''");
+  auto c = cfg;
+  c.set("data.dataset", name, "evaluation.ood_dataset");
+  const auto o = load_data(c);
+  WHVI_CHECK(o.x.size(1) == d.x.size(1), cfg.source(), ": evaluation.ood_dataset ", name, " has ", o.x.size(1),
+             " inputs per row, the model reads ", d.x.size(1), " (", d.name, "); give a data set of the same input size");
+  WHVI_CHECK(!o.std_test.empty() && !o.std_test[0].empty(), cfg.source(), ": evaluation.ood_dataset ", name,
+             " has no stored test rows to score");
+  std::vector<int64_t> rows = o.std_test[0];
+  return o.x.index_select(0, torch::tensor(rows, torch::kInt64)).to(torch::kFloat64);
+}
+
 SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
-                           size_t k, const std::string& stem, const std::string& label) {
+                           size_t k, const std::string& stem, const std::string& label,
+                           const torch::Tensor& ood_rows) {
   const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
   SplitRun r;
   r.k = k;
@@ -553,6 +575,7 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
                cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", r.inf->num_params(),
                r.inf->method());
   r.y_test = r.prep.y_test.squeeze(1).to(torch::kFloat64);
+  if (ood_rows.defined()) r.ood_x = (ood_rows - r.prep.stats.x_mean) / r.prep.stats.x_std;
   return r;
 }
 
@@ -561,9 +584,10 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
 
 // Trains and evaluates split k; returns its record (also written to stem.json).
 json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
-               size_t k, const std::string& stem, const std::string& label, const std::string& fp) {
+               size_t k, const std::string& stem, const std::string& label, const std::string& fp,
+               const torch::Tensor& ood_rows) {
   const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
-  auto run = prepare_split_run(cfg, d, split, k, stem, label);
+  auto run = prepare_split_run(cfg, d, split, k, stem, label, ood_rows);
   const auto& prep = run.prep;
   const auto& inf = run.inf;
   const auto& y_test = run.y_test;
@@ -627,6 +651,21 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   if (!curve.is_null()) r["curve"] = curve;
   if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
+  if (run.ood_x.defined()) {
+    const auto fo = inf->predict(run.ood_x, cfg.get_int("evaluation.mc_samples"), make_generator(seed, k, Stream::kOod));
+    const auto ui = train::predictive_uncertainty(f), uo = train::predictive_uncertainty(fo);
+    const auto by_h = train::ood_separation(ui.entropy, uo.entropy);
+    const auto by_mi = train::ood_separation(ui.mutual_information, uo.mutual_information);
+    r["ood"] = {{"dataset", cfg.get_string("evaluation.ood_dataset")}, {"rows_in", ui.entropy.size()},
+                {"rows_out", uo.entropy.size()},
+                {"mean_entropy_in", train::summarize(ui.entropy).mean}, {"mean_entropy_out", train::summarize(uo.entropy).mean}};
+    r["ood_auroc_entropy"] = by_h.auroc;
+    r["ood_aupr_entropy"] = by_h.aupr;
+    r["ood_auroc_mi"] = by_mi.auroc;
+    r["ood_aupr_mi"] = by_mi.aupr;
+    spdlog::info("{}: out-of-distribution ({}): AUROC {:.3f} by entropy, {:.3f} by mutual information", label,
+                 cfg.get_string("evaluation.ood_dataset"), by_h.auroc, by_mi.auroc);
+  }
   if (cfg.get_bool("output.checkpoints")) {
     CheckpointMeta meta{cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),
                         prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(), d.num_classes};
@@ -716,6 +755,7 @@ json run_train(const TrainOptions& o) {
   const auto d = load_data(cfg);
   const auto splits = load_splits(cfg, d);
   check_before_training(cfg, d, splits);
+  const auto ood_rows = load_ood_rows(cfg, d);
   spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", d.name, d.source, d.x.size(0),
                d.x.size(1), splits.size());
   const FileLock lock((out_dir / (name + ".lock")).string(),
@@ -792,7 +832,7 @@ json run_train(const TrainOptions& o) {
       for (size_t i = g0; i < g1; ++i) {
         const size_t k = pending[i];
         runs.push_back(prepare_split_run(cfg, d, splits[k], k, split_stem(exp_dir, k),
-                                         split_label(name, k, splits.size())));
+                                         split_label(name, k, splits.size()), ood_rows));
       }
       if (const auto why = train::batched_unsupported(cfg, *runs.front().inf); !why.empty())
         throw Error(cfg.source() + ": " + why);
@@ -832,7 +872,7 @@ json run_train(const TrainOptions& o) {
       continue;
     }
     try {
-      done.push_back(run_split(cfg, d, splits[k], k, stem, split_label(name, k, splits.size()), fp));
+      done.push_back(run_split(cfg, d, splits[k], k, stem, split_label(name, k, splits.size()), fp, ood_rows));
     } catch (const std::exception& e) {
       doc["failed_split"] = {{"split", k}, {"error", printable(e.what(), 2000)}};
       write_doc();

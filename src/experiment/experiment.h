@@ -53,4 +53,24 @@ struct EvalOptions {
 // Re-evaluates a checkpoint on its test split; returns the metrics.
 nlohmann::json run_eval(const EvalOptions& options);
 
+struct PredictOptions {
+  std::string checkpoint;
+  std::string input;        // a CSV/TSV file (gzip or plain) with a header naming the input columns; "-": stdin
+  std::string out = "-";    // "-": standard output
+  int64_t mc_samples = 0;   // 0: the config's evaluation.mc_samples
+  double interval = 0.95;   // the central predictive interval's mass (regression)
+  int64_t chunk_rows = 65536;  // rows read, predicted and written at a time
+};
+
+// whvi predict: the checkpoint's model on new rows, one CSV row out per row in,
+// in the target's units. Regression: mean, std, epistemic_std, aleatoric_std,
+// lower, upper (the central interval of the predictive Gaussian mixture);
+// classification: p_<class> for every class, predicted, confidence, entropy,
+// mutual_information. Input columns are found by name (extra columns ignored),
+// standardised with the training split's statistics stored in the checkpoint;
+// a text category unseen in training is encoded as zeros and counted. Draws
+// come from the split's evaluation stream, so the stored test rows in one
+// chunk give eval's predictions. Returns a summary (rows, unseen categories).
+nlohmann::json run_predict(const PredictOptions& options);
+
 }  // namespace whvi::experiment

@@ -19,7 +19,7 @@
 //   -1/2 - log(2π s²)/2 - a m - a log b + lgamma(a) + b exp(m + s²/2).
 // z is drawn per row like ξ; the mean network uses E[z] = exp(m + s²/2).
 // The paper does not say which prior or where z enters beyond W = diag(z∘ξ)Θ;
-// these are our choices (README).
+// these are our choices (docs/reference.md).
 //
 // Init: Θ, b as LibTorch's Linear (U(±1/sqrt(fan_in))); log α_i = log(p/(1-p))
 // for p = model.vsd.init_dropout (Gaussian dropout's equivalence); v_1, A_t

@@ -35,7 +35,7 @@ struct WhviOptions {
   // c^2: the factor on g's initial mean variance, initial variance and prior
   // variance that gives every structure the default's initial weight
   // variance 2/D (unnormalised H): 1 for S1HGHS2, 1/D with the extra H,
-  // 2/D without S2, 4/D for GH (README "WHVI structures").
+  // 2/D without S2, 4/D for GH (docs/reference.md "WHVI structures").
   double g_scale2(int64_t d) const {
     const double dd = static_cast<double>(d);
     if (structure == "s1hghs2h") return 1.0 / dd;

@@ -1,6 +1,8 @@
 #include "train/metrics.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "common/errors.h"
 
@@ -170,6 +172,43 @@ Summary summarize(const std::vector<double>& v) {
   s.std = std::sqrt(ss / s.n);
   s.sem = s.std / std::sqrt(static_cast<double>(s.n));
   return s;
+}
+
+Separation ood_separation(const std::vector<double>& in, const std::vector<double>& out) {
+  WHVI_CHECK(!in.empty() && !out.empty(), "out-of-distribution scores need rows in and out of distribution");
+  std::vector<std::pair<double, int>> all;  // (score, 1 = out)
+  for (double v : in) all.emplace_back(v, 0);
+  for (double v : out) all.emplace_back(v, 1);
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  const double n_out = static_cast<double>(out.size()), n_in = static_cast<double>(in.size());
+  double tp = 0, fp = 0, ap = 0, auc = 0;
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i;
+    double pos = 0, neg = 0;
+    while (j < all.size() && all[j].first == all[i].first) (all[j].second ? pos : neg) += 1, ++j;
+    // in rows tied with these out rows count half; those above them count fully
+    auc += pos * (n_in - fp - neg) + 0.5 * pos * neg;
+    tp += pos;
+    fp += neg;
+    ap += pos * (tp / (tp + fp));
+    i = j;
+  }
+  return {auc / (n_out * n_in), ap / n_out};
+}
+
+Uncertainty predictive_uncertainty(const torch::Tensor& log_p) {
+  WHVI_CHECK_AS(ShapeError, log_p.dim() == 3, "predictive_uncertainty needs log-probabilities [S, N, C]");
+  const auto lp = log_p.to(torch::kFloat64);
+  const auto ps = lp.exp();
+  const auto p = ps.mean(0);
+  const auto h = -(p * p.clamp_min(1e-300).log()).sum(1);
+  const auto expected = -(ps * lp).sum(2).mean(0);
+  const auto mi = (h - expected).clamp_min(0.0).contiguous();
+  const auto hc = h.contiguous();
+  Uncertainty u;
+  u.entropy.assign(hc.data_ptr<double>(), hc.data_ptr<double>() + hc.numel());
+  u.mutual_information.assign(mi.data_ptr<double>(), mi.data_ptr<double>() + mi.numel());
+  return u;
 }
 
 }  // namespace whvi::train

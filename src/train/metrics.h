@@ -91,4 +91,23 @@ struct Summary {
 };
 Summary summarize(const std::vector<double>& values);
 
+// Out-of-distribution detection: how well a score (higher = more likely out of
+// distribution) tells `out` rows (positives) from `in` rows (negatives).
+// AUROC = P(s_out > s_in) + P(s_out = s_in) / 2 (the Mann-Whitney statistic);
+// AUPR = average precision with the out rows as positives, rows ranked by
+// decreasing score, a run of tied scores counted at its end (so ties never
+// help). Both need at least one row of each.
+struct Separation {
+  double auroc = 0, aupr = 0;
+};
+Separation ood_separation(const std::vector<double>& in, const std::vector<double>& out);
+
+// Per row of predictive log-probabilities log_p [S, N, C] (S Monte Carlo
+// samples): the predictive entropy H[mean_s p_s] (total uncertainty) and the
+// mutual information H[mean_s p_s] - mean_s H[p_s] (epistemic), in nats.
+struct Uncertainty {
+  std::vector<double> entropy, mutual_information;
+};
+Uncertainty predictive_uncertainty(const torch::Tensor& log_p);
+
 }  // namespace whvi::train

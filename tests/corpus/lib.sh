@@ -37,3 +37,11 @@ skip_unless_root() {
     exit 77
   fi
 }
+
+# train_csv NAME: exports synthetic:friedman (120 rows) as NAME.csv and trains a
+# tiny WHVI on it with a checkpoint, results under ./out (NAME/split-00.ckpt).
+train_csv() {
+  "$WHVI" data export synthetic:friedman --rows 120 --out "$1.csv" --log-level warn &&
+    printf 'data:\n  dataset: %s.csv\n  protocol: random\noutput:\n  dir: out\n  checkpoints: true\n' "$1" >"$1.yaml" &&
+    "$WHVI" train --config "$1.yaml" $TINY --set output.checkpoints=true --log-level warn
+}

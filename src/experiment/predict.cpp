@@ -1,0 +1,201 @@
+// whvi predict: a trained split's model on new rows (experiment.h).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "common/errors.h"
+#include "common/io.h"
+#include "common/rng.h"
+#include "data/csv.h"
+#include "experiment/checkpoint.h"
+#include "experiment/experiment.h"
+
+namespace whvi::experiment {
+namespace {
+using nlohmann::json;
+
+struct Column {
+  std::string name;
+  std::vector<std::string> categories;  // empty: numeric
+  size_t input_index = 0;               // its position in the input file's header
+};
+
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+// The central interval of mass `mass` of the mixture (1/S) sum_s N(mu_s, var)
+// for each row (mu: [S, n]), by bisection on its CDF; var = 0: the samples' quantiles.
+std::pair<torch::Tensor, torch::Tensor> mixture_interval(const torch::Tensor& mu, double var, double mass) {
+  const double a = (1.0 - mass) / 2.0;
+  if (!(var > 0) || !std::isfinite(var)) {
+    const auto q = torch::quantile(mu, torch::tensor({a, 1.0 - a}, torch::kFloat64), 0);
+    return {q[0], q[1]};
+  }
+  const double sd = std::sqrt(var);
+  auto solve = [&](double p) {
+    auto lo = std::get<0>(mu.min(0)) - 12 * sd, hi = std::get<0>(mu.max(0)) + 12 * sd;
+    for (int it = 0; it < 100; ++it) {
+      const auto mid = (lo + hi) / 2;
+      const auto cdf = (0.5 * torch::erfc(-(mid.unsqueeze(0) - mu) / (sd * std::sqrt(2.0)))).mean(0);
+      const auto below = cdf < p;
+      lo = torch::where(below, mid, lo);
+      hi = torch::where(below, hi, mid);
+    }
+    return (lo + hi) / 2;
+  };
+  return {solve(a), solve(1.0 - a)};
+}
+
+}  // namespace
+
+json run_predict(const PredictOptions& o) {
+  WHVI_CHECK(o.interval > 0 && o.interval < 1, "--interval ", o.interval, " is not in (0, 1) (e.g. --interval 0.95)");
+  if (o.out != "-") check_output_path(o.out, "--out");
+  auto loaded = load_checkpoint(o.checkpoint);
+  const auto& meta = loaded.meta;
+  auto& inf = loaded.inf;
+  WHVI_CHECK(!meta.inputs_json.empty(), "'", o.checkpoint, "' was written by an older whvi and does not store its "
+             "input columns and standardisation; retrain that split with this version to use whvi predict");
+  const json enc = json::parse(meta.inputs_json);
+  WHVI_CHECK(!enc.value("pixels", false), "'", o.checkpoint, "' holds a model of images (",
+             enc.value("dataset", std::string()), "); whvi predict reads rows of named columns (CSV) only");
+  const auto& classes = enc["classes"];
+  const bool classify = meta.num_classes > 0;
+
+  data::CsvReader in(o.input);
+  std::vector<Column> cols;
+  int64_t width = 0;
+  for (const auto& c : enc["columns"]) {
+    Column col{c["name"].get<std::string>(), c["categories"].get<std::vector<std::string>>(), 0};
+    const auto& h = in.header();
+    const auto it = std::find(h.begin(), h.end(), col.name);
+    if (it == h.end()) {
+      std::string all;
+      for (const auto& x : enc["columns"]) all += (all.empty() ? "" : ", ") + x["name"].get<std::string>();
+      if (all.size() > 300) all = all.substr(0, 300) + "...";
+      throw Error("the input file '" + o.input + "' has no column '" + col.name.substr(0, 60) +
+                  "'; the model reads the columns: " + all + " (other columns, such as the target, are ignored)");
+    }
+    col.input_index = static_cast<size_t>(it - h.begin());
+    width += col.categories.empty() ? 1 : static_cast<int64_t>(col.categories.size());
+    cols.push_back(std::move(col));
+  }
+  WHVI_CHECK(width == meta.d_in && meta.x_mean.numel() == width, "'", o.checkpoint, "' is damaged: its input "
+             "columns make ", width, " inputs, its model reads ", meta.d_in);
+
+  AtomicFile out(o.out);
+  std::string head;
+  if (classify) {
+    for (const auto& c : classes) head += csv_field("p_" + c.get<std::string>()) + ",";
+    head += "predicted,confidence,entropy,mutual_information\n";
+  } else {
+    head = "mean,std,epistemic_std,aleatoric_std,lower,upper\n";
+  }
+  out.write(head);
+
+  const auto& cfg = loaded.cfg;
+  const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
+  const auto gen = make_generator(static_cast<uint64_t>(cfg.get_int("training.seed")),
+                                  static_cast<uint64_t>(meta.split), Stream::kEval);
+  const double noise_var = classify ? 0.0 : inf->likelihood().noise_var_original();
+  // one-hot columns that the training rows never set (x_mean 0): zero, as in training
+  auto onehot = torch::zeros({width}, torch::kBool);
+  for (size_t j = 0, c0 = 0; j < cols.size(); ++j) {
+    const auto k = static_cast<int64_t>(cols[j].categories.size());
+    if (k > 0) onehot.narrow(0, static_cast<int64_t>(c0), k).fill_(true);
+    c0 += static_cast<size_t>(std::max<int64_t>(k, 1));
+  }
+  const auto unseen_col = onehot & (meta.x_mean == 0);
+  int64_t rows = 0, unseen = 0;
+  std::vector<std::string> fields;
+  bool more = true;
+  while (more) {
+    std::vector<std::vector<double>> chunk;
+    while (static_cast<int64_t>(chunk.size()) < o.chunk_rows && (more = in.next(fields))) {
+      std::vector<double> x(static_cast<size_t>(width), 0.0);
+      size_t c0 = 0;
+      bool row_unseen = false;
+      for (const auto& col : cols) {
+        const std::string& cell = fields[col.input_index];
+        if (col.categories.empty()) {
+          char* end = nullptr;
+          const double v = std::strtod(cell.c_str(), &end);
+          WHVI_CHECK(!data::is_missing_cell(cell) && end == cell.c_str() + cell.size() && std::isfinite(v), "'",
+                     o.input, "' row ", in.row(), ", column '", col.name.substr(0, 60), "': not a number (missing or "
+                     "text); the model was trained on numbers there");
+          x[c0++] = v;
+          continue;
+        }
+        const auto it = std::lower_bound(col.categories.begin(), col.categories.end(), cell);
+        if (it != col.categories.end() && *it == cell) x[c0 + static_cast<size_t>(it - col.categories.begin())] = 1;
+        else row_unseen = true;
+        c0 += col.categories.size();
+      }
+      unseen += row_unseen;
+      chunk.push_back(std::move(x));
+    }
+    if (chunk.empty()) break;
+    const auto n = static_cast<int64_t>(chunk.size());
+    auto x = torch::empty({n, width}, torch::kFloat64);
+    auto xa = x.accessor<double, 2>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < width; ++j) xa[i][j] = chunk[static_cast<size_t>(i)][static_cast<size_t>(j)];
+    x.index_put_({torch::indexing::Slice(), unseen_col}, 0.0);
+    const auto xs = (x - meta.x_mean) / meta.x_std;
+    const auto f = inf->predict(xs, S, gen);
+    std::string text;
+    if (classify) {
+      const auto logp = f.dim() == 3 ? f : f.unsqueeze(0);  // [S, n, C]
+      const auto ps = logp.exp();
+      const auto p = ps.mean(0);
+      const auto entropy = -(p * p.clamp_min(1e-300).log()).sum(1);
+      const auto expected = -(ps * logp).sum(2).mean(0);
+      const auto mi = (entropy - expected).clamp_min(0.0);
+      const auto best = p.max(1);
+      const auto conf = std::get<0>(best), arg = std::get<1>(best);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t c = 0; c < p.size(1); ++c) text += num(p[i][c].item<double>()) + ",";
+        text += csv_field(classes[arg[i].item<int64_t>()].get<std::string>()) + "," + num(conf[i].item<double>()) +
+                "," + num(entropy[i].item<double>()) + "," + num(mi[i].item<double>()) + "\n";
+      }
+    } else {
+      const auto mu = f.dim() == 2 ? f : f.view({f.size(0), -1});  // [S, n]
+      const auto mean = mu.mean(0);
+      const auto epi = mu.var(0, /*unbiased=*/false).sqrt();
+      const double alea = std::sqrt(std::max(noise_var, 0.0));
+      const auto sd = (epi.square() + alea * alea).sqrt();
+      const auto [lo, hi] = mixture_interval(mu, noise_var, o.interval);
+      for (int64_t i = 0; i < n; ++i)
+        text += num(mean[i].item<double>()) + "," + num(sd[i].item<double>()) + "," + num(epi[i].item<double>()) +
+                "," + num(alea) + "," + num(lo[i].item<double>()) + "," + num(hi[i].item<double>()) + "\n";
+    }
+    out.write(text);
+    rows += n;
+    if (rows >= o.chunk_rows) spdlog::info("predict: {} rows done", rows);
+  }
+  WHVI_CHECK(rows > 0, "'", o.input, "' has a header but no rows to predict");
+  out.commit();
+  if (unseen > 0)
+    spdlog::warn("predict: {} of {} rows hold a text category the model never saw in training (encoded as zeros)",
+                 unseen, rows);
+  return {{"rows", rows}, {"unseen_category_rows", unseen}, {"mc_samples", S}, {"checkpoint", o.checkpoint}};
+}
+
+}  // namespace whvi::experiment
