@@ -271,3 +271,20 @@ TEST(ReportFiles, CsvHasOneRowPerFileWithWidthParamsAndStats) {
       << csv;
   std::filesystem::remove(f);
 }
+
+// A classifier's records with out-of-distribution scores get their own table,
+// naming the out-of-distribution set; records without them do not.
+TEST(ReportTable, OutOfDistributionSection) {
+  json r = {{"experiment", "fashion-mnist-mcd"}, {"dataset", "fashion-mnist"}, {"model", "mcd"},
+            {"task", "classification"},
+            {"splits", json::array({{{"error", 0.1}, {"ood", {{"dataset", "mnist-mini"}}},
+                                     {"ood_auroc_entropy", 0.875}, {"ood_aupr_entropy", 0.5},
+                                     {"ood_auroc_mi", 0.625}, {"ood_aupr_mi", 0.25}}})}};
+  const std::string md = render_markdown_table({r}, json::object(), "t");
+  EXPECT_NE(md.find("## Out-of-distribution detection"), std::string::npos) << md;
+  EXPECT_NE(md.find("stored test rows of mnist-mini"), std::string::npos);
+  EXPECT_NE(md.find("0.875"), std::string::npos) << md;
+  EXPECT_NE(md.find("0.625"), std::string::npos) << md;
+  r["splits"][0].erase("ood");
+  EXPECT_EQ(render_markdown_table({r}, json::object(), "t").find("Out-of-distribution"), std::string::npos);
+}

@@ -530,6 +530,40 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
   return {{"bins", out}, {"ece_pooled", ece}, {"csv", fs::path(stem + "-reliability.csv").filename().string()}};
 }
 
+// The shares of the in- and out-of-distribution rows per bin of predictive
+// entropy (30 bins over [0, ln C]) and of mutual information (30 bins over
+// [0, the largest value]) as stem-ood.csv (score,lo,hi,in,out), and their
+// histograms as stem-ood.png (scripts/plot_ood.sh) when plotting is on.
+void write_ood_histograms(const std::string& stem, const train::Uncertainty& in, const train::Uncertainty& out,
+                          int64_t classes, const std::string& title, bool plot) {
+  constexpr int kBins = 30;
+  std::ostringstream csv;
+  csv.precision(9);
+  csv << "score,lo,hi,in,out\n";
+  auto bins = [&](const char* name, const std::vector<double>& a, const std::vector<double>& b, double top) {
+    top = std::max(top, 1e-12);
+    std::vector<double> ca(kBins, 0), cb(kBins, 0);
+    auto bin = [&](double v) { return std::clamp(static_cast<int>(v / top * kBins), 0, kBins - 1); };
+    for (double v : a) ca[static_cast<size_t>(bin(v))] += 1.0 / static_cast<double>(a.size());
+    for (double v : b) cb[static_cast<size_t>(bin(v))] += 1.0 / static_cast<double>(b.size());
+    for (int i = 0; i < kBins; ++i)
+      csv << name << ',' << top * i / kBins << ',' << top * (i + 1) / kBins << ',' << ca[static_cast<size_t>(i)] << ','
+          << cb[static_cast<size_t>(i)] << '\n';
+  };
+  bins("entropy", in.entropy, out.entropy, std::log(static_cast<double>(std::max<int64_t>(classes, 2))));
+  double top_mi = 0;
+  for (const auto* v : {&in.mutual_information, &out.mutual_information})
+    for (double x : *v) top_mi = std::max(top_mi, x);
+  bins("mutual_information", in.mutual_information, out.mutual_information, top_mi);
+  write_file_atomic(stem + "-ood.csv", csv.str());
+  if (!plot) return;
+  std::string t = title;
+  for (char& c : t)
+    if (c == '\'' || c == '\\' || c < 32) c = ' ';
+  const std::string cmd = "bash scripts/plot_ood.sh '" + stem + "-ood.csv' '" + stem + "-ood.png' '" + t + "' >/dev/null";
+  if (std::system(cmd.c_str()) != 0) spdlog::warn("plotting the out-of-distribution histograms failed ({})", cmd);
+}
+
 // A split before training: its data, its model and inference method.
 struct SplitRun {
   size_t k = 0;
@@ -665,6 +699,9 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
     r["ood_aupr_mi"] = by_mi.aupr;
     spdlog::info("{}: out-of-distribution ({}): AUROC {:.3f} by entropy, {:.3f} by mutual information", label,
                  cfg.get_string("evaluation.ood_dataset"), by_h.auroc, by_mi.auroc);
+    write_ood_histograms(stem, ui, uo, d.num_classes, label + " vs " + cfg.get_string("evaluation.ood_dataset"),
+                         cfg.get_bool("output.plot"));
+    r["ood"]["histograms"] = fs::path(stem + "-ood.csv").filename().string();
   }
   if (cfg.get_bool("output.checkpoints")) {
     CheckpointMeta meta{cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -313,6 +314,25 @@ void classification_tables(std::ostringstream& os, const std::vector<std::string
           "one-hot label (0 to 2, lower is better). The paper reports neither. Each result's reliability "
           "diagram is the PNG beside its JSON.",
           {{"ECE", "ece"}, {"Brier", "brier"}});
+  // out-of-distribution detection (evaluation.ood_dataset), where the records have it
+  std::set<std::string> ood_sets;
+  for (const auto& d : datasets)
+    for (const auto& m : models)
+      if (const Entry* e = find(d, m); e && e->r->contains("splits") && (*e->r)["splits"].is_array())
+        for (const auto& sp : (*e->r)["splits"])
+          if (sp.is_object() && sp.contains("ood") && sp["ood"].is_object() && sp["ood"].contains("dataset") &&
+              sp["ood"]["dataset"].is_string())
+            ood_sets.insert(sp["ood"]["dataset"].get<std::string>());
+  if (ood_sets.empty()) return;
+  std::string names;
+  for (const auto& n : ood_sets) names += (names.empty() ? "" : ", ") + n;
+  section("Out-of-distribution detection",
+          "How well each model tells the test rows from the stored test rows of " + names +
+              " (out of distribution, the positives) by its predictive entropy (*H*: total uncertainty) and by "
+              "the mutual information between prediction and weights (*MI*: epistemic uncertainty). AUROC: 0.5 "
+              "is chance, 1 perfect; AUPR: average precision, chance is the out-of-distribution share of the rows.",
+          {{"AUROC H", "ood_auroc_entropy"}, {"AUPR H", "ood_aupr_entropy"}, {"AUROC MI", "ood_auroc_mi"},
+           {"AUPR MI", "ood_aupr_mi"}});
 }
 
 // Which model has the lowest mean, per data set and metric: where the baselines beat WHVI.
