@@ -18,6 +18,7 @@
 
 #include "common/errors.h"
 #include "common/io.h"
+#include "common/runtime.h"
 
 namespace whvi::data {
 namespace {
@@ -196,6 +197,17 @@ bool CsvReader::next(std::vector<std::string>& fields) {
 }
 
 RegressionData load_csv(const std::string& path, const CsvOptions& o) {
+  // training holds the table in memory (as text, then as numbers): about 4x the
+  // file's bytes, more for a compressed one; refuse what cannot fit
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    const double factor = ends_with(path, ".gz") ? 20.0 : 4.0;
+    const double need = factor * static_cast<double>(st.st_size), have = physical_memory_bytes();
+    WHVI_CHECK(have <= 0 || need <= have, "'", path, "' (", st.st_size >> 20, " MiB) would need about ",
+               static_cast<int64_t>(need / (1 << 30)) + 1, " GiB of memory to train on, more than this machine's ",
+               static_cast<int64_t>(have / (1 << 30)), " GiB: train on a sample of its rows (whvi predict streams "
+               "files of any size)");
+  }
   CsvReader r(path);
   const auto& header = r.header();
   auto index_of = [&](const std::string& name, const char* what) {

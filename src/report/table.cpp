@@ -624,6 +624,13 @@ std::string render_from_files(const std::vector<std::string>& result_paths, cons
   }
   json paper = json::object();
   if (!paper_path.empty()) paper = load_paper_table(paper_path);
+  // a paper table none of whose data sets is among the results (the user's own data): no paper columns
+  bool any = false;
+  if (paper.is_object() && paper.contains("results") && paper["results"].is_object())
+    for (const auto& r : results)
+      any = any || (r.contains("dataset") && r["dataset"].is_string() &&
+                    paper["results"].contains(r["dataset"].get<std::string>()));
+  if (!any) paper = json::object();
   return render_markdown_table(results, paper, title);
 }
 
