@@ -12,7 +12,11 @@
 #   DEBS=.debs OUT_DIR=out/gpu JOBS=16 bash scripts/gpu_check.sh
 # Quick check of some targets and tests: TARGETS="test_data whvi" TESTS="DataErrors" ...
 # SKIP_CIFAR=1 leaves out the CIFAR epochs on the GPU and the CPU (~minutes); ONLY_CIFAR=1
-# runs only them (and the incremental build).
+# runs only them (and the incremental build). CIFAR_MODELS="resnet18-whvi resnet18-mcd" picks
+# the CIFAR models; DTYPES="float32" the benchmark's dtypes.
+# Order: build, CUDA kernel tests, CUDA benchmark, CIFAR epochs, then the whole (CPU-bound)
+# test suite, which gets at most CTEST_SECONDS (default 900) or until DEADLINE (epoch seconds) less 30 s so that a lent machine's short
+# lease returns the GPU figures first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEBS=${DEBS:-.debs}
@@ -49,40 +53,10 @@ export WHVI_DATA_DIR=${WHVI_DATA_DIR:-$PWD/data}  # carry data/ (ignored) holdin
 # ONLY_CIFAR=1: a second call on the same machine: the build is reused, the tests and
 # benchmarks are not rerun.
 if [ -z "${ONLY_CIFAR:-}" ]; then
-(cd "$BUILD" && ctest --output-on-failure -j 8 --timeout 900 ${TESTS:+-R "$TESTS"}) > "$OUT_DIR/ctest.log" 2>&1
-log "ctest: $(grep -E 'tests passed|tests failed' "$OUT_DIR/ctest.log")"
 "$BUILD/tests/test_cuda_kernels" > "$OUT_DIR/cuda_kernels.log" 2>&1
 log "cuda kernel tests: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT_DIR/cuda_kernels.log" | tr '\n' ' ')"
-# A stack trace of the first failed tests (cuda-gdb debugs host code too).
-failed=$(sed -n 's/^[[:space:]]*[0-9]* - \([A-Za-z0-9_]*\.[A-Za-z0-9_]*\) .*/\1/p' "$OUT_DIR/ctest.log" | head -${TRACES:-3})
-for t in $failed; do
-  log "failed: $t"
-  for bin in "$BUILD"/tests/test_*; do
-    [ -x "$bin" ] || continue
-    "$bin" --gtest_list_tests 2>/dev/null | grep -q "^  ${t#*.}\$" || continue
-    if command -v cuda-gdb >/dev/null; then
-      cuda-gdb -batch -ex run -ex bt --args "$bin" --gtest_filter="$t" 2>&1 | tail -30 >> "$OUT_DIR/traces.txt"
-    else
-      "$bin" --gtest_filter="$t" >> "$OUT_DIR/traces.txt" 2>&1
-    fi
-  done
-done
-
-# Known on torch 2.11 wheels (2026-11-23, H100): tests that call
-# std::filesystem::remove_all segfault inside libtorch.so's exported copy of
-# libstdc++'s filesystem (pytorch/pytorch#133437); putting -lstdc++ first on the
-# link line did not help. Record the load order and whether preloading the
-# system libstdc++ avoids it, for the next machine.
-if [ -n "$failed" ] && [ -x "$BUILD/tests/test_data" ]; then
-  { echo "=== DT_NEEDED of test_data"; readelf -d "$BUILD/tests/test_data" | grep NEEDED
-    echo "=== nm -D libtorch.so | grep remove_all"; nm -D "$(dirname "$(python3 -c 'import torch;print(torch.__file__)')")/lib/libtorch.so" | grep -i remove_all
-    libcxx=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')
-    echo "=== LD_PRELOAD=$libcxx test_data --gtest_filter=DataErrors.*"
-    LD_PRELOAD="$libcxx" "$BUILD/tests/test_data" --gtest_filter='DataErrors.*' 2>&1 | tail -3
-  } >> "$OUT_DIR/traces.txt" 2>&1
-fi
 "$BUILD/whvi" --version >> "$OUT_DIR/summary.txt" 2>&1
-for dt in float32 float16 bfloat16; do
+for dt in ${DTYPES:-float32 float16 bfloat16}; do
   "$BUILD/whvi" bench fwht --device cuda --dtype "$dt" --batch 512 \
     --sizes 64,128,256,512,1024,2048,4096,8192,16384,32768,65536 \
     --json "$OUT_DIR/bench-fwht-cuda-$dt.json" > "$OUT_DIR/bench-$dt.txt" 2>&1 \
@@ -104,7 +78,7 @@ fi  # ONLY_CIFAR
 # (steps_per_second, train_seconds, the metrics) are gathered into one file,
 # $OUT_DIR/cifar-runs.json (a lent machine sends back only a few files).
 if [ -z "${SKIP_CIFAR:-}" ] && [ -d "$WHVI_DATA_DIR/cifar10-mini" ]; then
-  for m in alexnet-whvi alexnet-mcd resnet18-whvi resnet18-mcd; do
+  for m in ${CIFAR_MODELS:-alexnet-whvi alexnet-mcd resnet18-whvi resnet18-mcd}; do
     for dev in cuda cpu; do
       steps=157; [ $dev = cpu ] && steps=${CIFAR_CPU_STEPS:-40}
       "$BUILD/whvi" --threads "$JOBS" train --config "configs/cifar10/$m-mini.yaml" \
@@ -135,6 +109,45 @@ for d in docs:
 PY
   for f in "$OUT_DIR"/cifar-*.txt; do { echo "=== $f"; tail -20 "$f"; } >> "$OUT_DIR/logs.txt"; rm -f "$f"; done
 fi
+
+if [ -z "${ONLY_CIFAR:-}" ]; then
+# DEADLINE (seconds since the epoch) cuts the suite short so that the call ends in time.
+CTEST_SECONDS=${CTEST_SECONDS:-900}
+if [ -n "${DEADLINE:-}" ]; then
+  left=$(( DEADLINE - $(date +%s) - 30 )); [ "$left" -lt "$CTEST_SECONDS" ] && CTEST_SECONDS=$left
+  [ "$CTEST_SECONDS" -lt 1 ] && CTEST_SECONDS=1
+fi
+(cd "$BUILD" && timeout "${CTEST_SECONDS:-900}" ctest --output-on-failure -j "$JOBS" --timeout 900 ${TESTS:+-R "$TESTS"}) > "$OUT_DIR/ctest.log" 2>&1
+log "ctest: $(grep -E 'tests passed|tests failed' "$OUT_DIR/ctest.log" || echo "stopped after ${CTEST_SECONDS:-900} s: $(grep -c ' Passed ' "$OUT_DIR/ctest.log") passed, $(grep -cE '\*\*\*Failed|Exception|Timeout' "$OUT_DIR/ctest.log") failed so far")"
+# A stack trace of the first failed tests (cuda-gdb debugs host code too).
+failed=$(sed -n 's/^[[:space:]]*[0-9]* - \([A-Za-z0-9_]*\.[A-Za-z0-9_]*\) .*/\1/p' "$OUT_DIR/ctest.log" | head -${TRACES:-3})
+for t in $failed; do
+  log "failed: $t"
+  for bin in "$BUILD"/tests/test_*; do
+    [ -x "$bin" ] || continue
+    "$bin" --gtest_list_tests 2>/dev/null | grep -q "^  ${t#*.}\$" || continue
+    if command -v cuda-gdb >/dev/null; then
+      cuda-gdb -batch -ex run -ex bt --args "$bin" --gtest_filter="$t" 2>&1 | tail -30 >> "$OUT_DIR/traces.txt"
+    else
+      "$bin" --gtest_filter="$t" >> "$OUT_DIR/traces.txt" 2>&1
+    fi
+  done
+done
+
+# Known on torch 2.11 wheels (2026-11-23, H100): tests that call
+# std::filesystem::remove_all segfault inside libtorch.so's exported copy of
+# libstdc++'s filesystem (pytorch/pytorch#133437); putting -lstdc++ first on the
+# link line did not help. Record the load order and whether preloading the
+# system libstdc++ avoids it, for the next machine.
+if [ -n "$failed" ] && [ -x "$BUILD/tests/test_data" ]; then
+  { echo "=== DT_NEEDED of test_data"; readelf -d "$BUILD/tests/test_data" | grep NEEDED
+    echo "=== nm -D libtorch.so | grep remove_all"; nm -D "$(dirname "$(python3 -c 'import torch;print(torch.__file__)')")/lib/libtorch.so" | grep -i remove_all
+    libcxx=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')
+    echo "=== LD_PRELOAD=$libcxx test_data --gtest_filter=DataErrors.*"
+    LD_PRELOAD="$libcxx" "$BUILD/tests/test_data" --gtest_filter='DataErrors.*' 2>&1 | tail -3
+  } >> "$OUT_DIR/traces.txt" 2>&1
+fi
+fi  # ONLY_CIFAR
 
 python3 - "$OUT_DIR" <<'PY'
 import json, glob, os, sys
