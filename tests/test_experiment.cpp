@@ -178,10 +178,10 @@ TEST(Checkpoint, EvalReproducesTheTrainingMetricsExactly) {
 TEST(Checkpoint, EveryMethodEvaluatesFromItsCheckpointExactly) {
   set_threads(1);
   Sandbox sb("eval-methods");
-  for (const char* kind : {"nf-whvi", "nng", "sghmc"}) {
+  for (const char* kind : {"nf-whvi", "nng", "sghmc", "ensemble"}) {
     const std::string name = std::string("exp-") + kind;
-    const auto doc = experiment::run_train(
-        opts(sb.config(yacht_yaml(1, kind)), {"model.sghmc.samples=10", "output.name=" + name}));
+    const auto doc = experiment::run_train(opts(sb.config(yacht_yaml(1, kind)),
+                                                {"model.sghmc.samples=10", "ensemble.members=3", "output.name=" + name}));
     experiment::EvalOptions eo;
     eo.checkpoint = (sb.dir / name / "split-00.ckpt").string();
     const auto e = experiment::run_eval(eo);

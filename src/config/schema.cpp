@@ -41,7 +41,7 @@ const std::vector<Param>& schema() {
       B("data.augment", "false", "image data (CIFAR-10, MNIST): random crops with 4-pixel zero padding and horizontal flips of each training mini-batch (off by default, as the authors' code)"),
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
       // ---- model
-      S("model.kind", "whvi", {"whvi", "mfg", "mcd", "nf-whvi", "vsd", "tt", "nng", "sghmc"}, "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd, tt (tensor train): variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network)"),
+      S("model.kind", "whvi", {"whvi", "mfg", "mcd", "nf-whvi", "vsd", "tt", "nng", "sghmc", "ensemble"}, "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd, tt (tensor train): variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network; ensemble: a deep ensemble of deterministic networks, ensemble.*)"),
       S("model.architecture", "mlp", {"mlp", "simple-cnn", "alexnet", "vgg16", "resnet18", "rff"}, "mlp, or a convolutional trunk before the fully connected layers (image data; src/models/conv.cpp): simple-cnn (Fig. 7), alexnet, vgg16, resnet18 (the supplement's Tables 7-9); model.depth and model.width then set the fully connected head; or rff: random Fourier features of an RBF kernel (a GP approximation, Fig. 13; src/models/rff.cpp), usually with model.depth 0"),
       S("model.conv", "mcd", {"mcd", "mfg", "whvi", "lowrank-mcd", "nng"}, "kind of the convolutional filters (the paper: MCD): mcd, mfg, whvi (WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*), lowrank-mcd (MCD with a rank-r filter matrix, Fig. 7), nng (noisy K-FAC filters; only with model.kind nng)"),
       S("model.batch_norm", "auto", {"auto", "on", "off"}, "batch normalisation after every convolution (batch statistics in training steps, running averages at test time): auto = on for resnet18 only"),
@@ -50,7 +50,7 @@ const std::vector<Param>& schema() {
       I("model.depth", "2", 0, 64, "number of hidden layers"),
       I("model.width", "128", 1, 1 << 20, "units per hidden layer"),
       S("model.activation", "relu", {"relu", "cos", "tanh"}, "hidden activation"),
-      S("model.output_layer", "auto", {"auto", "mfg", "same", "whvi-reshape"}, "output layer kind: auto = mfg for whvi, nf-whvi, tt and mfg, a dropout-free linear layer for mcd, an nng layer for nng, a vsd layer for vsd, a linear layer for sghmc; same = the hidden layers' kind; whvi-reshape = the whole weight matrix read from one WHVI matrix (the paper's GP reshape trick, src/models/whvi_reshape.cpp)"),
+      S("model.output_layer", "auto", {"auto", "mfg", "same", "whvi-reshape"}, "output layer kind: auto = mfg for whvi, nf-whvi, tt and mfg, a dropout-free linear layer for mcd, an nng layer for nng, a vsd layer for vsd, a linear layer for sghmc and ensemble; same = the hidden layers' kind; whvi-reshape = the whole weight matrix read from one WHVI matrix (the paper's GP reshape trick, src/models/whvi_reshape.cpp)"),
       F("model.whvi.prior_var", "1.0", 1e-12, kInf, "lambda: prior N(0, lambda I) on g (chosen on validation data, docs/reference.md; the paper says 1e-5)"),
       F("model.whvi.init_g_mean_std", "0.7071067811865476", 0, 1e6, "g mean initialised N(0, s^2): s = 1/sqrt(2) gives W a He-scale variance with kaiming-uniform S1, S2"),
       F("model.whvi.init_g_logvar", "-9.2103403719761836", -50, 10, "initial log variance of g (default log(1e-4): starts near a deterministic net)"),
@@ -101,6 +101,10 @@ const std::vector<Param>& schema() {
       I("model.sghmc.samples", "100", 1, 100000, "posterior samples kept (thinned evenly over the steps after the burn-in); predictions use all"),
       F("model.sghmc.noise_prior_shape", "1.0", 1e-6, kInf, "a: Gamma(a, b) prior on the noise precision (standardised scale)"),
       F("model.sghmc.noise_prior_rate", "1.0", 0, kInf, "b: Gamma(a, b) prior on the noise precision"),
+      // ---- inference
+      S("inference.kind", "auto", {"auto", "variational", "ensemble", "sghmc", "nng"}, "how the network's parameters are learned: auto = model.kind's own (variational for whvi, mfg, mcd, nf-whvi, vsd, tt; ensemble for ensemble; sghmc; nng); ensemble with a variational model.kind trains ensemble.members independent variational networks of that kind and predicts with their mixture"),
+      I("ensemble.members", "5", 1, 1000, "networks in a deep ensemble (Lakshminarayanan et al. 2017: 5), each initialised from its own draws; the predictive is their uniform mixture"),
+      B("ensemble.prior", "false", "deterministic members (model.kind ensemble): add the weights' Gaussian prior (model.sghmc.prior_var) to each member's NLL, a MAP fit; off = the NLL alone, as the paper"),
       // ---- likelihood
       S("likelihood.kind", "gaussian", {"gaussian", "softmax"}, "gaussian (regression) or softmax (classification: a categorical likelihood over the network's C outputs)"),
       F("likelihood.init_log_noise_var", "-1.5", -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5)"),

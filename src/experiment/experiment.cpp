@@ -79,6 +79,8 @@ std::string fingerprint(const config::Config& cfg) {
     if (!used.count(k)) j["model"].erase(k);
   // keys added after results were committed, left out at their defaults so
   // those results still resume and extend
+  if (cfg.get_string("inference.kind") == "auto") j.erase("inference");
+  if (infer::method_of(cfg) != "ensemble") j.erase("ensemble");
   if (cfg.get_string("model.architecture") != "rff") j["model"].erase("rff");
   if (cfg.get_string("model.architecture") == "mlp")
     for (const char* k : {"architecture", "conv", "conv_dropout", "conv_rank", "batch_norm"}) j["model"].erase(k);
@@ -802,7 +804,7 @@ json run_train(const TrainOptions& o) {
   json doc = environment_json();
   doc["experiment"] = name;
   doc["dataset"] = cfg.get_string("data.dataset");
-  doc["model"] = cfg.get_string("model.kind");
+  doc["model"] = infer::model_label(cfg);
   doc["task"] = d.is_classification() ? "classification" : "regression";
   if (d.is_classification()) doc["classes"] = d.class_names;
   if (!d.inputs.empty()) {

@@ -11,9 +11,12 @@
 //                deterministic network, a thinned bank of samples (infer/sghmc.cpp)
 //   nng          noisy K-FAC, a natural-gradient optimiser of a matrix-variate
 //                Gaussian posterior (infer/nng.cpp)
+//   ensemble     a deep ensemble: ensemble.members networks trained side by
+//                side, predicting with their uniform mixture (infer/ensemble.cpp)
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -80,13 +83,24 @@ class Inference {
   virtual std::string diagnose() const { return {}; }
 };
 
-// The method for cfg's model.kind, with its network built from cfg (`init`
-// draws the initial values). y_mean, y_std: the training targets' statistics.
-// num_classes > 0: a classifier with that many classes (likelihood.kind softmax).
+// Builds one network of the run's config, its initial values drawn next from
+// the run's initialisation stream: a method calls it once per network it trains
+// (a deep ensemble: once per member).
+using NetworkMaker = std::function<std::shared_ptr<models::RegressionModel>()>;
+
+// The method for cfg's inference.kind (auto: the one model.kind names), with
+// its network(s) built from cfg (`init` draws the initial values). y_mean,
+// y_std: the training targets' statistics. num_classes > 0: a classifier with
+// that many classes (likelihood.kind softmax).
 std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
                                           const at::Generator& init, int64_t num_classes = 0);
-// model.kind -> the registered method's name.
+// The registered method's name for cfg: inference.kind, or model.kind's own when auto.
+std::string method_of(const config::Config& cfg);
+// model.kind -> its own method (sghmc, nng, ensemble, else variational).
 std::string method_of(const std::string& model_kind);
 std::vector<std::string> registered_methods();
+// How a result names its model: model.kind, or "<inference.kind>-<model.kind>"
+// when inference.kind is not the kind's own (e.g. ensemble-whvi).
+std::string model_label(const config::Config& cfg);
 
 }  // namespace whvi::infer

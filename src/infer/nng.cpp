@@ -292,7 +292,8 @@ NamedTensors NoisyKfac::state() {
   return out;
 }
 
-std::unique_ptr<Inference> make_nng(std::shared_ptr<models::RegressionModel> model, const config::Config& cfg) {
+std::unique_ptr<Inference> make_nng(const NetworkMaker& make_network, const config::Config& cfg) {
+  auto model = make_network();
   return std::make_unique<NoisyKfac>(std::move(model), NngOptions::from(cfg));
 }
 

@@ -1,5 +1,5 @@
-// Every inference method, in one place: model.kind -> method. A new method is
-// its file, one line here and its tests.
+// Every inference method, in one place: inference.kind (or model.kind's own
+// method) -> a factory. A new method is its file, one line here and its tests.
 #include <utility>
 
 #include "common/errors.h"
@@ -8,15 +8,16 @@
 
 namespace whvi::infer {
 
-std::unique_ptr<Inference> make_sghmc(std::shared_ptr<models::RegressionModel>, const config::Config&);
-std::unique_ptr<Inference> make_nng(std::shared_ptr<models::RegressionModel>, const config::Config&);
+std::unique_ptr<Inference> make_sghmc(const NetworkMaker&, const config::Config&);
+std::unique_ptr<Inference> make_nng(const NetworkMaker&, const config::Config&);
+std::unique_ptr<Inference> make_ensemble(const NetworkMaker&, const config::Config&);
 
 namespace {
 
-using Factory = std::unique_ptr<Inference> (*)(std::shared_ptr<models::RegressionModel>, const config::Config&);
+using Factory = std::unique_ptr<Inference> (*)(const NetworkMaker&, const config::Config&);
 
-std::unique_ptr<Inference> make_variational(std::shared_ptr<models::RegressionModel> m, const config::Config& cfg) {
-  return std::make_unique<VariationalInference>(std::move(m), VariationalOptions::from(cfg));
+std::unique_ptr<Inference> make_variational(const NetworkMaker& make_network, const config::Config& cfg) {
+  return std::make_unique<VariationalInference>(make_network(), VariationalOptions::from(cfg));
 }
 
 const std::vector<std::pair<std::string, Factory>>& registry() {
@@ -24,6 +25,7 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
       {"variational", make_variational},
       {"sghmc", make_sghmc},
       {"nng", make_nng},
+      {"ensemble", make_ensemble},
   };
   return r;
 }
@@ -31,33 +33,56 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
 }  // namespace
 
 std::string method_of(const std::string& model_kind) {
-  if (model_kind == "sghmc" || model_kind == "nng") return model_kind;
+  if (model_kind == "sghmc" || model_kind == "nng" || model_kind == "ensemble") return model_kind;
   return "variational";
+}
+
+std::string method_of(const config::Config& cfg) {
+  const std::string kind = cfg.get_string("model.kind");
+  const std::string own = method_of(kind);
+  const std::string asked = cfg.get_string("inference.kind");
+  if (asked == "auto" || asked == own) return own;
+  // a variational network can also be trained as a deep ensemble of itself
+  WHVI_CHECK(asked == "ensemble" && own == "variational", cfg.source(), ": inference.kind ", asked,
+             " cannot train model.kind ", kind, " (its method is ", own,
+             "); set inference.kind: auto, or ensemble with a variational model.kind (whvi, mfg, mcd, nf-whvi, "
+             "vsd, tt)");
+  return asked;
+}
+
+std::string model_label(const config::Config& cfg) {
+  const std::string kind = cfg.get_string("model.kind");
+  const std::string method = method_of(cfg);
+  return method == method_of(kind) ? kind : method + "-" + kind;
 }
 
 std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
                                           const at::Generator& init, int64_t num_classes) {
-  const auto method = method_of(cfg.get_string("model.kind"));
+  const auto method = method_of(cfg);
+  const std::string kind = cfg.get_string("model.kind");
   // SGHMC's noise prior assumes the Gaussian; its classification path is not
   // written yet.
-  WHVI_CHECK(num_classes == 0 || method != "sghmc", cfg.source(), ": model.kind ",
-             cfg.get_string("model.kind"), " supports regression only for now; for classification use "
-             "whvi, nf-whvi, mfg, mcd, vsd or nng");
+  WHVI_CHECK(num_classes == 0 || method != "sghmc", cfg.source(), ": model.kind ", kind,
+             " supports regression only for now; for classification use "
+             "whvi, nf-whvi, mfg, mcd, vsd, nng or ensemble");
   const std::string arch = cfg.get_string("model.architecture");
   const bool conv = arch != "mlp" && arch != "rff";
-  WHVI_CHECK(arch == "mlp" || method == "variational" || (conv && method == "nng"), cfg.source(), ": model.kind ",
-             cfg.get_string("model.kind"), " has no ", arch == "rff" ? "random-feature" : "convolutional",
+  const bool trunk_ok = method == "variational" || (method == "ensemble" && kind != "ensemble");
+  WHVI_CHECK(arch == "mlp" || trunk_ok || (conv && method == "nng"), cfg.source(), ": model.kind ", kind,
+             " has no ", arch == "rff" ? "random-feature" : "convolutional",
              " layers yet; use model.architecture: mlp, or whvi, nf-whvi, mfg, mcd, vsd", arch == "rff" ? "" : " or nng",
              " for this architecture");
   WHVI_CHECK(!conv || method != "nng" || cfg.get_string("model.conv") == "nng", cfg.source(),
              ": model.kind nng trains only noisy K-FAC layers, but model.conv is '", cfg.get_string("model.conv"),
              "'; set model.conv: nng");
   WHVI_CHECK(cfg.get_string("model.conv") != "nng" || method == "nng" || !conv, cfg.source(),
-             ": model.conv nng filters are trained only by model.kind nng (its optimiser), but model.kind is '",
-             cfg.get_string("model.kind"), "'; set model.kind: nng or choose another model.conv");
-  auto model = std::make_shared<models::RegressionModel>(d_in, cfg, y_mean, y_std, init, num_classes);
+             ": model.conv nng filters are trained only by model.kind nng (its optimiser), but model.kind is '", kind,
+             "'; set model.kind: nng or choose another model.conv");
+  const NetworkMaker make_network = [=, &cfg]() {
+    return std::make_shared<models::RegressionModel>(d_in, cfg, y_mean, y_std, init, num_classes);
+  };
   for (const auto& [name, factory] : registry())
-    if (name == method) return factory(std::move(model), cfg);
+    if (name == method) return factory(make_network, cfg);
   throw Error("inference method '" + method + "' is not registered");
 }
 

@@ -231,7 +231,8 @@ class Sghmc : public Inference {
 
 }  // namespace
 
-std::unique_ptr<Inference> make_sghmc(std::shared_ptr<models::RegressionModel> model, const config::Config& cfg) {
+std::unique_ptr<Inference> make_sghmc(const NetworkMaker& make_network, const config::Config& cfg) {
+  auto model = make_network();
   return std::make_unique<Sghmc>(std::move(model), SghmcOptions::from(cfg));
 }
 

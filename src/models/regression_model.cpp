@@ -56,14 +56,14 @@ std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const c
 }
 
 std::string hidden_layer_kind(const std::string& model_kind) {
-  return model_kind == "sghmc" ? "linear" : model_kind;
+  return model_kind == "sghmc" || model_kind == "ensemble" ? "linear" : model_kind;
 }
 
 std::string output_layer_kind(const std::string& model_kind, const std::string& output_layer) {
   if (output_layer == "same") return hidden_layer_kind(model_kind);
   if (output_layer != "auto") return output_layer;
   if (model_kind == "mcd" || model_kind == "nng" || model_kind == "vsd") return model_kind;
-  if (model_kind == "sghmc") return "linear";  // tt and the others: mfg
+  if (model_kind == "sghmc" || model_kind == "ensemble") return "linear";  // tt and the others: mfg
   return "mfg";
 }
 
