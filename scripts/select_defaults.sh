@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/select_defaults.sh [--stage 2] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep.sh)
+#   scripts/select_defaults.sh [--stage 2|sghmc|ensemble] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep.sh)
 #
 # Stage 1 (default): configs/selection/protocol.yaml (2 splits, 10,500 steps) for
 # every candidate; results in results/selection/runs/. Stage 2: the candidates
@@ -17,6 +17,10 @@
 # Stage sghmc: the step h of preconditioned SGHMC (configs/selection/candidates-sghmc.txt)
 # under configs/selection/protocol-sghmc.yaml (the full 50,500 steps, 1 split, 20%
 # validation); results in results/selection/sghmc/.
+#
+# Stage ensemble: the deep ensembles' training length and MAP prior
+# (configs/selection/candidates-ensemble.txt) under configs/selection/protocol-ensemble.yaml
+# (1 split, 20% validation); results in results/selection/ensemble/.
 #
 # Resumable: run the same command again after an interruption.
 set -euo pipefail
@@ -31,7 +35,8 @@ case $STAGE in
   1) PROTOCOL=configs/selection/protocol.yaml CANDIDATES=configs/selection/candidates.txt OUT=results/selection/runs ;;
   2) PROTOCOL=configs/selection/protocol-full.yaml CANDIDATES=configs/selection/candidates-stage2.txt OUT=results/selection/stage2 ;;
   sghmc) PROTOCOL=configs/selection/protocol-sghmc.yaml CANDIDATES=configs/selection/candidates-sghmc.txt OUT=results/selection/sghmc ;;
-  *) echo "select_defaults: --stage must be 1, 2 or sghmc" >&2; exit 2 ;;
+  ensemble) PROTOCOL=configs/selection/protocol-ensemble.yaml CANDIDATES=configs/selection/candidates-ensemble.txt OUT=results/selection/ensemble ;;
+  *) echo "select_defaults: --stage must be 1, 2, sghmc or ensemble" >&2; exit 2 ;;
 esac
 WHVI=${WHVI:-${BUILD_DIR:-build}/whvi}
 args=("$@")
