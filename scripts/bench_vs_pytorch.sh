@@ -26,7 +26,7 @@ py=${PYTHON:-/usr/bin/python3}
 runs=$out-runs
 mkdir -p "$runs"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-kinds=whvi,whvi:training.engine=fused,mfg,mfg:training.engine=fused,mcd,mcd:training.engine=fused
+kinds=whvi:training.engine=autograd,whvi:training.engine=fused,mfg:training.engine=autograd,mfg:training.engine=fused,mcd:training.engine=autograd,mcd:training.engine=fused
 for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds: whvi" >&2
   "$whvi" --threads 1 bench train --kinds "$kinds" --widths "$widths" --steps 2000 --warmup 200 \

@@ -171,6 +171,7 @@ TEST(Checkpoint, EvalReproducesTheTrainingMetricsExactly) {
   const auto e = experiment::run_eval(eo);
   for (const char* k : {"rmse", "mnll", "mnll_paper", "coverage_95", "calibration_error", "crps"})
     EXPECT_EQ(e[k], doc["splits"][1][k]) << k;
+  EXPECT_EQ(doc["splits"][1]["engine"], "fused");  // training.engine auto on an MCD MLP
 }
 
 // Every method's checkpoint holds what its predictions need (SGHMC: its
@@ -187,6 +188,7 @@ TEST(Checkpoint, EveryMethodEvaluatesFromItsCheckpointExactly) {
     const auto e = experiment::run_eval(eo);
     for (const char* k : {"rmse", "mnll", "coverage_95", "crps"}) EXPECT_EQ(e[k], doc["splits"][0][k]) << kind << " " << k;
     EXPECT_EQ(doc["splits"][0]["inference"], kind == std::string("nf-whvi") ? "variational" : kind);
+    EXPECT_EQ(doc["splits"][0]["engine"], "autograd") << kind;  // none has a fused step
   }
 }
 
@@ -469,7 +471,9 @@ TEST(Pinned, AShortRunOfEachKindGivesThePinnedNumbers) {
 #include "pinned_numbers.inc"
   };
   for (const auto& [kind, want] : pinned) {
-    const auto doc = experiment::run_train(opts(sb.config(yacht_yaml(1, kind)), {"output.name=" + kind}));
+    // the autograd step is the reference these numbers pin
+    const auto doc = experiment::run_train(
+        opts(sb.config(yacht_yaml(1, kind)), {"output.name=" + kind, "training.engine=autograd"}));
     const auto got = numbers(doc["splits"][0]);
     for (const auto& [k, v] : want) {
       const double g = got.at(k).get<double>();

@@ -518,3 +518,43 @@ TEST(FastNormal, FastPathIsTakenOnLibTorch1) {
   GTEST_SKIP() << "float32 path here: " << normal_path(torch::kFloat32) << ", float64: " << normal_path(torch::kFloat64);
 #endif
 }
+
+// training.engine auto (the default): the fused step wherever it applies,
+// and then exactly the explicit fused engine's numbers; autograd elsewhere.
+TEST(FusedStep, AutoEngineTakesTheFusedStepWhereItApplies) {
+  const auto base = std::vector<std::string>{"model.depth=2", "model.width=8"};
+  const auto with = [&](std::vector<std::string> s) {
+    s.insert(s.end(), base.begin(), base.end());
+    return cfg_with(s);
+  };
+  EXPECT_EQ(cfg_with({}).get_string("training.engine"), "auto");
+  for (const std::string kind : {"whvi", "mfg", "mcd"}) EXPECT_EQ(infer::engine_for(with({"model.kind=" + kind})), "fused") << kind;
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {"model.kind=nf-whvi"}, {"model.kind=vsd"}, {"model.kind=nng"}, {"model.kind=sghmc"},
+           {"model.kind=ensemble"}, {"model.kind=whvi", "inference.kind=ensemble"},
+           {"model.kind=whvi", "training.engine=autograd"}, {"model.kind=whvi", "training.batched_splits=2"},
+           {"model.kind=whvi", "training.device=cuda"}, {"model.kind=whvi", "likelihood.kind=softmax"},
+           {"model.kind=whvi", "model.activation=cos"}, {"model.kind=whvi", "model.whvi.structure=gh"},
+           {"model.kind=mcd", "model.architecture=simple-cnn"}})
+    EXPECT_EQ(infer::engine_for(with(sets)), "autograd") << sets.front() << " " << sets.back();
+  // auto and fused: the same parameters to the bit after a short training
+  set_threads(1);
+  std::vector<torch::Tensor> ends[2];
+  int e = 0;
+  for (const std::string engine : {"auto", "fused"}) {
+    const auto cfg = with({"model.kind=whvi", "training.engine=" + engine, "training.steps_fixed_noise=5",
+                           "training.steps=15", "training.batch_size=16", "training.log_every=1000000"});
+    auto inf = infer::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
+    const auto x = torch::randn({50, 5}, make_generator(22));
+    const auto y = torch::randn({50}, make_generator(23));
+    train::train(*inf, x, y, cfg, make_generator(24), "t");
+    EXPECT_EQ(inf->engine(), "fused") << engine;
+    for (auto& p : inf->model().parameters()) ends[e].push_back(p.detach().clone());
+    ++e;
+  }
+  for (size_t i = 0; i < ends[0].size(); ++i) EXPECT_TRUE(torch::equal(ends[0][i], ends[1][i])) << i;
+  // a kind without a fused step says autograd
+  auto nf = infer::make_inference(5, with({"model.kind=nf-whvi"}), 0.0, 1.0, make_generator(21));
+  nf->begin(50, 10, make_generator(1));
+  EXPECT_EQ(nf->engine(), "autograd");
+}

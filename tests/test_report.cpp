@@ -29,7 +29,7 @@ json yacht_whvi() {
     "experiment": "yacht-whvi", "dataset": "yacht", "model": "whvi",
     "whvi_version": "0.1.0", "whvi_commit": "abc1234", "torch_version": "1.13.0",
     "command": "whvi train --config configs/uci/yacht-whvi.yaml",
-    "config": {"training": {"steps": 50000, "steps_fixed_noise": 500}, "data": {"protocol": "paper", "splits": 8}},
+    "config": {"training": {"steps": 50000, "steps_fixed_noise": 500, "engine": "autograd"}, "data": {"protocol": "paper", "splits": 8}},
     "protocol": {"name": "paper", "splits_planned": 8, "splits_done": 8, "steps": 50500, "shortened": false,
                  "note": "as in the paper"},
     "splits": [{"split": 0, "rmse": 0.71, "mnll": 1.2, "mnll_paper": 1.4, "n_train": 277, "n_test": 31,
@@ -51,9 +51,9 @@ json naval_mcd_partial() {
     "command": "whvi train --config configs/uci/naval-mcd.yaml --resume",
     "protocol": {"name": "quick", "splits_planned": 8, "splits_done": 3, "steps": 2000, "shortened": true,
                  "note": "2,000 steps instead of 50,500"},
-    "splits": [{"split": 0, "rmse": 0.0012, "mnll": -5.0, "mnll_paper": -4.9},
-               {"split": 1, "rmse": 0.0014, "mnll": -5.2, "mnll_paper": -5.1},
-               {"split": 2, "rmse": 0.0013, "mnll": -5.1, "mnll_paper": -5.0}],
+    "splits": [{"split": 0, "rmse": 0.0012, "mnll": -5.0, "mnll_paper": -4.9, "engine": "fused"},
+               {"split": 1, "rmse": 0.0014, "mnll": -5.2, "mnll_paper": -5.1, "engine": "autograd"},
+               {"split": 2, "rmse": 0.0013, "mnll": -5.1, "mnll_paper": -5.0, "engine": "fused"}],
     "complete": false
   })");
 }
@@ -140,10 +140,10 @@ TEST(ReportTable, RendersOursAndPaperSideBySide) {
   EXPECT_FALSE(contains(md, "`yacht-whvi`: incomplete")) << md;
 
   // The runs: experiment, commit, command.
-  EXPECT_TRUE(contains(md, "| `yacht-whvi` | 8/8 | paper | 1677 | 0.1.0 | `abc1234` | "
+  EXPECT_TRUE(contains(md, "| `yacht-whvi` | 8/8 | paper | autograd | 1677 | 0.1.0 | `abc1234` | "
                            "`whvi train --config configs/uci/yacht-whvi.yaml` |"))
       << md;
-  EXPECT_TRUE(contains(md, "| `naval-mcd` | 3/8 † | quick ‡ | – | – | `def5678` | "
+  EXPECT_TRUE(contains(md, "| `naval-mcd` | 3/8 † | quick ‡ | fused, autograd | – | – | `def5678` | "
                            "`whvi train --config configs/uci/naval-mcd.yaml --resume` |"))
       << md;
   // The paper's citation and its notes on the MNLL convention.

@@ -22,6 +22,8 @@ def contender(doc, row):
     spec = row.get("spec", row["kind"])
     if row.get("splits", 1) != 1:
         spec += f"/splits{row['splits']}"
+    # rows name their engine (whvi:training.engine=autograd); older runs' plain kind meant autograd
+    spec = spec.replace(":training.engine=autograd", "").replace("training.engine=autograd", "")
     return "whvi-" + spec.replace("training.engine=fused", "fused").replace(":", "+")
 
 

@@ -23,6 +23,7 @@
 #include "data/dataset.h"
 #include "data/synthetic.h"
 #include "fwht.h"
+#include "infer/fused_step.h"
 #include "infer/inference.h"
 #include "train/metrics.h"
 #include "train/batched.h"
@@ -107,8 +108,11 @@ std::string fingerprint(const config::Config& cfg) {
   // batched splits: a split's numbers depend on whether it was batched, not on its group
   if (cfg.get_int("training.batched_splits") == 1) j["training"].erase("batched_splits");
   else j["training"]["batched_splits"] = "batched";
-  // the fused step agrees with autograd to float rounding, not to the bit
-  if (cfg.get_string("training.engine") == "autograd") j["training"].erase("engine");
+  // the fused step agrees with autograd to float rounding, not to the bit: the
+  // engine that runs counts (auto resolved), so auto and an explicit choice of
+  // the same engine share their splits
+  if (infer::engine_for(cfg) == "autograd") j["training"].erase("engine");
+  else j["training"]["engine"] = "fused";
   // another device rounds differently: its splits are not resumed into a CPU run's
   if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
   if (cfg.get_string("training.optimizer") == "adam") {
@@ -202,7 +206,7 @@ void check_device(const config::Config& cfg) {
   const std::string kind = cfg.get_string("model.kind");
   WHVI_CHECK(kind != "nng" && kind != "sghmc", cfg.source(), ": training.device ", dev, ": model.kind ", kind,
              " runs on the CPU only (its optimiser is its own); set training.device: cpu");
-  WHVI_CHECK(cfg.get_string("training.engine") == "autograd", cfg.source(), ": training.device ", dev,
+  WHVI_CHECK(cfg.get_string("training.engine") != "fused", cfg.source(), ": training.device ", dev,
              ": the fused step (training.engine: fused) runs on the CPU; set training.engine: autograd");
   WHVI_CHECK(cfg.get_int("training.batched_splits") == 1, cfg.source(), ": training.device ", dev,
              ": batched splits (training.batched_splits) run on the CPU; set training.batched_splits: 1");
@@ -681,6 +685,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
             {"noise_var", std::isfinite(noise_var) ? json(noise_var) : json(nullptr)},  // null: no noise (softmax)
             {"params", {{"total", inf->num_params()}}},
             {"inference", inf->method()},
+            {"engine", batched_with > 0 ? std::string("autograd") : inf->engine()},
             {"config_fingerprint", fp},
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "common/rng.h"
+#include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "models/fused_ops.h"
 
@@ -28,6 +30,18 @@ std::string fused_unsupported(const models::RegressionModel& model) {
              "(supported: mcd, mfg, whvi with its default structure and a deterministic or no bias); set "
              "training.engine: autograd";
   return "";
+}
+
+std::string engine_for(const config::Config& cfg) {
+  const std::string engine = cfg.get_string("training.engine");
+  if (engine != "auto") return engine;
+  if (method_of(cfg) != "variational" || cfg.get_string("training.device") != "cpu" ||
+      cfg.get_int("training.batched_splits") != 1 || cfg.get_string("model.architecture") != "mlp" ||
+      cfg.get_string("likelihood.kind") != "gaussian")
+    return "autograd";
+  // the layers decide with their options: a network of this config on 8 inputs
+  const models::RegressionModel probe(8, cfg, 0.0, 1.0, make_generator(0));
+  return fused_unsupported(probe).empty() ? "fused" : "autograd";
 }
 
 FusedStep::FusedStep(models::RegressionModel& model) : model_(model) {

@@ -12,8 +12,8 @@
 // same order, so both paths give the same numbers to float rounding
 // (tests/test_fused_step.cpp: loss and every gradient within 1e-5 relative in
 // float32, 1e-12 in float64, and a finite-difference check). The autograd
-// step stays the reference and the default (training.engine: autograd) until
-// the committed results are regenerated.
+// step stays the reference (training.engine: autograd); the default, auto,
+// takes the fused step wherever it applies (engine_for()).
 //
 // Supported: MLPs (model.architecture mlp) of layers whose kind implements
 // the fused step (mcd, mfg; whvi with its default structure and a
@@ -33,6 +33,12 @@ namespace whvi::infer {
 
 // Why `model` cannot take the fused step; empty if it can.
 std::string fused_unsupported(const models::RegressionModel& model);
+
+// The engine a run of cfg trains its splits with: training.engine when set to
+// autograd or fused; for auto, fused where it applies (variational inference,
+// one split at a time on the CPU, a network that fused_unsupported() accepts),
+// else autograd.
+std::string engine_for(const config::Config& cfg);
 
 class FusedStep {
  public:

@@ -75,6 +75,9 @@ class Inference {
   // so restoring copies into them).
   virtual NamedTensors state() = 0;
   virtual const char* method() const = 0;
+  // How the last begin() computes the steps' gradients: "fused" (the variational
+  // methods' fused step, infer/fused_step.h) or "autograd".
+  virtual std::string engine() const { return "autograd"; }
   // The network (for tests and diagnostics).
   virtual models::RegressionModel& model() = 0;
   // After a divergence: what the method saw go wrong first (which quantity,

@@ -27,6 +27,7 @@ VariationalOptions VariationalOptions::from(const config::Config& cfg) {
   o.optimizer = cfg.get_string("training.optimizer");
   o.momentum = cfg.get_float("training.momentum");
   o.fused = cfg.get_string("training.engine") == "fused";
+  o.auto_engine = cfg.get_string("training.engine") == "auto";
   return o;
 }
 
@@ -136,7 +137,9 @@ void VariationalInference::begin(int64_t n_train, int64_t, const at::Generator&)
     return 0;
   });
   fused_.reset();
-  if (opt_.fused) fused_ = std::make_unique<FusedStep>(*model_);
+  const bool fused = opt_.fused || (opt_.auto_engine && device_.is_cpu() && fused_unsupported(*model_).empty());
+  if (fused) fused_ = std::make_unique<FusedStep>(*model_);
+  engine_ = fused ? "fused" : "autograd";
 }
 
 torch::Tensor VariationalInference::step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t,

@@ -13,6 +13,7 @@ struct VariationalOptions {
   std::string optimizer = "adam";                     // training.optimizer: adam, sgd, rmsprop
   double momentum = 0.9;                              // training.momentum (sgd)
   bool fused = false;                                 // training.engine: fused (infer/fused_step.h)
+  bool auto_engine = true;                            // training.engine: auto (fused where it applies)
   static VariationalOptions from(const config::Config& cfg);
 };
 
@@ -47,6 +48,7 @@ class VariationalInference : public Inference {
   int64_t num_params() const override;
   NamedTensors state() override;
   const char* method() const override { return "variational"; }
+  std::string engine() const override { return engine_; }
   models::RegressionModel& model() override { return *model_; }
   // Batched splits (train/batched.h): step() in two halves around a loss
   // computed and back-propagated outside: zero the gradients (and freeze the
@@ -67,6 +69,7 @@ class VariationalInference : public Inference {
   size_t first_lik_ = 0;
   std::unique_ptr<Optimiser> adam_;
   std::unique_ptr<class FusedStep> fused_;  // training.engine: fused
+  std::string engine_ = "autograd";         // what begin() chose
 };
 
 }  // namespace whvi::infer

@@ -151,6 +151,26 @@ struct Entry {
   std::size_t order = 0;  // position in the input
 };
 
+// How the run's training steps computed their gradients: the split records'
+// "engine" (autograd, fused; more than one when they differ), else the
+// configured training.engine of records written before splits recorded it.
+std::string engine_text(const json& r) {
+  std::vector<std::string> seen;
+  if (auto it = r.find("splits"); it != r.end() && it->is_array())
+    for (const auto& sp : *it)
+      if (const std::string e = string_field(sp, "engine");
+          !e.empty() && std::find(seen.begin(), seen.end(), e) == seen.end())
+        seen.push_back(e);
+  if (seen.empty()) {
+    const std::string e = string_field(object_field(object_field(r, "config"), "training"), "engine");
+    if (!e.empty()) seen.push_back(e == "auto" ? "auto (not recorded)" : e);
+  }
+  if (seen.empty()) return kDash;
+  std::string out;
+  for (const auto& e : seen) out += (out.empty() ? "" : ", ") + escape_cell(e);
+  return out;
+}
+
 Entry make_entry(const json& r, std::size_t index) {
   const std::string source = string_field(r, "_source_path");
   const std::string where = source.empty() ? "result #" + std::to_string(index + 1) : "'" + source + "'";
@@ -567,8 +587,8 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
 
   // The runs behind the numbers.
   os << "\n## Runs\n\n";
-  row(os, {"experiment", "splits", "protocol", "steps/s", "whvi", "commit", "command"});
-  row(os, {"---", "---:", "---", "---:", "---", "---", "---"});
+  row(os, {"experiment", "splits", "protocol", "engine", "steps/s", "whvi", "commit", "command"});
+  row(os, {"---", "---:", "---", "---", "---:", "---", "---", "---"});
   std::vector<const Entry*> runs;
   for (const auto& e : entries) runs.push_back(&e);
   std::stable_sort(runs.begin(), runs.end(), [](const Entry* a, const Entry* b) { return a->label < b->label; });
@@ -580,7 +600,7 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
     if (e->shortened) protocol += std::string(" ") + kDoubleDagger;
     std::string splits = splits_text(*e) + (e->incomplete ? std::string(" ") + kDagger : "");
     const std::string version = string_field(r, "whvi_version");
-    row(os, {code_span(e->label), splits, protocol, sps, version.empty() ? kDash : escape_cell(version),
+    row(os, {code_span(e->label), splits, protocol, engine_text(r), sps, version.empty() ? kDash : escape_cell(version),
              code_span(string_field(r, "whvi_commit")), code_span(string_field(r, "command"))});
   }
 
