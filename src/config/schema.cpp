@@ -106,7 +106,7 @@ const std::vector<Param>& schema() {
       I("ensemble.members", "5", 1, 1000, "networks in a deep ensemble (Lakshminarayanan et al. 2017: 5), each initialised from its own draws; the predictive is their uniform mixture"),
       B("ensemble.prior", "false", "deterministic members (model.kind ensemble): add the weights' Gaussian prior (model.sghmc.prior_var) to each member's NLL, a MAP fit; off = the NLL alone, as the paper"),
       // ---- likelihood
-      S("likelihood.kind", "gaussian", {"gaussian", "softmax"}, "gaussian (regression) or softmax (classification: a categorical likelihood over the network's C outputs)"),
+      S("likelihood.kind", "gaussian", {"gaussian", "hetero-gaussian", "softmax"}, "gaussian (regression, one learned noise variance), hetero-gaussian (regression: the network outputs a mean and a log variance per input, so the noise depends on the input; the predictive is the mixture over samples) or softmax (classification: a categorical likelihood over the network's C outputs)"),
       F("likelihood.init_log_noise_var", "-1.5", -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5)"),
       F("likelihood.lr_factor", "1.0", 0, kInf, "learning rate of the noise variance relative to training.lr"),
       // ---- training

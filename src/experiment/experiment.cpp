@@ -25,6 +25,7 @@
 #include "fwht.h"
 #include "infer/fused_step.h"
 #include "infer/inference.h"
+#include "likelihoods/likelihood.h"
 #include "train/metrics.h"
 #include "train/batched.h"
 #include "train/loop.h"
@@ -393,9 +394,16 @@ json write_grid(infer::Inference& inf, const data::RegressionData& d,
   const auto grid = data::grid_1d(cfg.get_float("output.grid_lo"), cfg.get_float("output.grid_hi"),
                                   static_cast<int>(cfg.get_int("output.grid_points")));
   const auto xs = (grid - prep.stats.x_mean) / prep.stats.x_std;
-  const auto f = inf.predict(xs, cfg.get_int("evaluation.mc_samples"), gen);
+  const auto samples = inf.predict(xs, cfg.get_int("evaluation.mc_samples"), gen);
+  torch::Tensor f = samples, sd;
+  if (samples.dim() == 3) {  // hetero-gaussian: a variance per sample and point
+    const auto [mu, var] = likelihoods::regression_samples(samples, 0.0);
+    f = mu;
+    sd = (mu.var(0, false) + var.mean(0)).sqrt();
+  } else {
+    sd = (f.var(0, false) + inf.likelihood().noise_var_original()).sqrt();
+  }
   const auto mean = f.mean(0);
-  const auto sd = (f.var(0, false) + inf.likelihood().noise_var_original()).sqrt();
   std::ostringstream pred, dat;
   pred << "x,mean,std,lo95,hi95,lo75,hi75\n";
   for (int64_t i = 0; i < grid.size(0); ++i) {

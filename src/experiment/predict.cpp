@@ -11,6 +11,7 @@
 
 #include "common/errors.h"
 #include "common/io.h"
+#include "likelihoods/likelihood.h"
 #include "common/rng.h"
 #include "data/csv.h"
 #include "experiment/checkpoint.h"
@@ -40,17 +41,15 @@ std::string num(double v) {
   return buf;
 }
 
-// The central interval of mass `mass` of the mixture (1/S) sum_s N(mu_s, var)
-// for each row (mu: [S, n]), by bisection on its CDF; var = 0: the samples' quantiles.
-std::pair<torch::Tensor, torch::Tensor> mixture_interval(const torch::Tensor& mu, double var, double mass) {
+// The central interval of mass `mass` of the mixture (1/S) Σ_s N(mu_s, var_s)
+// per row (mu, var [S, n]), by bisection on its CDF.
+std::pair<torch::Tensor, torch::Tensor> mixture_interval(const torch::Tensor& mu, const torch::Tensor& var,
+                                                         double mass) {
   const double a = (1.0 - mass) / 2.0;
-  if (!(var > 0) || !std::isfinite(var)) {
-    const auto q = torch::quantile(mu, torch::tensor({a, 1.0 - a}, torch::kFloat64), 0);
-    return {q[0], q[1]};
-  }
-  const double sd = std::sqrt(var);
+  const auto sd = var.sqrt();
+  const auto reach = 12 * std::get<0>(sd.max(0));
   auto solve = [&](double p) {
-    auto lo = std::get<0>(mu.min(0)) - 12 * sd, hi = std::get<0>(mu.max(0)) + 12 * sd;
+    auto lo = std::get<0>(mu.min(0)) - reach, hi = std::get<0>(mu.max(0)) + reach;
     for (int it = 0; it < 100; ++it) {
       const auto mid = (lo + hi) / 2;
       const auto cdf = (0.5 * torch::erfc(-(mid.unsqueeze(0) - mu) / (sd * std::sqrt(2.0)))).mean(0);
@@ -61,6 +60,16 @@ std::pair<torch::Tensor, torch::Tensor> mixture_interval(const torch::Tensor& mu
     return (lo + hi) / 2;
   };
   return {solve(a), solve(1.0 - a)};
+}
+
+// The same with one variance for every component; var = 0: the samples' quantiles.
+std::pair<torch::Tensor, torch::Tensor> mixture_interval(const torch::Tensor& mu, double var, double mass) {
+  const double a = (1.0 - mass) / 2.0;
+  if (!(var > 0) || !std::isfinite(var)) {
+    const auto q = torch::quantile(mu, torch::tensor({a, 1.0 - a}, torch::kFloat64), 0);
+    return {q[0], q[1]};
+  }
+  return mixture_interval(mu, torch::full_like(mu, var), mass);
 }
 
 }  // namespace
@@ -175,6 +184,18 @@ json run_predict(const PredictOptions& o) {
         text += csv_field(classes[arg[i].item<int64_t>()].get<std::string>()) + "," + num(conf[i].item<double>()) +
                 "," + num(entropy[i].item<double>()) + "," + num(mi[i].item<double>()) + "\n";
       }
+    } else if (f.dim() == 3) {
+      // hetero-gaussian: each sample has its own variance per row
+      const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
+      const auto mean = mu.mean(0);
+      const auto epi = mu.var(0, /*unbiased=*/false).sqrt();
+      const auto alea = var.mean(0).sqrt();
+      const auto sd = (epi.square() + alea.square()).sqrt();
+      const auto [lo, hi] = mixture_interval(mu, var, o.interval);
+      for (int64_t i = 0; i < n; ++i)
+        text += num(mean[i].item<double>()) + "," + num(sd[i].item<double>()) + "," + num(epi[i].item<double>()) +
+                "," + num(alea[i].item<double>()) + "," + num(lo[i].item<double>()) + "," + num(hi[i].item<double>()) +
+                "\n";
     } else {
       const auto mu = f.dim() == 2 ? f : f.view({f.size(0), -1});  // [S, n]
       const auto mean = mu.mean(0);

@@ -65,6 +65,9 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cf
   WHVI_CHECK(num_classes == 0 || method != "sghmc", cfg.source(), ": model.kind ", kind,
              " supports regression only for now; for classification use "
              "whvi, nf-whvi, mfg, mcd, vsd, nng or ensemble");
+  WHVI_CHECK(method != "sghmc" || cfg.get_string("likelihood.kind") == "gaussian", cfg.source(),
+             ": model.kind sghmc samples the gaussian likelihood's noise variance; likelihood.kind ",
+             cfg.get_string("likelihood.kind"), " is not written for it yet; set likelihood.kind: gaussian");
   const std::string arch = cfg.get_string("model.architecture");
   const bool conv = arch != "mlp" && arch != "rff";
   const bool trunk_ok = method == "variational" || (method == "ensemble" && kind != "ensemble");

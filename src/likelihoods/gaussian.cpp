@@ -100,14 +100,19 @@ std::shared_ptr<Likelihood> make_likelihood(const config::Config& cfg, double y_
                num_classes, " classes), but likelihood.kind is gaussian; set likelihood.kind: softmax");
     return std::make_shared<GaussianLikelihood>(GaussianOptions::from(cfg), y_mean, y_std);
   }
+  if (kind == "hetero-gaussian") {
+    WHVI_CHECK(num_classes == 0, cfg.source(), ": data set '", ds, "' is a classification data set (",
+               num_classes, " classes), but likelihood.kind is hetero-gaussian; set likelihood.kind: softmax");
+    return std::make_shared<HeteroGaussianLikelihood>(y_mean, y_std);
+  }
   if (kind == "softmax") {
     WHVI_CHECK(num_classes >= 2, cfg.source(), ": likelihood.kind softmax needs a classification data set "
                "(eeg, magic, letter), but '", ds, "' has real-valued targets; set likelihood.kind: gaussian");
     return std::make_shared<SoftmaxLikelihood>(num_classes);
   }
-  throw Error("likelihood.kind '" + kind + "' is not registered; registered: gaussian, softmax");
+  throw Error("likelihood.kind '" + kind + "' is not registered; registered: gaussian, hetero-gaussian, softmax");
 }
 
-std::vector<std::string> registered_likelihoods() { return {"gaussian", "softmax"}; }
+std::vector<std::string> registered_likelihoods() { return {"gaussian", "hetero-gaussian", "softmax"}; }
 
 }  // namespace whvi::likelihoods

@@ -48,6 +48,13 @@ torch::Tensor mixture_cdf(const torch::Tensor& f, const torch::Tensor& y, double
 // pairs of distinct samples is estimated from 255 cyclic pairings (unbiased).
 torch::Tensor mixture_crps(const torch::Tensor& f, const torch::Tensor& y, double noise_var);
 
+// The same metrics for a mixture whose components have their own variances:
+// p(y | x) = (1/S) Σ_s N(y | f_s(x), var_s(x)); f, var [S, N], y [N], original
+// units (a heteroscedastic likelihood).
+RegressionMetrics regression_metrics(const torch::Tensor& f, const torch::Tensor& y, const torch::Tensor& var);
+torch::Tensor mixture_cdf(const torch::Tensor& f, const torch::Tensor& y, const torch::Tensor& var);
+torch::Tensor mixture_crps(const torch::Tensor& f, const torch::Tensor& y, const torch::Tensor& var);
+
 // Named metric values in the order they are written and tabulated.
 using Metrics = std::vector<std::pair<std::string, double>>;
 Metrics to_metrics(const RegressionMetrics& m);
