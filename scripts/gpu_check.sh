@@ -11,6 +11,7 @@
 # Debian's spdlog 1.10 (built against fmt 9) does not compile with.
 #   DEBS=.debs OUT_DIR=out/gpu JOBS=16 bash scripts/gpu_check.sh
 # Quick check of some targets and tests: TARGETS="test_data whvi" TESTS="DataErrors" ...
+# BUILD_ONLY=1 stops after the build.
 # SKIP_CIFAR=1 leaves out the CIFAR epochs on the GPU and the CPU (~minutes); ONLY_CIFAR=1
 # runs only them (and the incremental build). CIFAR_MODELS="resnet18-whvi resnet18-mcd" picks
 # the CIFAR models; DTYPES="float32" the benchmark's dtypes.
@@ -48,6 +49,7 @@ grep -E "whvi |Torch|CUDA" "$OUT_DIR/configure.log" | tee -a "$OUT_DIR/summary.t
 cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS} > "$OUT_DIR/build.log" 2>&1 \
   || { log "build FAILED"; grep -E "error|Error" "$OUT_DIR/build.log" | head -40; exit 1; }
 log "build: $(( $(date +%s) - start )) s"
+[ -n "${BUILD_ONLY:-}" ] && exit 0  # BUILD_ONLY=1: the build alone (scripts/gpu_fashion_mnist.sh)
 
 export WHVI_DATA_DIR=${WHVI_DATA_DIR:-$PWD/data}  # carry data/ (ignored) holding uci/ etc.
 # ONLY_CIFAR=1: a second call on the same machine: the build is reused, the tests and

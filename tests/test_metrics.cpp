@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
@@ -13,6 +14,7 @@
 #include "data/synthetic.h"
 #include "models/regression_model.h"
 #include "train/metrics.h"
+#include "infer/fused_step.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
 #include "train/loop.h"
@@ -200,6 +202,74 @@ TEST(Mutation, TheObjectiveScalesTheBatchToTheTrainingSet) {
   for (const auto& l : m.layers()) kl += l->kl().item<double>();
   EXPECT_GT(kl, 0);
   EXPECT_NEAR(got, N / 5.0 * nll + kl, 1e-9 * std::fabs(got));
+}
+
+// KL annealing and the KL weight: the factor's schedule by hand, and the
+// objective it weights is scale x NLL + w x KL with the same draws (an
+// annealed weight applied to the likelihood instead, or applied twice, fails).
+TEST(KlWeight, TheScheduleAndTheObjectiveItWeights) {
+  infer::VariationalOptions o;
+  EXPECT_TRUE(o.plain_elbo());
+  EXPECT_EQ(o.kl_factor(0), 1.0);
+  o.kl_warmup = 4;
+  o.kl_weight = 0.5;
+  EXPECT_FALSE(o.plain_elbo());
+  EXPECT_DOUBLE_EQ(o.kl_factor(0), 0.125);
+  EXPECT_DOUBLE_EQ(o.kl_factor(1), 0.25);
+  EXPECT_DOUBLE_EQ(o.kl_factor(3), 0.5);
+  EXPECT_DOUBLE_EQ(o.kl_factor(1000), 0.5);
+
+  auto cfg = cfg_with({"model.kind=mfg", "model.width=8"});
+  models::RegressionModel m(2, cfg, 0.0, 1.0, make_generator(4));
+  m.to(torch::kFloat64);
+  auto xb = torch::randn({5, 2}, make_generator(5), torch::kFloat64);
+  auto yb = torch::randn({5}, make_generator(6), torch::kFloat64);
+  const double l1 = infer::negative_elbo(m, xb, yb, 400, 2, make_generator(7)).item<double>();
+  const double l0 = infer::negative_elbo(m, xb, yb, 400, 2, make_generator(7), 0.0).item<double>();
+  const double lw = infer::negative_elbo(m, xb, yb, 400, 2, make_generator(7), 0.3).item<double>();
+  torch::NoGradGuard ng;
+  const double kl = m.kl().item<double>();
+  EXPECT_GT(kl, 1.0);
+  EXPECT_NEAR(l1 - l0, kl, 1e-9 * std::fabs(l1));
+  EXPECT_NEAR(lw, l0 + 0.3 * kl, 1e-9 * std::fabs(l1));
+}
+
+// The training record of the objective: ~50 points, the last at the last
+// step; its KL is the closed form at the trained parameters, its weight the
+// schedule's; the auto engine leaves the fused step for an annealed run.
+TEST(KlWeight, TheTraceRecordsTheKlAndItsWeight) {
+  auto cfg = cfg_with({"model.kind=whvi", "training.steps=90", "training.steps_fixed_noise=10",
+                       "training.log_every=1000000", "training.kl_warmup=40", "training.kl_weight=0.5"});
+  EXPECT_EQ(infer::engine_for(cfg), "autograd");
+  auto x = torch::randn({50, 3}, make_generator(1), torch::kFloat64);
+  auto y = x.sum(1);
+  const auto m = infer::make_inference(3, cfg, 0.0, 1.0, make_generator(2));
+  const auto st = train::train(*m, x, y, cfg, make_generator(3), "t");
+  EXPECT_EQ(m->engine(), "autograd");
+  ASSERT_EQ(st.trace_step.size(), 50u);  // every 2nd step of 100
+  EXPECT_EQ(st.trace_step.front(), 2.0);
+  EXPECT_EQ(st.trace_step.back(), 100.0);
+  EXPECT_DOUBLE_EQ(st.trace_kl_weight.front(), 0.5 * 2 / 40);
+  EXPECT_DOUBLE_EQ(st.trace_kl_weight[19], 0.5);  // step 40
+  EXPECT_DOUBLE_EQ(st.trace_kl_weight.back(), 0.5);
+  EXPECT_EQ(st.trace_loss.back(), st.final_loss);
+  torch::NoGradGuard ng;
+  EXPECT_DOUBLE_EQ(st.trace_kl.back(), m->model().kl().item<double>());
+  // an explicit fused engine cannot anneal; a method without a KL term refuses the keys
+  auto fused = cfg_with({"training.engine=fused", "training.kl_warmup=10"});
+  const auto f = infer::make_inference(3, fused, 0.0, 1.0, make_generator(2));
+  try {
+    f->begin(50, 100, make_generator(3));
+    ADD_FAILURE() << "an annealed fused run started";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("training.engine: autograd"), std::string::npos) << e.what();
+  }
+  try {
+    infer::make_inference(3, cfg_with({"model.kind=sghmc", "training.kl_weight=0.5"}), 0.0, 1.0, make_generator(2));
+    ADD_FAILURE() << "sghmc took a KL weight";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("remove them"), std::string::npos) << e.what();
+  }
 }
 
 struct Fit {

@@ -119,6 +119,12 @@ const std::vector<Param>& schema() {
       F("training.lr_gamma", "0.0005", 0, kInf, "lr_t = lr_0 (1 + gamma t)^-p"),
       F("training.lr_power", "0.3", 0, kInf, "p of the learning-rate decay"),
       I("training.mc_samples", "1", 1, 4096, "Monte Carlo samples per data point in training"),
+      I("training.kl_warmup", "0", 0, 1e9,
+        "variational methods: KL annealing, the KL term's weight grows linearly from 1/W to training.kl_weight over "
+        "the first W steps (0: off, the full weight from the first step)"),
+      F("training.kl_weight", "1.0", 1e-6, 1e6,
+        "variational methods: the weight of the KL term in the objective after any warm-up (1: the ELBO; below 1 "
+        "tempers the posterior towards the data)"),
       I("training.seed", "0", 0, 9.0e15, "seed of initialisation, batches and noise; split k's streams are derived from (seed, k) only"),
       I("training.batched_splits", "1", 1, 1024, "train this many of the config's splits at once as one batched model (train/batched.h: one forward and backward pass for all, each split with its own generator, optimiser state and checks, so its numbers do not depend on the others in its group); 1: one split at a time. Variational whvi, mfg and mcd MLPs with the gaussian likelihood"),
       S("training.engine", "auto", {"auto", "autograd", "fused"}, "how a variational step computes its gradient: fused (infer/fused_step.h: hand-written forward and backward on reused buffers, the same draws, the same numbers to float rounding, faster; mcd, mfg and default-structure whvi MLPs with the gaussian likelihood on the CPU, one split at a time), autograd (LibTorch's, the reference), or auto: fused wherever it applies, autograd otherwise. Every split record says which ran (engine)"),

@@ -116,6 +116,8 @@ std::string fingerprint(const config::Config& cfg) {
   else j["training"]["engine"] = "fused";
   // another device rounds differently: its splits are not resumed into a CPU run's
   if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
+  if (cfg.get_int("training.kl_warmup") == 0) j["training"].erase("kl_warmup");
+  if (cfg.get_float("training.kl_weight") == 1.0) j["training"].erase("kl_weight");
   if (cfg.get_string("training.optimizer") == "adam") {
     j["training"].erase("optimizer");
     j["training"].erase("momentum");
@@ -698,6 +700,13 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
   if (!curve.is_null()) r["curve"] = curve;
+  if (!ts.trace_step.empty())
+    // data term = loss - kl_weight x kl: the expected negative log likelihood scaled to the
+    // training set (plus any Monte Carlo KL terms, NF-WHVI's flows)
+    r["objective"] = {{"step", ts.trace_step},
+                      {"loss", ts.trace_loss},
+                      {"kl", ts.trace_kl},
+                      {"kl_weight", ts.trace_kl_weight}};
   if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   if (run.ood_x.defined()) {

@@ -113,8 +113,9 @@ class Ensemble : public Inference {
       ctx.training = true;
       const auto f = member->forward_standardized(xs, ctx);
       auto loss = scale * lik.nll_sum(f, ys);
-      if (with_kl) loss = loss + member->kl();
-      if (ctx.mc_kl.defined()) loss = loss + ctx.mc_kl;
+      const double w = vo_.kl_factor(t);  // training.kl_warmup, training.kl_weight (1: the ELBO, its exact operations)
+      if (with_kl) loss = loss + (w == 1.0 ? member->kl() : w * member->kl());
+      if (ctx.mc_kl.defined()) loss = loss + (w == 1.0 ? ctx.mc_kl : w * ctx.mc_kl);
       total = total.defined() ? total + loss : loss;
     }
     visit([&](auto& a) {

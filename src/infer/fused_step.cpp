@@ -37,7 +37,8 @@ std::string engine_for(const config::Config& cfg) {
   if (engine != "auto") return engine;
   if (method_of(cfg) != "variational" || cfg.get_string("training.device") != "cpu" ||
       cfg.get_int("training.batched_splits") != 1 || cfg.get_string("model.architecture") != "mlp" ||
-      cfg.get_string("likelihood.kind") != "gaussian")
+      cfg.get_string("likelihood.kind") != "gaussian" || cfg.get_int("training.kl_warmup") != 0 ||
+      cfg.get_float("training.kl_weight") != 1.0)
     return "autograd";
   // the layers decide with their options: a network of this config on 8 inputs
   const models::RegressionModel probe(8, cfg, 0.0, 1.0, make_generator(0));

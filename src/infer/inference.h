@@ -15,6 +15,8 @@
 //                side, predicting with their uniform mixture (infer/ensemble.cpp)
 #pragma once
 
+#include <cmath>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -78,6 +80,12 @@ class Inference {
   // How the last begin() computes the steps' gradients: "fused" (the variational
   // methods' fused step, infer/fused_step.h) or "autograd".
   virtual std::string engine() const { return "autograd"; }
+  // The closed-form KL term of the objective at the current parameters
+  // (standardised scale; without Monte Carlo KL terms), for the record of the
+  // objective over training; NaN where the method has none. Draws nothing.
+  virtual double kl_value() { return std::nan(""); }
+  // The weight of that KL term in step t's objective (1: the ELBO).
+  virtual double kl_factor(int64_t) const { return 1.0; }
   // The network (for tests and diagnostics).
   virtual models::RegressionModel& model() = 0;
   // After a divergence: what the method saw go wrong first (which quantity,

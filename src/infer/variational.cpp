@@ -28,7 +28,14 @@ VariationalOptions VariationalOptions::from(const config::Config& cfg) {
   o.momentum = cfg.get_float("training.momentum");
   o.fused = cfg.get_string("training.engine") == "fused";
   o.auto_engine = cfg.get_string("training.engine") == "auto";
+  o.kl_warmup = cfg.get_int("training.kl_warmup");
+  o.kl_weight = cfg.get_float("training.kl_weight");
   return o;
+}
+
+double VariationalOptions::kl_factor(int64_t t) const {
+  if (kl_warmup <= 0 || t + 1 >= kl_warmup) return kl_weight;
+  return kl_weight * static_cast<double>(t + 1) / static_cast<double>(kl_warmup);
 }
 
 double learning_rate(double lr0, double gamma, double power, int64_t t) {
@@ -36,7 +43,7 @@ double learning_rate(double lr0, double gamma, double power, int64_t t) {
 }
 
 torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor& xb_in, const torch::Tensor& yb_in,
-                            int64_t n_train, int64_t S, const at::Generator& gen) {
+                            int64_t n_train, int64_t S, const at::Generator& gen, double kl_factor) {
   const int64_t B = xb_in.size(0);
   const auto xb = S > 1 ? xb_in.repeat({S, 1}) : xb_in;
   const auto yb = S > 1 ? yb_in.repeat({S}) : yb_in;
@@ -48,6 +55,12 @@ torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor&
   const auto f = model.forward_standardized(xb, ctx);
   const auto nll = model.likelihood().nll_sum(f, yb);
   const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
+  if (kl_factor != 1.0) {
+    auto kl = model.kl();
+    if (ctx.mc_kl.defined()) kl = kl + ctx.mc_kl;
+    return scale * nll + kl_factor * kl;
+  }
+  // the plain ELBO keeps its exact operations (its numbers are pinned)
   auto loss = scale * nll + model.kl();
   if (ctx.mc_kl.defined()) loss = loss + ctx.mc_kl;
   return loss;
@@ -137,7 +150,11 @@ void VariationalInference::begin(int64_t n_train, int64_t, const at::Generator&)
     return 0;
   });
   fused_.reset();
-  const bool fused = opt_.fused || (opt_.auto_engine && device_.is_cpu() && fused_unsupported(*model_).empty());
+  WHVI_CHECK(!opt_.fused || opt_.plain_elbo(),
+             "training.engine fused computes the plain ELBO; training.kl_warmup and training.kl_weight need "
+             "training.engine: autograd (or auto)");
+  const bool fused = opt_.fused || (opt_.auto_engine && opt_.plain_elbo() && device_.is_cpu() &&
+                                    fused_unsupported(*model_).empty());
   if (fused) fused_ = std::make_unique<FusedStep>(*model_);
   engine_ = fused ? "fused" : "autograd";
 }
@@ -157,7 +174,7 @@ torch::Tensor VariationalInference::step(const torch::Tensor& xb, const torch::T
     });
     return torch::scalar_tensor(loss, torch::kFloat64);
   }
-  const auto loss = negative_elbo(*model_, xb, yb, n_train_, opt_.mc_samples, gen);
+  const auto loss = negative_elbo(*model_, xb, yb, n_train_, opt_.mc_samples, gen, opt_.kl_factor(t));
   adam_->visit([&](auto& a) {
     for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).frozen = lik.frozen(t);
     a.zero_grad();
@@ -188,6 +205,11 @@ void VariationalInference::apply(int64_t t) {
 
 double VariationalInference::step_size(int64_t t) const {
   return learning_rate(opt_.lr, opt_.lr_gamma, opt_.lr_power, t);
+}
+
+double VariationalInference::kl_value() {
+  torch::NoGradGuard ng;
+  return model_->kl().item<double>();
 }
 
 double VariationalInference::max_abs_param() const {

@@ -14,6 +14,12 @@ struct VariationalOptions {
   double momentum = 0.9;                              // training.momentum (sgd)
   bool fused = false;                                 // training.engine: fused (infer/fused_step.h)
   bool auto_engine = true;                            // training.engine: auto (fused where it applies)
+  int64_t kl_warmup = 0;                              // training.kl_warmup: KL annealing over this many steps
+  double kl_weight = 1.0;                             // training.kl_weight: the KL term's weight after the warm-up
+  // The KL term's weight at step t (from 0): kl_weight min(1, (t + 1) / kl_warmup).
+  double kl_factor(int64_t t) const;
+  // true when every step's objective is the ELBO itself (no warm-up, weight 1)
+  bool plain_elbo() const { return kl_warmup == 0 && kl_weight == 1.0; }
   static VariationalOptions from(const config::Config& cfg);
 };
 
@@ -21,11 +27,12 @@ struct VariationalOptions {
 double learning_rate(double lr0, double gamma, double power, int64_t t);
 
 // The negative ELBO of a mini-batch on the standardised scale:
-//   (N / B) Σ_{i<B} mean_{s<S} -log p(y_i | f_s(x_i)) + KL (closed form + Monte Carlo),
-// one independent draw of the network per (sample, row), from `gen`.
+//   (N / B) Σ_{i<B} mean_{s<S} -log p(y_i | f_s(x_i)) + w KL (closed form + Monte Carlo),
+// one independent draw of the network per (sample, row), from `gen`;
+// w = kl_factor (1: the ELBO; training.kl_warmup and training.kl_weight).
 // xb [B, D], yb [B]; N = n_train.
 torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor& xb, const torch::Tensor& yb,
-                            int64_t n_train, int64_t mc_samples, const at::Generator& gen);
+                            int64_t n_train, int64_t mc_samples, const at::Generator& gen, double kl_factor = 1.0);
 
 // S predictive samples of a network's mean function in original units, [S, N] float64.
 torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& x, int64_t S,
@@ -49,6 +56,8 @@ class VariationalInference : public Inference {
   NamedTensors state() override;
   const char* method() const override { return "variational"; }
   std::string engine() const override { return engine_; }
+  double kl_value() override;
+  double kl_factor(int64_t t) const override { return opt_.kl_factor(t); }
   models::RegressionModel& model() override { return *model_; }
   // Batched splits (train/batched.h): step() in two halves around a loss
   // computed and back-propagated outside: zero the gradients (and freeze the

@@ -31,7 +31,7 @@ std::string fmt(double v, int prec = 4) {
 
 struct Run {
   std::string file, dataset, model, candidate;
-  double mnll = NAN, rmse = NAN, cov95 = NAN, crps = NAN;
+  double mnll = NAN, rmse = NAN, cov95 = NAN, crps = NAN, error = NAN;
   bool complete = false;
   std::map<std::string, json> config;
 };
@@ -63,6 +63,7 @@ SelectionResult select_defaults(const std::vector<std::string>& files) {
       return s.contains(k) && s[k]["mean"].is_number() ? s[k]["mean"].get<double>() : NAN;
     };
     r.mnll = mean("mnll"), r.rmse = mean("rmse"), r.cov95 = mean("coverage_95"), r.crps = mean("crps");
+    r.error = mean("error");  // classifiers: no coverage; their error instead
     flatten(j["config"], "", r.config);
     auto& slot = runs[r.model][r.candidate][r.dataset];
     WHVI_CHECK(slot.file.empty(), "two runs for ", r.model, " candidate ", r.candidate, " on ", r.dataset, ": ",
@@ -139,7 +140,11 @@ SelectionResult select_defaults(const std::vector<std::string>& files) {
     for (const auto& k : varying) md << " `" << k << "` |";
     md << " mean rank | mean excess MNLL |";
     for (const auto& ds : used) md << " " << ds << " MNLL (rank) |";
-    md << " mean coverage 95 |\n|---|";
+    // classifiers have no coverage: their validation error instead
+    bool classifier = true;
+    for (auto& [c, by_ds] : cands)
+      for (auto& [ds, r] : by_ds) classifier &= !std::isfinite(r.cov95) && std::isfinite(r.error);
+    md << (classifier ? " mean error |\n|---|" : " mean coverage 95 |\n|---|");
     for (size_t i = 0; i < varying.size() + 3 + used.size(); ++i) md << "---|";
     md << "\n";
     std::vector<std::pair<double, std::string>> order;
@@ -158,9 +163,10 @@ SelectionResult select_defaults(const std::vector<std::string>& files) {
       for (const auto& ds : used) {
         const auto& r = by_ds[ds];
         md << " " << fmt(r.mnll) << " (" << rank[c][ds] << ") |";
-        cov += r.cov95 / used.size();
+        cov += (classifier ? r.error : r.cov95) / used.size();
         jc["per_data_set"][ds] = {{"mnll", r.mnll}, {"rmse", r.rmse}, {"coverage_95", r.cov95}, {"crps", r.crps},
                                   {"rank", rank[c][ds]}, {"file", r.file}};
+        if (classifier) jc["per_data_set"][ds]["error"] = r.error;
       }
       md << " " << fmt(cov, 3) << " |\n";
       jc["mean_rank"] = mean_rank[c];

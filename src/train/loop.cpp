@@ -77,6 +77,8 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   auto t0 = std::chrono::steady_clock::now();  // moved forward by the time spent in on_every
   auto last_print = t0;
   double loss_value = std::nan("");
+  const int64_t trace_every = std::max<int64_t>(1, total / 50);
+  const bool trace = std::isfinite(inf.kl_value());
   for (int64_t t = 0; t < total; ++t) {
     if (pos + B > N) {
       perm = torch::randperm(N, gen, torch::kInt64);
@@ -96,6 +98,12 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
     st.final_lr = lr;
 
     const bool last = t + 1 == total;
+    if (trace && ((t + 1) % trace_every == 0 || last)) {
+      st.trace_step.push_back(static_cast<double>(t + 1));
+      st.trace_loss.push_back(loss.item<double>());
+      st.trace_kl.push_back(inf.kl_value());
+      st.trace_kl_weight.push_back(inf.kl_factor(t));
+    }
     if (every > 0 && on_every && ((t + 1) % every == 0 || last)) {
       const auto c0 = std::chrono::steady_clock::now();
       on_every(t + 1);

@@ -48,6 +48,11 @@ struct TrainStats {
   double steps_per_second = 0;
   double final_loss = 0;  // last step's objective (standardised scale, one mini-batch estimate)
   double final_lr = 0;    // the step size of the last step
+  // The objective over training, at about 50 evenly spaced steps (and the
+  // last) of the methods with a KL term: the step count, that step's
+  // mini-batch objective, the KL term at the parameters after it, and its
+  // weight in the objective (training.kl_warmup, training.kl_weight).
+  std::vector<double> trace_step, trace_loss, trace_kl, trace_kl_weight;
 };
 
 // x: [N, D] standardised inputs; y: [N] standardised targets. `label`

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Fashion-MNIST's variational runs on a lent GPU machine (training.device: cuda;
+# the evaluation runs on the CPU): builds whvi with CUDA (scripts/gpu_check.sh
+# BUILD_ONLY=1), then at once
+#   - the configs named in CONFIGS (default: FC 750x3 MFG and VSD, WHVI's simple-cnn),
+#     3 CPU threads each, into results/fashion-mnist/;
+#   - scripts/fashion_mnist_vsd.sh (VSD's objective chosen on validation rows,
+#     then the chosen one on the test images), 6 runs of 1 thread;
+# and copies the new records (no checkpoints) to $OUT_DIR/results/ before
+# DEADLINE (seconds since the epoch), stopping what has not finished.
+#   DEBS=.debs WHVI_DATA_DIR=$PWD/out/gpu-data OUT_DIR=$OUT DEADLINE=$(( $(date +%s) + 570 )) bash scripts/gpu_fashion_mnist.sh
+# WHVI_DATA_DIR must hold fashion-mnist/ (the four IDX files) and mnist-mini/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT_DIR=${OUT_DIR:-${OUT:-out/gpu}}
+DEADLINE=${DEADLINE:-$(( $(date +%s) + 3600 ))}
+mkdir -p "$OUT_DIR/results"
+BUILD_ONLY=1 TARGETS=whvi OUT_DIR="$OUT_DIR" bash scripts/gpu_check.sh || exit 1
+WHVI=$PWD/${BUILD:-build-cuda}/whvi
+export WHVI WHVI_DATA_DIR
+"$WHVI" --version | tee -a "$OUT_DIR/summary.txt"
+mkdir -p "$OUT_DIR/logs"
+for c in ${CONFIGS:-mfg-fc750x3 vsd-fc750x3 whvi-simple-cnn}; do
+  "$WHVI" --threads 3 train --config "configs/fashion-mnist/$c.yaml" --set training.device=cuda \
+    --log-level info > "$OUT_DIR/logs/$c.txt" 2>&1 &
+done
+SWEEP_LOG_DIR="$OUT_DIR/logs" bash scripts/fashion_mnist_vsd.sh -j 6 --threads 1 --set training.device=cuda > "$OUT_DIR/logs/vsd-selection.txt" 2>&1 &
+while (($(jobs -rp | wc -l))) && (($(date +%s) < DEADLINE - 25)); do sleep 5; done
+for p in $(jobs -rp); do kill -- "$p" 2>/dev/null; pkill -P "$p" 2>/dev/null; done
+pkill -f "$WHVI" 2>/dev/null
+echo "gpu_fashion_mnist: stopped at $(date -u +%FT%TZ) with $(jobs -rp | wc -l) job(s) still running" >> "$OUT_DIR/summary.txt"
+cp -r results/fashion-mnist "$OUT_DIR/results/"
+find "$OUT_DIR/results" \( -name '*.ckpt' -o -name '*.lock' \) -delete
+exit 0
