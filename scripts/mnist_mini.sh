@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# MNIST-mini (issue 10, part 3): MCD, MFG, WHVI and VSD with the VSD paper's
+# MNIST-mini: MCD, MFG, WHVI and VSD with the VSD paper's
 # FC 400x2 and 750x3 (configs/mnist/*.yaml, results/mnist-mini/<name>.json with
-# a reliability diagram beside each), then results/mnist-mini/TABLE.md:
+# a reliability diagram beside each), then results/mnist-mini/TABLE-<arch>.md:
 #
 #   scripts/mnist_mini.sh [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
 #
