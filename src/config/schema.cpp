@@ -106,8 +106,9 @@ const std::vector<Param>& schema() {
       I("ensemble.members", "5", 1, 1000, "networks in a deep ensemble (Lakshminarayanan et al. 2017: 5), each initialised from its own draws; the predictive is their uniform mixture"),
       B("ensemble.prior", "false", "deterministic members (model.kind ensemble): add the weights' Gaussian prior (model.sghmc.prior_var) to each member's NLL, a MAP fit; off = the NLL alone, as the paper"),
       // ---- likelihood
-      S("likelihood.kind", "gaussian", {"gaussian", "hetero-gaussian", "softmax"}, "gaussian (regression, one learned noise variance), hetero-gaussian (regression: the network outputs a mean and a log variance per input, so the noise depends on the input; the predictive is the mixture over samples) or softmax (classification: a categorical likelihood over the network's C outputs)"),
-      F("likelihood.init_log_noise_var", "-1.5", -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5)"),
+      S("likelihood.kind", "gaussian", {"gaussian", "hetero-gaussian", "student-t", "softmax"}, "gaussian (regression, one learned noise variance), hetero-gaussian (regression: the network outputs a mean and a log variance per input, so the noise depends on the input; the predictive is the mixture over samples), student-t (regression: Student's t noise with a learned scale and learned degrees of freedom, robust to outlying targets) or softmax (classification: a categorical likelihood over the network's C outputs)"),
+      F("likelihood.student_t.init_df", "4.0", 2.01, 1e4, "student-t: initial degrees of freedom nu (> 2, learned; 4: Lange, Little and Taylor 1989); its initial scale is likelihood.init_log_noise_var"),
+      F("likelihood.init_log_noise_var", "-1.5", -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5); student-t: its initial log scale^2"),
       F("likelihood.lr_factor", "1.0", 0, kInf, "learning rate of the noise variance relative to training.lr"),
       // ---- training
       I("training.steps_fixed_noise", "500", 0, 1e9, "first phase: steps with the noise variance frozen"),

@@ -116,6 +116,7 @@ std::string fingerprint(const config::Config& cfg) {
   else j["training"]["engine"] = "fused";
   // another device rounds differently: its splits are not resumed into a CPU run's
   if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
+  if (cfg.get_string("likelihood.kind") != "student-t") j["likelihood"].erase("student_t");
   if (cfg.get_int("training.kl_warmup") == 0) j["training"].erase("kl_warmup");
   if (cfg.get_float("training.kl_weight") == 1.0) j["training"].erase("kl_weight");
   if (cfg.get_string("training.optimizer") == "adam") {

@@ -41,37 +41,6 @@ std::string num(double v) {
   return buf;
 }
 
-// The central interval of mass `mass` of the mixture (1/S) Σ_s N(mu_s, var_s)
-// per row (mu, var [S, n]), by bisection on its CDF.
-std::pair<torch::Tensor, torch::Tensor> mixture_interval(const torch::Tensor& mu, const torch::Tensor& var,
-                                                         double mass) {
-  const double a = (1.0 - mass) / 2.0;
-  const auto sd = var.sqrt();
-  const auto reach = 12 * std::get<0>(sd.max(0));
-  auto solve = [&](double p) {
-    auto lo = std::get<0>(mu.min(0)) - reach, hi = std::get<0>(mu.max(0)) + reach;
-    for (int it = 0; it < 100; ++it) {
-      const auto mid = (lo + hi) / 2;
-      const auto cdf = (0.5 * torch::erfc(-(mid.unsqueeze(0) - mu) / (sd * std::sqrt(2.0)))).mean(0);
-      const auto below = cdf < p;
-      lo = torch::where(below, mid, lo);
-      hi = torch::where(below, hi, mid);
-    }
-    return (lo + hi) / 2;
-  };
-  return {solve(a), solve(1.0 - a)};
-}
-
-// The same with one variance for every component; var = 0: the samples' quantiles.
-std::pair<torch::Tensor, torch::Tensor> mixture_interval(const torch::Tensor& mu, double var, double mass) {
-  const double a = (1.0 - mass) / 2.0;
-  if (!(var > 0) || !std::isfinite(var)) {
-    const auto q = torch::quantile(mu, torch::tensor({a, 1.0 - a}, torch::kFloat64), 0);
-    return {q[0], q[1]};
-  }
-  return mixture_interval(mu, torch::full_like(mu, var), mass);
-}
-
 }  // namespace
 
 json run_predict(const PredictOptions& o) {
@@ -191,7 +160,7 @@ json run_predict(const PredictOptions& o) {
       const auto epi = mu.var(0, /*unbiased=*/false).sqrt();
       const auto alea = var.mean(0).sqrt();
       const auto sd = (epi.square() + alea.square()).sqrt();
-      const auto [lo, hi] = mixture_interval(mu, var, o.interval);
+      const auto [lo, hi] = inf->likelihood().predictive_interval(f, o.interval);
       for (int64_t i = 0; i < n; ++i)
         text += num(mean[i].item<double>()) + "," + num(sd[i].item<double>()) + "," + num(epi[i].item<double>()) +
                 "," + num(alea[i].item<double>()) + "," + num(lo[i].item<double>()) + "," + num(hi[i].item<double>()) +
@@ -202,7 +171,7 @@ json run_predict(const PredictOptions& o) {
       const auto epi = mu.var(0, /*unbiased=*/false).sqrt();
       const double alea = std::sqrt(std::max(noise_var, 0.0));
       const auto sd = (epi.square() + alea * alea).sqrt();
-      const auto [lo, hi] = mixture_interval(mu, noise_var, o.interval);
+      const auto [lo, hi] = inf->likelihood().predictive_interval(mu, o.interval);
       for (int64_t i = 0; i < n; ++i)
         text += num(mean[i].item<double>()) + "," + num(sd[i].item<double>()) + "," + num(epi[i].item<double>()) +
                 "," + num(alea) + "," + num(lo[i].item<double>()) + "," + num(hi[i].item<double>()) + "\n";

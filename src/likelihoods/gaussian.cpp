@@ -58,6 +58,39 @@ double GaussianLikelihood::noise_var_original() const {
   return std::exp(log_noise_var_.item<double>()) * y_std_ * y_std_;
 }
 
+torch::Tensor Likelihood::predictive_cdf(const torch::Tensor& f, const torch::Tensor& y) const {
+  const auto [mu, var] = regression_samples(f, noise_var_original());
+  return train::mixture_cdf(mu, y, var);
+}
+
+std::pair<torch::Tensor, torch::Tensor> Likelihood::predictive_interval(const torch::Tensor& f, double mass) const {
+  const double a = (1.0 - mass) / 2.0;
+  const auto [mu, var] = regression_samples(f, noise_var_original());
+  if (!(var > 0).all().item<bool>()) {  // no noise: the samples' quantiles
+    const auto q = torch::quantile(mu, torch::tensor({a, 1.0 - a}, torch::kFloat64), 0);
+    return {q[0], q[1]};
+  }
+  const auto reach = 12 * std::get<0>(var.sqrt().max(0));
+  auto solve = [&](double p) {
+    auto lo = std::get<0>(mu.min(0)) - reach, hi = std::get<0>(mu.max(0)) + reach;
+    // widen a bracket that does not hold the quantile yet (heavy tails)
+    for (int it = 0; it < 60; ++it) {
+      const auto short_lo = predictive_cdf(f, lo) > p, short_hi = predictive_cdf(f, hi) < p;
+      if (!short_lo.any().item<bool>() && !short_hi.any().item<bool>()) break;
+      lo = torch::where(short_lo, lo - 2 * (hi - lo), lo);
+      hi = torch::where(short_hi, hi + 2 * (hi - lo), hi);
+    }
+    for (int it = 0; it < 100; ++it) {
+      const auto mid = (lo + hi) / 2;
+      const auto below = predictive_cdf(f, mid) < p;
+      lo = torch::where(below, mid, lo);
+      hi = torch::where(below, hi, mid);
+    }
+    return (lo + hi) / 2;
+  };
+  return {solve(a), solve(1.0 - a)};
+}
+
 double Evaluation::metric(const std::string& name) const {
   for (const auto& [k, v] : metrics)
     if (k == name) return v;
@@ -68,13 +101,17 @@ Evaluation GaussianLikelihood::evaluate(const torch::Tensor& f, const torch::Ten
   return {train::to_metrics(train::regression_metrics(f, y, noise_var_original())), {}};
 }
 
-std::optional<std::string> GaussianLikelihood::fit_problem(const torch::Tensor& f, const torch::Tensor& y) const {
+std::optional<std::string> regression_fit_problem(const torch::Tensor& f, const torch::Tensor& y) {
   const double rmse = (f.to(torch::kFloat64) - y.to(torch::kFloat64)).square().mean().sqrt().item<double>();
   if (rmse <= 10.0) return std::nullopt;
   std::ostringstream os;
   os << "the mean network's training RMSE is " << rmse
      << " standard deviations of the targets (a constant predictor has 1)";
   return os.str();
+}
+
+std::optional<std::string> GaussianLikelihood::fit_problem(const torch::Tensor& f, const torch::Tensor& y) const {
+  return regression_fit_problem(f, y);
 }
 
 std::optional<std::string> GaussianLikelihood::health_problem() const {
@@ -91,28 +128,5 @@ std::string GaussianLikelihood::log_text() const {
   return buf;
 }
 
-std::shared_ptr<Likelihood> make_likelihood(const config::Config& cfg, double y_mean, double y_std,
-                                            int64_t num_classes) {
-  const std::string kind = cfg.get_string("likelihood.kind");
-  const std::string ds = cfg.get_string("data.dataset");
-  if (kind == "gaussian") {
-    WHVI_CHECK(num_classes == 0, cfg.source(), ": data set '", ds, "' is a classification data set (",
-               num_classes, " classes), but likelihood.kind is gaussian; set likelihood.kind: softmax");
-    return std::make_shared<GaussianLikelihood>(GaussianOptions::from(cfg), y_mean, y_std);
-  }
-  if (kind == "hetero-gaussian") {
-    WHVI_CHECK(num_classes == 0, cfg.source(), ": data set '", ds, "' is a classification data set (",
-               num_classes, " classes), but likelihood.kind is hetero-gaussian; set likelihood.kind: softmax");
-    return std::make_shared<HeteroGaussianLikelihood>(y_mean, y_std);
-  }
-  if (kind == "softmax") {
-    WHVI_CHECK(num_classes >= 2, cfg.source(), ": likelihood.kind softmax needs a classification data set "
-               "(eeg, magic, letter), but '", ds, "' has real-valued targets; set likelihood.kind: gaussian");
-    return std::make_shared<SoftmaxLikelihood>(num_classes);
-  }
-  throw Error("likelihood.kind '" + kind + "' is not registered; registered: gaussian, hetero-gaussian, softmax");
-}
-
-std::vector<std::string> registered_likelihoods() { return {"gaussian", "hetero-gaussian", "softmax"}; }
 
 }  // namespace whvi::likelihoods

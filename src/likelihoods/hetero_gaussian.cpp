@@ -45,13 +45,7 @@ Evaluation HeteroGaussianLikelihood::evaluate(const torch::Tensor& f, const torc
 }
 
 std::optional<std::string> HeteroGaussianLikelihood::fit_problem(const torch::Tensor& f, const torch::Tensor& y) const {
-  const auto mu = f.dim() == 2 ? f.select(1, 0) : f;
-  const double rmse = (mu.to(torch::kFloat64) - y.to(torch::kFloat64)).square().mean().sqrt().item<double>();
-  if (rmse <= 10.0) return std::nullopt;
-  std::ostringstream os;
-  os << "the mean network's training RMSE is " << rmse
-     << " standard deviations of the targets (a constant predictor has 1)";
-  return os.str();
+  return regression_fit_problem(f.dim() == 2 ? f.select(1, 0) : f, y);
 }
 
 std::pair<torch::Tensor, torch::Tensor> regression_samples(const torch::Tensor& f, double noise_var) {

@@ -63,6 +63,14 @@ class Likelihood : public torch::nn::Module {
   virtual double noise_var_original() const = 0;
   // Step-log text ("noise var 0.123").
   virtual std::string log_text() const = 0;
+  // Regression: the predictive mixture's CDF at y [N] (the PIT values of
+  // targets, or a bisection's trial points) for S samples of to_original's
+  // output ([S, N], or [S, N, 2] for hetero-gaussian). The default is the
+  // Gaussian mixture of regression_samples(f, noise_var_original()).
+  virtual torch::Tensor predictive_cdf(const torch::Tensor& f, const torch::Tensor& y) const;
+  // The central interval of probability `mass` of that mixture per row, by
+  // bisection on predictive_cdf (the samples' quantiles where there is no noise).
+  std::pair<torch::Tensor, torch::Tensor> predictive_interval(const torch::Tensor& f, double mass) const;
 };
 
 // Gaussian p(y | f) = N(y; f, σ²) with a learned log σ² on the standardised
@@ -150,6 +158,60 @@ class HeteroGaussianLikelihood : public Likelihood {
  private:
   double y_mean_, y_std_;
 };
+
+// Student's t p(y | f) = t_nu(y; f, sigma^2) with a learned scale sigma^2 and
+// learned degrees of freedom nu > 2 (likelihood.kind: student-t): robust to
+// outlying targets. Its scale and nu follow the Gaussian's noise schedule
+// (frozen for training.steps_fixed_noise steps, likelihood.lr_factor). The
+// predictive is the mixture (1/S) Σ_s t_nu(y; f_s, sigma^2); see student_t.cpp.
+struct StudentTOptions {
+  double init_log_scale2 = -1.5;  // likelihood.init_log_noise_var: log sigma^2 (standardised scale)
+  double init_df = 4.0;           // likelihood.student_t.init_df
+  int64_t steps_fixed = 500;      // training.steps_fixed_noise
+  double lr_factor = 1.0;         // likelihood.lr_factor
+  static StudentTOptions from(const config::Config& cfg);
+};
+
+class StudentTLikelihood : public Likelihood {
+ public:
+  StudentTLikelihood(const StudentTOptions& o, double y_mean, double y_std);
+  const char* task() const override { return "regression"; }
+  int64_t out_dim() const override { return 1; }
+  torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) override;
+  torch::Tensor sample(const torch::Tensor& f, const at::Generator& gen) const override;
+  bool frozen(int64_t step) const override { return step < opt_.steps_fixed; }
+  double lr_factor() const override { return opt_.lr_factor; }
+  torch::Tensor to_original(const torch::Tensor& f) const override;
+  Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
+  const std::vector<const char*>& metric_names() const override { return train::regression_metric_names(); }
+  std::optional<std::string> health_problem() const override;
+  std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const override;
+  // The noise's variance sigma^2 nu / (nu - 2) in original units.
+  double noise_var_original() const override;
+  std::string log_text() const override;
+  torch::Tensor predictive_cdf(const torch::Tensor& f, const torch::Tensor& y) const override;
+  double df() const;                // nu
+  double scale2_original() const;   // sigma^2 in original units
+
+ private:
+  StudentTOptions opt_;
+  double y_mean_, y_std_;
+  torch::Tensor log_scale2_, log_df_minus_2_;  // log sigma^2, log(nu - 2)
+};
+
+// The Student-t pieces, for the likelihood and its tests: the CDF of the
+// standard t with nu degrees of freedom (by the regularised incomplete beta
+// function), elementwise, float64; and the predictive metrics of the mixture
+// (1/S) Σ_s t_nu(y; f_s, scale2), f [S, N], y [N], original units. Its CRPS
+// treats each t as a scale mixture of Gaussians at M equally spaced quantiles
+// of its Gamma(nu/2, nu/2) precision (M = 512 / S, from 8 to 64), so that the
+// Gaussian mixture's exact CRPS applies: accurate to about 1%.
+torch::Tensor student_t_cdf(const torch::Tensor& t, double nu);
+train::RegressionMetrics student_t_metrics(const torch::Tensor& f, const torch::Tensor& y, double scale2, double nu);
+
+// The regression likelihoods' fit check: the mean network's training RMSE
+// (standardised scale) above 10 target standard deviations is a divergence.
+std::optional<std::string> regression_fit_problem(const torch::Tensor& f, const torch::Tensor& y);
 
 // Predictive samples of a regression likelihood in original units, split into
 // means [S, N] and noise variances [S, N]: f [S, N] (a homoscedastic

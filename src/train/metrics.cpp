@@ -18,6 +18,15 @@ torch::Tensor abs_moment(const torch::Tensor& mu, double var) {
   return mu * (2.0 * std_normal_cdf(z) - 1.0) + (2.0 * sd / std::sqrt(2.0 * M_PI)) * (-0.5 * z.square()).exp();
 }
 
+// The same with a variance per element.
+torch::Tensor abs_moment(const torch::Tensor& mu, const torch::Tensor& var) {
+  const auto sd = var.sqrt();
+  const auto z = mu / sd;
+  return mu * (2.0 * std_normal_cdf(z) - 1.0) + (2.0 / std::sqrt(2.0 * M_PI)) * sd * (-0.5 * z.square()).exp();
+}
+
+}  // namespace
+
 // Coverage of the central 50/90/95% intervals and the calibration error from
 // the PIT values (the mixture's CDF at each target).
 void set_coverage(RegressionMetrics& m, const torch::Tensor& pit) {
@@ -30,15 +39,6 @@ void set_coverage(RegressionMetrics& m, const torch::Tensor& pit) {
   for (int i = 1; i <= 19; ++i) ce += std::fabs(0.05 * i - coverage(0.05 * i));
   m.calibration_error = ce / 19.0;
 }
-
-// The same with a variance per element.
-torch::Tensor abs_moment(const torch::Tensor& mu, const torch::Tensor& var) {
-  const auto sd = var.sqrt();
-  const auto z = mu / sd;
-  return mu * (2.0 * std_normal_cdf(z) - 1.0) + (2.0 / std::sqrt(2.0 * M_PI)) * sd * (-0.5 * z.square()).exp();
-}
-
-}  // namespace
 
 torch::Tensor mixture_cdf(const torch::Tensor& f, const torch::Tensor& y, const torch::Tensor& var) {
   return std_normal_cdf((y.unsqueeze(0) - f) / var.sqrt()).mean(0);

@@ -55,6 +55,10 @@ RegressionMetrics regression_metrics(const torch::Tensor& f, const torch::Tensor
 torch::Tensor mixture_cdf(const torch::Tensor& f, const torch::Tensor& y, const torch::Tensor& var);
 torch::Tensor mixture_crps(const torch::Tensor& f, const torch::Tensor& y, const torch::Tensor& var);
 
+// Sets the coverages and the calibration error from the PIT values of the
+// targets (the predictive CDF at each), [N].
+void set_coverage(RegressionMetrics& m, const torch::Tensor& pit);
+
 // Named metric values in the order they are written and tabulated.
 using Metrics = std::vector<std::pair<std::string, double>>;
 Metrics to_metrics(const RegressionMetrics& m);
