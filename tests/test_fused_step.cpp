@@ -36,6 +36,7 @@ struct Variant {
   std::string name;
   int64_t d_in;
   std::vector<std::string> sets;
+  int64_t classes = 0;  // > 0: a classifier (likelihood.kind softmax)
 };
 
 std::vector<Variant> variants() {
@@ -48,11 +49,15 @@ std::vector<Variant> variants() {
       {"whvi-pow2", 8, {"model.kind=whvi", "model.depth=2", "model.width=8"}},
       {"whvi-shared-g-nobias", 6, {"model.kind=whvi", "model.depth=1", "model.width=16", "model.whvi.shared_g=true", "model.whvi.bias=none"}},
       {"whvi-output-same", 8, {"model.kind=whvi", "model.depth=1", "model.width=8", "model.output_layer=same"}},
+      {"softmax-mfg", 5, {"model.kind=mfg", "model.depth=2", "model.width=12", "likelihood.kind=softmax"}, 4},
+      {"softmax-mcd-2mc", 5, {"model.kind=mcd", "model.depth=2", "model.width=12", "training.mc_samples=2",
+                              "likelihood.kind=softmax"}, 3},
+      {"softmax-whvi", 6, {"model.kind=whvi", "model.depth=2", "model.width=8", "likelihood.kind=softmax"}, 5},
   };
 }
 
 std::shared_ptr<models::RegressionModel> make_model(const Variant& v, const config::Config& cfg) {
-  auto m = std::make_shared<models::RegressionModel>(v.d_in, cfg, 0.0, 1.0, make_generator(7));
+  auto m = std::make_shared<models::RegressionModel>(v.d_in, cfg, 0.0, 1.0, make_generator(7), v.classes);
   return m;
 }
 
@@ -68,7 +73,8 @@ void compare(const Variant& v, torch::ScalarType dtype, double rtol) {
   const int64_t B = 10, N = 250;
   const int64_t S = cfg.get_int("training.mc_samples");
   const auto x = torch::randn({B, v.d_in}, make_generator(3), dtype);
-  const auto y = torch::randn({B}, make_generator(4), dtype);
+  const auto y = v.classes > 0 ? torch::randint(v.classes, {B}, make_generator(4), dtype)
+                               : torch::randn({B}, make_generator(4), dtype);
   // a: autograd
   for (auto& p : a->parameters()) p.mutable_grad() = torch::Tensor();
   const auto loss_a = infer::negative_elbo(*a, x, y, N, S, make_generator(11));
@@ -105,14 +111,20 @@ TEST(FusedStep, MatchesAutogradInFloat32) {
 // its gradient, for a few elements of every parameter (tanh: no kinks).
 TEST(FusedStep, GradientMatchesFiniteDifferences) {
   set_threads(1);
-  for (const std::string kind : {"mfg", "mcd", "whvi"}) {
-    const Variant v{kind, 5, {"model.kind=" + kind, "model.depth=2", "model.width=6", "model.activation=tanh",
-                              "training.dtype=float64", "likelihood.init_log_noise_var=-1"}};
+  for (const std::string kind : {"mfg", "mcd", "whvi", "softmax-mfg", "softmax-whvi"}) {
+    const bool softmax = kind.rfind("softmax-", 0) == 0;
+    const std::string layer = softmax ? kind.substr(8) : kind;
+    const Variant v{kind, 5,
+                    {"model.kind=" + layer, "model.depth=2", "model.width=6", "model.activation=tanh",
+                     "training.dtype=float64", "likelihood.init_log_noise_var=-1",
+                     std::string("likelihood.kind=") + (softmax ? "softmax" : "gaussian")},
+                    softmax ? 3 : 0};
     const auto cfg = cfg_with(v.sets);
     auto m = make_model(v, cfg);
     m->to(torch::kFloat64);
     const auto x = torch::randn({7, 5}, make_generator(5), torch::kFloat64);
-    const auto y = torch::randn({7}, make_generator(6), torch::kFloat64);
+    const auto y = softmax ? torch::randint(3, {7}, make_generator(6), torch::kFloat64)
+                           : torch::randn({7}, make_generator(6), torch::kFloat64);
     infer::FusedStep fused(*m);
     auto loss = [&] {
       for (auto& p : m->parameters()) p.mutable_grad() = torch::zeros_like(p);
@@ -204,6 +216,7 @@ TEST(FusedStep, RefusesWhatItCannotDoByName) {
            {{"model.kind=whvi", "model.whvi.bias=bayesian"}, "layer kind 'whvi'"},
            {{"model.kind=whvi", "model.whvi.structure=gh"}, "layer kind 'whvi'"},
            {{"model.kind=mfg", "model.activation=cos"}, "model.activation 'cos'"},
+           {{"model.kind=mfg", "likelihood.kind=student-t"}, "gaussian and softmax likelihoods"},
        }) {
     auto s = sets;
     s.push_back("training.engine=fused");
@@ -528,12 +541,16 @@ TEST(FusedStep, AutoEngineTakesTheFusedStepWhereItApplies) {
     return cfg_with(s);
   };
   EXPECT_EQ(cfg_with({}).get_string("training.engine"), "auto");
-  for (const std::string kind : {"whvi", "mfg", "mcd"}) EXPECT_EQ(infer::engine_for(with({"model.kind=" + kind})), "fused") << kind;
+  for (const std::string kind : {"whvi", "mfg", "mcd"}) {
+    EXPECT_EQ(infer::engine_for(with({"model.kind=" + kind})), "fused") << kind;
+    EXPECT_EQ(infer::engine_for(with({"model.kind=" + kind, "likelihood.kind=softmax"})), "fused") << kind;
+  }
   for (const auto& sets : std::vector<std::vector<std::string>>{
            {"model.kind=nf-whvi"}, {"model.kind=vsd"}, {"model.kind=nng"}, {"model.kind=sghmc"},
            {"model.kind=ensemble"}, {"model.kind=whvi", "inference.kind=ensemble"},
            {"model.kind=whvi", "training.engine=autograd"}, {"model.kind=whvi", "training.batched_splits=2"},
-           {"model.kind=whvi", "training.device=cuda"}, {"model.kind=whvi", "likelihood.kind=softmax"},
+           {"model.kind=whvi", "training.device=cuda"}, {"model.kind=whvi", "likelihood.kind=student-t"},
+           {"model.kind=whvi", "likelihood.kind=hetero-gaussian"}, {"model.kind=whvi", "training.kl_weight=0.5"},
            {"model.kind=whvi", "model.activation=cos"}, {"model.kind=whvi", "model.whvi.structure=gh"},
            {"model.kind=mcd", "model.architecture=simple-cnn"}})
     EXPECT_EQ(infer::engine_for(with(sets)), "autograd") << sets.front() << " " << sets.back();

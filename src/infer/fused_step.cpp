@@ -22,8 +22,11 @@ std::string fused_unsupported(const models::RegressionModel& model) {
   if (a != "relu" && a != "tanh")
     return "training.engine fused: model.activation '" + a + "' has no fused step (relu, tanh); set "
            "training.engine: autograd";
-  if (!dynamic_cast<const likelihoods::GaussianLikelihood*>(&const_cast<models::RegressionModel&>(model).likelihood()))
-    return "training.engine fused: only the gaussian likelihood has a fused step; set training.engine: autograd";
+  auto& lik = const_cast<models::RegressionModel&>(model).likelihood();
+  if (!dynamic_cast<const likelihoods::GaussianLikelihood*>(&lik) &&
+      !dynamic_cast<const likelihoods::SoftmaxLikelihood*>(&lik))
+    return "training.engine fused: only the gaussian and softmax likelihoods have a fused step; set "
+           "training.engine: autograd";
   for (const auto& l : model.layers())
     if (!l->supports_fused())
       return "training.engine fused: layer kind '" + l->kind() + "' (with these options) has no fused step "
@@ -37,11 +40,13 @@ std::string engine_for(const config::Config& cfg) {
   if (engine != "auto") return engine;
   if (method_of(cfg) != "variational" || cfg.get_string("training.device") != "cpu" ||
       cfg.get_int("training.batched_splits") != 1 || cfg.get_string("model.architecture") != "mlp" ||
-      cfg.get_string("likelihood.kind") != "gaussian" || cfg.get_int("training.kl_warmup") != 0 ||
+      (cfg.get_string("likelihood.kind") != "gaussian" && cfg.get_string("likelihood.kind") != "softmax") ||
+      cfg.get_int("training.kl_warmup") != 0 ||
       cfg.get_float("training.kl_weight") != 1.0)
     return "autograd";
   // the layers decide with their options: a network of this config on 8 inputs
-  const models::RegressionModel probe(8, cfg, 0.0, 1.0, make_generator(0));
+  const models::RegressionModel probe(8, cfg, 0.0, 1.0, make_generator(0),
+                                      cfg.get_string("likelihood.kind") == "softmax" ? 2 : 0);
   return fused_unsupported(probe).empty() ? "fused" : "autograd";
 }
 
@@ -78,23 +83,10 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
     else at::tanh_out(a, z[l]);
     h = a;
   }
-  // the Gaussian likelihood: nll = ½ Σ (ln 2π + lnv + (y - f)² e^-lnv)
-  auto& lik = static_cast<likelihoods::GaussianLikelihood&>(model_.likelihood());
-  auto& lnv_t = lik.log_noise_var();
-  double lnv = 0;  // one element: read it, not item() (a dispatch)
-  AT_DISPATCH_FLOATING_TYPES(lnv_t.scalar_type(), "fused_lnv", [&] { lnv = static_cast<double>(*lnv_t.data_ptr<scalar_t>()); });
-  const double prec = std::exp(-lnv);
   const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
-  const auto f = z[L - 1].view({-1});
-  const int64_t rows = f.numel();
-  if (!df_.defined() || df_.numel() != rows || df_.scalar_type() != f.scalar_type())
-    df_ = torch::empty({rows, 1}, f.options());
-  auto df = df_.view({-1});
-  models::fused_ops::sub_out(df, f, yb);                // f - y
-  const double sse = df.square().sum().item<double>();  // LibTorch's summation order
-  models::fused_ops::scale_out(df, df, scale * prec);
-  const double nll = 0.5 * (static_cast<double>(rows) * (kLnTwoPi + lnv) + sse * prec);
-  models::fused_ops::add_scalar_(lnv_t.mutable_grad(), scale * 0.5 * (static_cast<double>(rows) - sse * prec));
+  const double nll = dynamic_cast<likelihoods::SoftmaxLikelihood*>(&model_.likelihood())
+                         ? softmax_nll_and_grad(z[L - 1], yb, scale)
+                         : gaussian_nll_and_grad(z[L - 1], yb, scale);
   // backward
   torch::Tensor g = df_;
   for (size_t l = L; l-- > 0;) {
@@ -115,6 +107,37 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
   double kl = 0;
   for (const auto& l : layers) kl += l->fused_kl_backward();
   return scale * nll + kl;
+}
+
+double FusedStep::softmax_nll_and_grad(const torch::Tensor& logits, const torch::Tensor& yb, double scale) {
+  // nll = -Σ log softmax(f)_y; d nll / d f = softmax(f) - onehot(y), times scale
+  const auto logp = at::log_softmax(logits, 1);
+  const auto idx = yb.to(torch::kInt64).unsqueeze(1);
+  const double nll = -logp.gather(1, idx).sum().item<double>();
+  df_ = logp.exp();
+  df_.scatter_add_(1, idx, torch::full({idx.size(0), 1}, -1.0, df_.options()));
+  df_.mul_(scale);
+  return nll;
+}
+
+double FusedStep::gaussian_nll_and_grad(const torch::Tensor& z_out, const torch::Tensor& yb, double scale) {
+  // the Gaussian likelihood: nll = ½ Σ (ln 2π + lnv + (y - f)² e^-lnv)
+  auto& lik = static_cast<likelihoods::GaussianLikelihood&>(model_.likelihood());
+  auto& lnv_t = lik.log_noise_var();
+  double lnv = 0;  // one element: read it, not item() (a dispatch)
+  AT_DISPATCH_FLOATING_TYPES(lnv_t.scalar_type(), "fused_lnv", [&] { lnv = static_cast<double>(*lnv_t.data_ptr<scalar_t>()); });
+  const double prec = std::exp(-lnv);
+  const auto f = z_out.view({-1});
+  const int64_t rows = f.numel();
+  if (!df_.defined() || df_.numel() != rows || df_.scalar_type() != f.scalar_type())
+    df_ = torch::empty({rows, 1}, f.options());
+  auto df = df_.view({-1});
+  models::fused_ops::sub_out(df, f, yb);                // f - y
+  const double sse = df.square().sum().item<double>();  // LibTorch's summation order
+  models::fused_ops::scale_out(df, df, scale * prec);
+  const double nll = 0.5 * (static_cast<double>(rows) * (kLnTwoPi + lnv) + sse * prec);
+  models::fused_ops::add_scalar_(lnv_t.mutable_grad(), scale * 0.5 * (static_cast<double>(rows) - sse * prec));
+  return nll;
 }
 
 }  // namespace whvi::infer

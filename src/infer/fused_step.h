@@ -1,7 +1,7 @@
-// The fused training step (issue 11 part 2; training.engine: fused): the
+// The fused training step (training.engine: fused): the
 // negative ELBO of variational.cpp and its gradient without autograd. The
 // forward pass runs layer by layer on buffers kept from step to step
-// (BayesianLayer::fused_forward), the Gaussian likelihood's gradient is
+// (BayesianLayer::fused_forward), the likelihood's gradient (Gaussian or softmax) is
 // written out, and the backward pass calls each layer's fused_backward, which
 // adds the data term's and its KL's gradients straight into the parameters'
 // .grad() (the optimiser's flat gradient buffer). No autograd graph, no
@@ -17,8 +17,8 @@
 //
 // Supported: MLPs (model.architecture mlp) of layers whose kind implements
 // the fused step (mcd, mfg; whvi with its default structure and a
-// deterministic or no bias) with relu or tanh activations, the Gaussian
-// likelihood, on the CPU. fused_unsupported() names what is not.
+// deterministic or no bias) with relu or tanh activations, the Gaussian or
+// the softmax likelihood, on the CPU. fused_unsupported() names what is not.
 #pragma once
 
 #include <string>
@@ -53,7 +53,12 @@ class FusedStep {
   models::RegressionModel& model_;
   std::vector<models::FusedCache> caches_;
   std::vector<torch::Tensor> acts_, dacts_;  // activation outputs and their gradients, per hidden layer
-  torch::Tensor df_;                           // dL/df [rows, 1]
+  torch::Tensor df_;                           // dL/df [rows, outputs]
+  // The likelihood's term of the mini-batch at the network's outputs: returns
+  // -Σ log p(y | f), sets df_ = scale x its gradient in f (and the Gaussian's
+  // noise gradient).
+  double gaussian_nll_and_grad(const torch::Tensor& f, const torch::Tensor& yb, double scale);
+  double softmax_nll_and_grad(const torch::Tensor& logits, const torch::Tensor& yb, double scale);
 };
 
 }  // namespace whvi::infer
