@@ -6,8 +6,10 @@
 #     3 CPU threads each, into results/fashion-mnist/;
 #   - scripts/fashion_mnist_vsd.sh (VSD's objective chosen on validation rows,
 #     then the chosen one on the test images), 6 runs of 1 thread;
-# and copies the new records (no checkpoints) to $OUT_DIR/results/ before
-# DEADLINE (seconds since the epoch), stopping what has not finished.
+# and packs results/fashion-mnist (no checkpoints) into $OUT_DIR/results/fashion-mnist.tar.gz
+# before DEADLINE (seconds since the epoch), stopping what has not finished.
+# Check `whvi --version` in $OUT_DIR/summary.txt: a record is only committed when
+# the build's commit is the one checked out here and its tree is clean.
 #   DEBS=.debs WHVI_DATA_DIR=$PWD/out/gpu-data OUT_DIR=$OUT DEADLINE=$(( $(date +%s) + 570 )) bash scripts/gpu_fashion_mnist.sh
 # WHVI_DATA_DIR must hold fashion-mnist/ (the four IDX files) and mnist-mini/.
 set -uo pipefail
@@ -29,6 +31,6 @@ while (($(jobs -rp | wc -l))) && (($(date +%s) < DEADLINE - 25)); do sleep 5; do
 for p in $(jobs -rp); do kill -- "$p" 2>/dev/null; pkill -P "$p" 2>/dev/null; done
 pkill -f "$WHVI" 2>/dev/null
 echo "gpu_fashion_mnist: stopped at $(date -u +%FT%TZ) with $(jobs -rp | wc -l) job(s) still running" >> "$OUT_DIR/summary.txt"
-cp -r results/fashion-mnist "$OUT_DIR/results/"
-find "$OUT_DIR/results" \( -name '*.ckpt' -o -name '*.lock' \) -delete
+# one archive: a lent machine sends back a limited number of files, none deeply nested
+tar -czf "$OUT_DIR/results/fashion-mnist.tar.gz" --exclude='*.ckpt' --exclude='*.lock' results/fashion-mnist
 exit 0
