@@ -1,4 +1,6 @@
 // Tests of the Torch operators in src/ops/ and of the benchmark harness.
+#include <dlfcn.h>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -191,6 +193,10 @@ TEST(Runtime, ThreadsReachLibTorch) {
   EXPECT_EQ(whvi::threads(), 1);
   whvi::set_threads(2);
   EXPECT_EQ(at::get_num_threads(), 2);
+  // OpenBLAS stays on one thread (its pool and LibTorch's would spin against each other)
+  if (void* f = dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))
+    EXPECT_EQ(reinterpret_cast<int (*)()>(f)(), 1);
+  whvi::set_threads(1);
 }
 
 TEST(BenchFwht, WritesTheDocumentedFields) {

@@ -70,7 +70,11 @@ int set_threads(int n) {
              hardware_threads(), " cores of this machine, at most 1024); use --threads 0 for all cores");
   if (n <= 0) n = hardware_threads();
   at::set_num_threads(n);
-  if (auto f = blas_symbol<void (*)(int)>("openblas_set_num_threads")) f(n);
+  // OpenBLAS ignores LibTorch's setting, and its threads busy-wait as LibTorch's
+  // OpenMP pool does: with both pools at n > 1 on a 2-core machine, fused MFG and
+  // MCD steps ran 5x slower than on one thread (results/bench/cpu-epyc-avx2-train-threads.md).
+  // So OpenBLAS always runs on the calling thread; LibTorch's pool parallelises.
+  if (auto f = blas_symbol<void (*)(int)>("openblas_set_num_threads")) f(1);
   g_threads = n;
   return n;
 }

@@ -8,8 +8,9 @@ namespace whvi {
 const char* git_commit();  // generated at build time (cmake/GitVersion.cmake)
 std::string version_string();  // multi-line, for `whvi --version`
 
-// Sets LibTorch's intra-op threads, OpenBLAS's threads (which ignore
-// LibTorch's setting) and the thread count the whvi kernels use.
+// Sets LibTorch's intra-op threads and the thread count the whvi kernels
+// use, and OpenBLAS's threads (which ignore LibTorch's setting) to 1: two
+// busy-waiting pools on the same cores are far slower than one.
 // n <= 0 means all hardware threads. Returns the count applied. n above
 // max_threads() throws whvi::Error before any thread is created.
 int set_threads(int n);
