@@ -114,7 +114,9 @@ double FusedStep::softmax_nll_and_grad(const torch::Tensor& logits, const torch:
   const auto logp = at::log_softmax(logits, 1);
   const auto idx = yb.to(torch::kInt64).unsqueeze(1);
   const double nll = -logp.gather(1, idx).sum().item<double>();
-  df_ = logp.exp();
+  if (!df_.defined() || df_.sizes() != logp.sizes() || df_.scalar_type() != logp.scalar_type())
+    df_ = torch::empty(logp.sizes(), logp.options());  // kept from step to step, as the Gaussian's
+  at::exp_out(df_, logp);
   df_.scatter_add_(1, idx, torch::full({idx.size(0), 1}, -1.0, df_.options()));
   df_.mul_(scale);
   return nll;
