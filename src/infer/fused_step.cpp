@@ -6,6 +6,7 @@
 #include "common/errors.h"
 #include "common/rng.h"
 #include "infer/inference.h"
+#include "infer/variational.h"
 #include "likelihoods/likelihood.h"
 #include "models/fused_ops.h"
 
@@ -41,8 +42,7 @@ std::string engine_for(const config::Config& cfg) {
   if (method_of(cfg) != "variational" || cfg.get_string("training.device") != "cpu" ||
       cfg.get_int("training.batched_splits") != 1 || cfg.get_string("model.architecture") != "mlp" ||
       (cfg.get_string("likelihood.kind") != "gaussian" && cfg.get_string("likelihood.kind") != "softmax") ||
-      cfg.get_int("training.kl_warmup") != 0 ||
-      cfg.get_float("training.kl_weight") != 1.0)
+      !VariationalOptions::from(cfg).plain_elbo())
     return "autograd";
   // the layers decide with their options: a network of this config on 8 inputs
   const models::RegressionModel probe(8, cfg, 0.0, 1.0, make_generator(0),

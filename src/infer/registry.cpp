@@ -69,7 +69,7 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cf
              ": model.kind sghmc samples the gaussian likelihood's noise variance; likelihood.kind ",
              cfg.get_string("likelihood.kind"), " is not written for it yet; set likelihood.kind: gaussian");
   WHVI_CHECK(method == "variational" || method == "ensemble" ||
-                 (cfg.get_int("training.kl_warmup") == 0 && cfg.get_float("training.kl_weight") == 1.0),
+                 VariationalOptions::from(cfg).plain_elbo(),
              cfg.source(), ": training.kl_warmup and training.kl_weight weight the KL term of variational methods "
              "and ensembles; model.kind ", kind, " has none", method == "nng" ? " (its own is model.nng.kl_weight)" : "",
              "; remove them");

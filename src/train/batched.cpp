@@ -22,7 +22,7 @@ std::string batched_unsupported(const config::Config& cfg, infer::Inference& exa
     return "training.batched_splits: model.kind " + cfg.get_string("model.kind") + " is trained by " +
            example.method() + ", not variational inference; batched splits support whvi, mfg and mcd; set "
            "training.batched_splits: 1";
-  if (cfg.get_int("training.kl_warmup") != 0 || cfg.get_float("training.kl_weight") != 1.0)
+  if (!infer::VariationalOptions::from(cfg).plain_elbo())
     return "training.batched_splits: training.kl_warmup and training.kl_weight are applied one split at a time; set "
            "training.batched_splits: 1";
   if (cfg.get_string("likelihood.kind") != "gaussian")
