@@ -377,6 +377,38 @@ TEST(Validation, SelectionRunsNeverSeeTheTestRows) {
   EXPECT_TRUE(val.contains("noise_floor"));
 }
 
+// training.stopping: validation holds out a share of each split's training
+// rows (the record's n_train counts the rest), writes where it stopped, and
+// a second run gives the same numbers; a named data set keeps its fixed
+// schedule by default (no `stopping` in its record).
+TEST(Validation, StoppingOnHeldOutRowsIsRecordedAndDeterministic) {
+  set_threads(1);
+  Sandbox sb("stopping");
+  const auto cfg = sb.config("data: {dataset: synthetic:linear, splits: 1}\n"
+                             "training: {steps: 400, steps_fixed_noise: 10, log_every: 100000}\n"
+                             "evaluation: {mc_samples: 8}\n");
+  const auto fixed = experiment::run_train(opts(cfg, {"output.name=f"}));
+  EXPECT_FALSE(fixed["splits"][0].contains("stopping"));
+  const std::vector<std::string> sets = {"training.stopping=validation", "training.stopping_every=20",
+                                         "training.stopping_patience=2", "training.stopping_fraction=0.2"};
+  auto a_sets = sets, b_sets = sets;
+  a_sets.push_back("output.name=a");
+  b_sets.push_back("output.name=b");
+  const auto a = experiment::run_train(opts(cfg, a_sets));
+  const auto b = experiment::run_train(opts(cfg, b_sets));
+  const auto& s = a["splits"][0];
+  ASSERT_TRUE(s.contains("stopping"));
+  const int64_t n_all = fixed["splits"][0]["n_train"];
+  EXPECT_EQ(s["n_train"].get<int64_t>() + s["stopping"]["validation_rows"].get<int64_t>(), n_all);
+  EXPECT_EQ(s["stopping"]["validation_rows"].get<int64_t>(), std::llround(0.2 * static_cast<double>(n_all)));
+  EXPECT_EQ(s["steps"], s["stopping"]["stopped_at"]);
+  EXPECT_LE(s["stopping"]["best_step"].get<int64_t>(), s["steps"].get<int64_t>());
+  EXPECT_LE(s["stopping"]["stopped_at"].get<int64_t>(), 410);
+  EXPECT_EQ(s["stopping"]["step"].size(), s["stopping"]["validation_mnll"].size());
+  EXPECT_EQ(numbers(s), numbers(b["splits"][0]));
+  EXPECT_EQ(s["stopping"], b["splits"][0]["stopping"]);
+}
+
 // The table shows calibration, the noise floor of synthetic problems, and which
 // model has the lowest mean per data set.
 TEST(Table, CalibrationFloorsAndBestModelAreRendered) {

@@ -22,6 +22,7 @@ enum class Stream : uint64_t {
   kSelection = 5, // validation subsets carved from training splits
   kCurve = 6,     // learning-curve evaluations during training (evaluation.every)
   kOod = 7,       // Monte Carlo samples on an out-of-distribution set (evaluation.ood_dataset)
+  kStopping = 8,  // rows held out to stop training, and their Monte Carlo samples (training.stopping)
 };
 
 // A 64-bit seed mixing (seed, split, stream) through SplitMix64, so nearby

@@ -129,6 +129,17 @@ const std::vector<Param>& schema() {
       I("training.seed", "0", 0, 9.0e15, "seed of initialisation, batches and noise; split k's streams are derived from (seed, k) only"),
       I("training.batched_splits", "1", 1, 1024, "train this many of the config's splits at once as one batched model (train/batched.h: one forward and backward pass for all, each split with its own generator, optimiser state and checks, so its numbers do not depend on the others in its group); 1: one split at a time. Variational whvi, mfg and mcd MLPs with the gaussian likelihood"),
       S("training.engine", "auto", {"auto", "autograd", "fused"}, "how a variational step computes its gradient: fused (infer/fused_step.h: hand-written forward and backward on reused buffers, the same draws, the same numbers to float rounding, faster; mcd, mfg and default-structure whvi MLPs with the gaussian likelihood on the CPU, one split at a time), autograd (LibTorch's, the reference), or auto: fused wherever it applies, autograd otherwise. Every split record says which ran (engine)"),
+      S("training.stopping", "auto", {"auto", "off", "validation"},
+        "validation: hold out training.stopping_fraction of each split's training rows, measure the predictive NLL "
+        "on them every training.stopping_every steps, stop after training.stopping_patience measurements without "
+        "improvement (the configured steps are then the maximum) and keep the parameters of the best measurement "
+        "(train/stopping.h; the record's `stopping` says where); off: the fixed schedule; auto: validation for a "
+        "CSV file of yours, off for the named data sets (their papers' schedules). Not for sghmc, batched splits "
+        "or a GPU"),
+      F("training.stopping_fraction", "0.1", 0.01, 0.5, "training.stopping: share of the training rows held out (at least 1 row)"),
+      I("training.stopping_every", "500", 1, 1e9, "training.stopping: steps between measurements on the held-out rows"),
+      I("training.stopping_patience", "10", 1, 1e6, "training.stopping: measurements without improvement before training stops (never inside training.steps_fixed_noise)"),
+      I("training.stopping_mc_samples", "32", 1, 1e6, "training.stopping: Monte Carlo samples of each measurement"),
       I("training.log_every", "5000", 1, 1e9, "steps between log lines (when not on a terminal)"),
       S("training.dtype", "float32", {"float32", "float64"}, "parameter and activation precision"),
       S("training.device", "cpu", {"cpu", "cuda"}, "where the training steps run: cpu, or cuda (the first visible GPU; pick one with CUDA_VISIBLE_DEVICES) for a build with CUDA. The data and the run's generator stay on the CPU: each mini-batch and each draw is copied over, so a run draws the same numbers on either device. The parameters come back to the CPU after the last step, where prediction, evaluation and checkpoints happen. Variational methods with the autograd engine, one split at a time, no learning curve"),

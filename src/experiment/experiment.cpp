@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <set>
@@ -29,6 +30,7 @@
 #include "train/metrics.h"
 #include "train/batched.h"
 #include "train/loop.h"
+#include "train/stopping.h"
 
 namespace whvi::experiment {
 namespace fs = std::filesystem;
@@ -117,6 +119,10 @@ std::string fingerprint(const config::Config& cfg) {
   // another device rounds differently: its splits are not resumed into a CPU run's
   if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
   if (cfg.get_string("likelihood.kind") != "student-t") j["likelihood"].erase("student_t");
+  // stopping on validation rows: its keys only where it acts
+  if (!train::stopping_on(cfg))
+    for (const char* k : {"stopping", "stopping_fraction", "stopping_every", "stopping_patience", "stopping_mc_samples"})
+      j["training"].erase(k);
   if (cfg.get_int("training.kl_warmup") == 0) j["training"].erase("kl_warmup");
   if (cfg.get_float("training.kl_weight") == 1.0) j["training"].erase("kl_weight");
   if (cfg.get_string("training.optimizer") == "adam") {
@@ -271,6 +277,7 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
                "training; ", is_toy(cfg) ? "the toy problem has no test rows" : "SGHMC has no samples before its burn-in ends",
                "; set evaluation.every: 0");
   if (cfg.get_string("training.device") != "cpu") check_device(cfg);
+  train::stopping_on(cfg);  // throws where training.stopping: validation cannot act
   for (size_t k = 0; k < splits.size(); ++k) {
     WHVI_CHECK(splits[k].train.size() >= 2, "data set '", d.name, "' (", d.source, "): split ", k, " has ",
                splits[k].train.size(), " training row(s); at least 2 are needed to standardise and train");
@@ -590,6 +597,8 @@ struct SplitRun {
   data::PreparedSplit prep;
   std::unique_ptr<infer::Inference> inf;
   torch::Tensor y_test;
+  int64_t n_fit = 0;          // training rows the steps saw (fewer than prep's when some stop training)
+  json stopping = json();     // training.stopping's record (null when off)
 };
 
 // evaluation.ood_dataset's stored test rows (raw inputs), or an undefined tensor.
@@ -626,6 +635,7 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
                cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", r.inf->num_params(),
                r.inf->method());
   r.y_test = r.prep.y_test.squeeze(1).to(torch::kFloat64);
+  r.n_fit = r.prep.x_train.size(0);
   if (ood_rows.defined()) r.ood_x = (ood_rows - r.prep.stats.x_mean) / r.prep.stats.x_std;
   return r;
 }
@@ -642,22 +652,59 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const auto& prep = run.prep;
   const auto& inf = run.inf;
   const auto& y_test = run.y_test;
+  const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
+  // Stopping on validation rows (train/stopping.h): a share of the training
+  // rows is held out from the steps, rows and draws from Stream::kStopping.
+  const auto so = train::StoppingOptions::from(cfg);
+  auto x_fit = prep.x_train;
+  auto y_fit = prep.y_train.squeeze(1);
+  std::unique_ptr<train::ValidationStopping> stopper;
+  if (so.on) {
+    const auto h = train::carve_holdout(x_fit.size(0), so.fraction, derive_seed(seed, k, Stream::kStopping));
+    const auto fit = torch::tensor(h.fit, torch::kInt64), val = torch::tensor(h.validation, torch::kInt64);
+    stopper = std::make_unique<train::ValidationStopping>(
+        *inf, x_fit.index_select(0, val), prep.y_train_raw.index_select(0, val).squeeze(1).to(torch::kFloat64), so,
+        make_generator(derive_seed(seed, k, Stream::kStopping) + 1));
+    x_fit = x_fit.index_select(0, fit);
+    y_fit = y_fit.index_select(0, fit);
+    run.n_fit = x_fit.size(0);
+    spdlog::info("{}: {} of the training rows held out to stop training (every {} steps, patience {})", label,
+                 h.validation.size(), so.every, so.patience);
+  }
   // The learning curve (evaluation.every): the held-out rows evaluated during
   // training, with draws from their own stream (Stream::kCurve), so the
   // trained model and its final numbers are those of a run without a curve.
   json curve = json::array();
-  const int64_t every = cfg.get_int("evaluation.every");
+  const int64_t curve_every = cfg.get_int("evaluation.every");
+  const int64_t every = std::gcd(curve_every, stopper ? so.every : 0);
   const auto curve_gen = make_generator(seed, k, Stream::kCurve);
   const auto on_every = [&](int64_t steps) {
-    const auto fc = inf->predict(prep.x_test, cfg.get_int("evaluation.curve_mc_samples"), curve_gen);
-    const auto mc = inf->likelihood().evaluate(fc, y_test);
-    json point = {{"step", steps}};
-    for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
-    curve.push_back(point);
+    const bool last = steps == total;
+    if (curve_every > 0 && (steps % curve_every == 0 || last)) {
+      const auto fc = inf->predict(prep.x_test, cfg.get_int("evaluation.curve_mc_samples"), curve_gen);
+      const auto mc = inf->likelihood().evaluate(fc, y_test);
+      json point = {{"step", steps}};
+      for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
+      curve.push_back(point);
+    }
+    return stopper && (steps % so.every == 0 || last) && stopper->measure(steps);
   };
-  const auto ts = train::train(*inf, prep.x_train, prep.y_train.squeeze(1), cfg,
-                               make_generator(seed, k, Stream::kTrain), label, every, on_every);
-  return finish_split(cfg, d, run, ts, every > 0 ? curve : json(), 0, fp);
+  const auto ts = train::train(*inf, x_fit, y_fit, cfg, make_generator(seed, k, Stream::kTrain), label, every,
+                               on_every, [&] {
+                                 if (stopper) stopper->restore_best();
+                               });
+  if (stopper)
+    run.stopping = {{"validation_rows", prep.x_train.size(0) - run.n_fit},
+                    {"every", so.every},
+                    {"patience", so.patience},
+                    {"mc_samples", so.mc_samples},
+                    {"max_steps", total},
+                    {"stopped_at", ts.steps},
+                    {"best_step", stopper->best_step()},
+                    {"best_validation_mnll", stopper->best_nll()},
+                    {"step", stopper->steps()},
+                    {"validation_mnll", stopper->nll()}};
+  return finish_split(cfg, d, run, ts, curve_every > 0 ? curve : json(), 0, fp);
 }
 
 // Evaluates a trained split and writes its record, checkpoint and grid.
@@ -683,7 +730,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
                  " rows: the numbers overflow (largest |test target| ", y_test.abs().max().item<double>(),
                  ", noise variance ", noise_var, "); rescale the target column");
   json r = {{"split", k},
-            {"n_train", prep.x_train.size(0)},
+            {"n_train", run.n_fit},
             {"n_test", prep.x_test.size(0)},
             {"seed", seed},
             {"steps", ts.steps},
@@ -701,6 +748,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
   if (!curve.is_null()) r["curve"] = curve;
+  if (!run.stopping.is_null()) r["stopping"] = run.stopping;
   if (!ts.trace_step.empty())
     // data term = loss - kl_weight x kl: the expected negative log likelihood scaled to the
     // training set (plus any Monte Carlo KL terms, NF-WHVI's flows)

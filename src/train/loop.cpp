@@ -57,7 +57,8 @@ torch::Tensor gather_rows(const torch::Tensor& x, const torch::Tensor& perm, int
 
 TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
                       const config::Config& cfg, const LoopOptions& o, const at::Generator& gen,
-                      const std::string& label, int64_t every, const std::function<void(int64_t)>& on_every) {
+                      const std::string& label, int64_t every, const std::function<bool(int64_t)>& on_every,
+                      const std::function<void()>& on_end) {
   const auto x = x_in.to(o.dtype).contiguous();
   const auto y = y_in.to(o.dtype).contiguous();
   const int64_t N = x.size(0);
@@ -79,6 +80,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   double loss_value = std::nan("");
   const int64_t trace_every = std::max<int64_t>(1, total / 50);
   const bool trace = std::isfinite(inf.kl_value());
+  int64_t done = total;
   for (int64_t t = 0; t < total; ++t) {
     if (pos + B > N) {
       perm = torch::randperm(N, gen, torch::kInt64);
@@ -97,19 +99,20 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
     const double lr = inf.step_size(t);
     st.final_lr = lr;
 
-    const bool last = t + 1 == total;
+    bool stop = false;
+    if (every > 0 && on_every && ((t + 1) % every == 0 || t + 1 == total)) {
+      const auto c0 = std::chrono::steady_clock::now();
+      stop = on_every(t + 1);
+      const auto spent = std::chrono::steady_clock::now() - c0;
+      t0 += spent;
+      last_print += spent;
+    }
+    const bool last = t + 1 == total || stop;
     if (trace && ((t + 1) % trace_every == 0 || last)) {
       st.trace_step.push_back(static_cast<double>(t + 1));
       st.trace_loss.push_back(loss.item<double>());
       st.trace_kl.push_back(inf.kl_value());
       st.trace_kl_weight.push_back(inf.kl_factor(t));
-    }
-    if (every > 0 && on_every && ((t + 1) % every == 0 || last)) {
-      const auto c0 = std::chrono::steady_clock::now();
-      on_every(t + 1);
-      const auto spent = std::chrono::steady_clock::now() - c0;
-      t0 += spent;
-      last_print += spent;
     }
     const auto now = std::chrono::steady_clock::now();
     // off a terminal, a line at least every 30 s too, not only every log_every steps
@@ -139,19 +142,25 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
         last_print = now;
       }
     }
+    if (stop) {
+      done = t + 1;
+      spdlog::info("{}: stopped at step {} of {}", label, done, total);
+      break;
+    }
   }
-  st.steps = total;
+  st.steps = done;
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  st.steps_per_second = total / std::max(st.seconds, 1e-9);
+  st.steps_per_second = static_cast<double>(done) / std::max(st.seconds, 1e-9);
   st.final_loss = loss_value;
   inf.end();
+  if (on_end) on_end();
   // Final health checks: an exploded likelihood parameter (the Gaussian's
   // noise variance) or a fit far worse than the constant predictor is
   // divergence, not a result.
-  if (const auto problem = lik.health_problem()) diverged(label, total, *problem, cfg, inf);
+  if (const auto problem = lik.health_problem()) diverged(label, done, *problem, cfg, inf);
   const int64_t n_fit = std::min<int64_t>(N, 2048);
   const auto fit = inf.mean_standardized(x.narrow(0, 0, n_fit));
-  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, total, *problem, cfg, inf);
+  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, done, *problem, cfg, inf);
   return st;
 }
 
@@ -218,11 +227,11 @@ LoopOptions LoopOptions::from(const config::Config& cfg) {
 
 TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
                  const config::Config& cfg, const at::Generator& gen, const std::string& label,
-                 int64_t every, const std::function<void(int64_t)>& on_every) {
+                 int64_t every, const std::function<bool(int64_t)>& on_every, const std::function<void()>& on_end) {
   const auto o = LoopOptions::from(cfg);
   inference.to(o.dtype);
   inference.to_device(o.device);
-  return train_loop(inference, x, y, cfg, o, gen, label, every, on_every);
+  return train_loop(inference, x, y, cfg, o, gen, label, every, on_every, on_end);
 }
 
 }  // namespace whvi::train

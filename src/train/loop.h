@@ -43,7 +43,7 @@ struct LoopOptions {
 torch::Tensor augment_images(const torch::Tensor& xb, const std::vector<int64_t>& chw, const at::Generator& gen);
 
 struct TrainStats {
-  int64_t steps = 0;
+  int64_t steps = 0;  // steps run: the configured total, or fewer when on_every stopped training
   double seconds = 0;
   double steps_per_second = 0;
   double final_loss = 0;  // last step's objective (standardised scale, one mini-batch estimate)
@@ -60,10 +60,15 @@ struct TrainStats {
 // run is deterministic for a given generator state, thread count and machine.
 // `cfg` names the likely culprits when training diverges.
 // `every` > 0: `on_every(steps done)` is called after every `every` steps (and
-// after the last); it must not draw from `gen` (learning curves, issue 12).
+// after the last); it must not draw from `gen` (learning curves, stopping on
+// validation rows); when it returns true, training stops after that step
+// (TrainStats::steps says where). `on_end`, if given, runs after the method's
+// end() and before the final health checks (e.g. to restore the parameters to
+// be kept).
 TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
                  const config::Config& cfg, const at::Generator& gen, const std::string& label,
-                 int64_t every = 0, const std::function<void(int64_t)>& on_every = {});
+                 int64_t every = 0, const std::function<bool(int64_t)>& on_every = {},
+                 const std::function<void()>& on_end = {});
 
 // The settings that most plausibly make training diverge, for error messages:
 // "training.lr = 10 (default 0.001)" and every numeric model/likelihood/training

@@ -1,0 +1,101 @@
+#include "train/stopping.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "common/errors.h"
+#include "common/rng.h"
+#include "data/csv.h"
+
+namespace whvi::train {
+
+StoppingOptions StoppingOptions::from(const config::Config& cfg) {
+  StoppingOptions o;
+  o.on = stopping_on(cfg);
+  o.fraction = cfg.get_float("training.stopping_fraction");
+  o.every = cfg.get_int("training.stopping_every");
+  o.patience = cfg.get_int("training.stopping_patience");
+  o.mc_samples = cfg.get_int("training.stopping_mc_samples");
+  o.min_steps = cfg.get_int("training.steps_fixed_noise");
+  return o;
+}
+
+bool stopping_on(const config::Config& cfg, std::string* why_off) {
+  const std::string mode = cfg.get_string("training.stopping");
+  if (mode == "off") return false;
+  const bool asked = mode == "validation";
+  auto off = [&](const std::string& why) {
+    WHVI_CHECK(!asked, cfg.source(), ": training.stopping validation: ", why,
+               "; set training.stopping: off (or auto)");
+    if (why_off) *why_off = why;
+    return false;
+  };
+  if (cfg.get_string("model.kind") == "sghmc" || cfg.get_string("inference.kind") == "sghmc")
+    return off("SGHMC predicts with the samples it keeps after its burn-in, not with the parameters of one step");
+  if (cfg.get_int("training.batched_splits") > 1)
+    return off("batched splits (training.batched_splits) train their group to the same step");
+  if (cfg.get_string("training.device") != "cpu")
+    return off("the validation rows are measured on the CPU during training, and training.device is " +
+               cfg.get_string("training.device"));
+  if (asked) return true;
+  if (!data::is_csv_path(cfg.get_string("data.dataset"))) {
+    if (why_off) *why_off = "a named data set keeps its fixed schedule";
+    return false;
+  }
+  return true;
+}
+
+Holdout carve_holdout(int64_t n, double fraction, uint64_t seed) {
+  const int64_t n_val = std::max<int64_t>(1, std::llround(fraction * static_cast<double>(n)));
+  WHVI_CHECK(n - n_val >= 2, "training.stopping_fraction = ", fraction, " of ", n, " training rows leaves ",
+             n - n_val, " to train on (at least 2 are needed); lower it or set training.stopping: off");
+  std::vector<int64_t> rows(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) rows[static_cast<size_t>(i)] = i;
+  std::mt19937_64 g(seed);
+  shuffle(rows, g);
+  Holdout h;
+  h.validation.assign(rows.end() - n_val, rows.end());
+  h.fit.assign(rows.begin(), rows.end() - n_val);
+  std::sort(h.fit.begin(), h.fit.end());
+  std::sort(h.validation.begin(), h.validation.end());
+  return h;
+}
+
+ValidationStopping::ValidationStopping(infer::Inference& inf, torch::Tensor x_val, torch::Tensor y_val,
+                                       const StoppingOptions& o, at::Generator gen)
+    : inf_(inf), x_(std::move(x_val)), y_(std::move(y_val)), o_(o), gen_(std::move(gen)) {}
+
+bool ValidationStopping::measure(int64_t steps) {
+  torch::NoGradGuard ng;
+  const auto f = inf_.predict(x_, o_.mc_samples, gen_);
+  const auto m = inf_.likelihood().evaluate(f, y_);
+  double nll = std::nan("");
+  for (const auto& [key, value] : m.metrics)
+    if (key == "mnll") nll = value;
+  steps_.push_back(static_cast<double>(steps));
+  nll_.push_back(nll);
+  if (std::isfinite(nll) && (best_step_ < 0 || nll < best_nll_)) {
+    best_nll_ = nll;
+    best_step_ = steps;
+    since_best_ = 0;
+    const auto state = inf_.state();
+    best_.clear();
+    for (const auto& [key, t] : state) best_.push_back(t.detach().clone());
+    return false;
+  }
+  ++since_best_;
+  return since_best_ >= o_.patience && steps >= o_.min_steps;
+}
+
+void ValidationStopping::restore_best() {
+  if (best_.empty()) return;
+  torch::NoGradGuard ng;
+  const auto state = inf_.state();
+  WHVI_ASSERT(state.size() == best_.size());
+  for (size_t i = 0; i < state.size(); ++i) state[i].second.copy_(best_[i]);
+}
+
+}  // namespace whvi::train

@@ -1,0 +1,169 @@
+// Stopping on validation rows (train/stopping.h): the held-out rows are a
+// deterministic partition of the training rows; the kept parameters are those
+// of the best measurement, bit for bit those of a fixed-schedule run of that
+// many steps (the measurements draw from their own stream and change nothing
+// else); auto acts on CSV files only and refuses nothing.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "common/errors.h"
+#include "common/rng.h"
+#include "common/runtime.h"
+#include "config/config.h"
+#include "infer/inference.h"
+#include "train/loop.h"
+#include "train/stopping.h"
+
+using namespace whvi;
+
+namespace {
+
+config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Stopping, TheHoldoutIsADeterministicPartitionOfTheTrainingRows) {
+  const auto h = train::carve_holdout(100, 0.1, 7);
+  EXPECT_EQ(h.validation.size(), 10u);
+  EXPECT_EQ(h.fit.size(), 90u);
+  std::set<int64_t> all(h.fit.begin(), h.fit.end());
+  all.insert(h.validation.begin(), h.validation.end());
+  EXPECT_EQ(all.size(), 100u);
+  EXPECT_EQ(*all.begin(), 0);
+  EXPECT_EQ(*all.rbegin(), 99);
+  EXPECT_TRUE(std::is_sorted(h.fit.begin(), h.fit.end()));
+  EXPECT_EQ(train::carve_holdout(100, 0.1, 7).validation, h.validation);
+  EXPECT_NE(train::carve_holdout(100, 0.1, 8).validation, h.validation);
+  // not the last rows: a file sorted by its target must not lose one end of it
+  EXPECT_NE(h.validation.front(), 90);
+  EXPECT_EQ(train::carve_holdout(5, 0.01, 1).validation.size(), 1u);  // at least one row
+  EXPECT_NE(error_of([] { train::carve_holdout(2, 0.5, 1); }).find("training.stopping: off"), std::string::npos);
+}
+
+TEST(Stopping, AutoActsOnCsvFilesAndValidationRefusesWhereItCannotAct) {
+  EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=boston"})));
+  EXPECT_TRUE(train::stopping_on(cfg_with({"data.dataset=mine.csv"})));
+  EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=mine.csv", "training.stopping=off"})));
+  EXPECT_TRUE(train::stopping_on(cfg_with({"data.dataset=boston", "training.stopping=validation"})));
+  // auto quietly keeps SGHMC's fixed schedule; an explicit request is refused
+  std::string why;
+  EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=mine.csv", "model.kind=sghmc"}), &why));
+  EXPECT_NE(why.find("SGHMC"), std::string::npos);
+  EXPECT_NE(error_of([] { train::stopping_on(cfg_with({"model.kind=sghmc", "training.stopping=validation"})); })
+                .find("training.stopping: off"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              train::stopping_on(cfg_with({"training.batched_splits=2", "training.stopping=validation"}));
+            }).find("batched"),
+            std::string::npos);
+}
+
+struct Problem {
+  torch::Tensor x_fit, y_fit, x_val, y_val;
+};
+
+// 1-D regression with few rows and much noise, which a large network overfits.
+Problem small_noisy_problem() {
+  const auto g = make_generator(11);
+  const auto x = torch::rand({48, 1}, g, torch::kFloat64) * 4 - 2;
+  const auto y = torch::sin(2 * x.squeeze(1)) + 0.5 * torch::randn({48}, g, torch::kFloat64);
+  const auto h = train::carve_holdout(48, 0.25, 3);
+  const auto fit = torch::tensor(h.fit), val = torch::tensor(h.validation);
+  return {x.index_select(0, fit), y.index_select(0, fit), x.index_select(0, val), y.index_select(0, val)};
+}
+
+struct Run {
+  train::TrainStats stats;
+  int64_t best_step = -1;
+  double best_nll = 0;
+  std::vector<torch::Tensor> state;
+  double final_nll = 0;  // the kept model's NLL on the held-out rows (deterministic members only)
+};
+
+Run train_with_stopping(const std::vector<std::string>& sets, const Problem& p, bool stop) {
+  const auto cfg = cfg_with(sets);
+  const auto inf = infer::make_inference(1, cfg, 0.0, 1.0, make_generator(2));
+  train::StoppingOptions so;
+  so.every = 25;
+  so.patience = 4;
+  so.mc_samples = 4;
+  train::ValidationStopping stopper(*inf, p.x_val, p.y_val, so, make_generator(5));
+  Run r;
+  const auto total = cfg.get_int("training.steps") + cfg.get_int("training.steps_fixed_noise");
+  r.stats = train::train(
+      *inf, p.x_fit, p.y_fit, cfg, make_generator(3), "t", stop ? so.every : 0,
+      [&](int64_t steps) { return (steps % so.every == 0 || steps == total) && stopper.measure(steps); },
+      [&] {
+        if (stop) stopper.restore_best();
+      });
+  r.best_step = stopper.best_step();
+  r.best_nll = stopper.best_nll();
+  for (const auto& [key, t] : inf->state()) r.state.push_back(t.clone());
+  const auto f = inf->predict(p.x_val, 4, make_generator(9));
+  r.final_nll = inf->likelihood().evaluate(f, p.y_val).metrics.front().second;
+  for (const auto& [key, value] : inf->likelihood().evaluate(f, p.y_val).metrics)
+    if (key == "mnll") r.final_nll = value;
+  return r;
+}
+
+void expect_same_state(const Run& a, const Run& b, const std::string& what) {
+  ASSERT_EQ(a.state.size(), b.state.size()) << what;
+  for (size_t i = 0; i < a.state.size(); ++i) EXPECT_TRUE(torch::equal(a.state[i], b.state[i])) << what << " #" << i;
+}
+
+// The kept parameters are the best measurement's: a deterministic network's
+// NLL on the held-out rows after training is the best recorded one, training
+// stopped `patience` measurements after it, and a fixed-schedule run of
+// best_step steps ends with the same parameters, bit for bit.
+TEST(Stopping, KeepsTheBestMeasurementsParametersExactly) {
+  set_threads(1);
+  const auto p = small_noisy_problem();
+  const std::vector<std::string> base = {"model.kind=ensemble", "ensemble.members=1", "model.width=64",
+                                         "training.lr=0.01", "training.steps_fixed_noise=0",
+                                         "training.log_every=1000000", "training.dtype=float64"};
+  auto sets = base;
+  sets.push_back("training.steps=4000");
+  const auto r = train_with_stopping(sets, p, true);
+  ASSERT_GT(r.best_step, 0);
+  EXPECT_LT(r.stats.steps, 4000) << "the overfitting network never stopped";
+  EXPECT_EQ(r.stats.steps - r.best_step, 4 * 25);
+  EXPECT_NEAR(r.final_nll, r.best_nll, 1e-12 * std::abs(r.best_nll));
+  auto fixed = base;
+  fixed.push_back("training.steps=" + std::to_string(r.best_step));
+  expect_same_state(r, train_with_stopping(fixed, p, false), "ensemble");
+}
+
+// The same for variational kinds, including the fused step's flat buffers
+// (whvi and mfg take it by default) and autograd's (mcd with the KL weight).
+TEST(Stopping, VariationalKindsRestoreTheBestStepsParameters) {
+  set_threads(1);
+  const auto p = small_noisy_problem();
+  for (const std::vector<std::string>& kind :
+       {std::vector<std::string>{"model.kind=whvi"}, {"model.kind=mfg"}, {"model.kind=mcd", "training.kl_weight=0.5"}}) {
+    auto base = kind;
+    for (const char* s : {"model.width=32", "training.lr=0.01", "training.steps_fixed_noise=0",
+                          "training.log_every=1000000"})
+      base.push_back(s);
+    auto sets = base;
+    sets.push_back("training.steps=600");
+    const auto r = train_with_stopping(sets, p, true);
+    ASSERT_GT(r.best_step, 0) << kind[0];
+    auto fixed = base;
+    fixed.push_back("training.steps=" + std::to_string(r.best_step));
+    expect_same_state(r, train_with_stopping(fixed, p, false), kind[0]);
+    if (r.best_step == r.stats.steps) ADD_FAILURE() << kind[0] << ": the test needs a best step before the last";
+  }
+}
+
+}  // namespace
