@@ -407,6 +407,12 @@ TEST(Validation, StoppingOnHeldOutRowsIsRecordedAndDeterministic) {
   EXPECT_EQ(s["stopping"]["step"].size(), s["stopping"]["validation_mnll"].size());
   EXPECT_EQ(numbers(s), numbers(b["splits"][0]));
   EXPECT_EQ(s["stopping"], b["splits"][0]["stopping"]);
+  // the configured steps are a maximum there, not a shortened schedule
+  const auto steps_note = [](const json& doc) {
+    return doc["protocol"]["note"].get<std::string>().find("of the paper's 50500 steps") != std::string::npos;
+  };
+  EXPECT_TRUE(steps_note(fixed));
+  EXPECT_FALSE(steps_note(a));
 }
 
 // The table shows calibration, the noise floor of synthetic problems, and which

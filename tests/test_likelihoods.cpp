@@ -260,6 +260,13 @@ TEST(StudentT, MixtureMetricsMatchIndependentReferences) {
   EXPECT_NEAR(lik->df(), 3.0, 1e-6);
   EXPECT_NEAR(lik->scale2_original(), s2, 1e-6);
   EXPECT_NEAR(lik->noise_var_original(), s2 * 3.0, 1e-5);
+  // what the split record's `likelihood` holds
+  const auto learned = lik->learned();
+  ASSERT_EQ(learned.size(), 2u);
+  EXPECT_EQ(learned[0].first, "df");
+  EXPECT_EQ(learned[0].second, lik->df());
+  EXPECT_EQ(learned[1].first, "scale2");
+  EXPECT_EQ(learned[1].second, lik->scale2_original());
   const auto [lo, hi] = lik->predictive_interval(torch::full({1, 2}, mu, torch::kFloat64), 0.95);
   EXPECT_NEAR(lo[0].item<double>(), mu - q * s, 1e-5);
   EXPECT_NEAR(hi[1].item<double>(), mu + q * s, 1e-5);

@@ -307,7 +307,10 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_
   const bool validation = cfg.get_float("data.validation_fraction") > 0;
   std::string note;
   bool shortened = false;
-  if (!toy && steps < kPaperSteps) {
+  // the WHVI paper's schedule is that of its regression benchmarks (data.protocol:
+  // paper); stopping on held-out rows makes the steps a maximum, not a schedule
+  if (!toy && steps < kPaperSteps && cfg.get_string("data.protocol") == "paper" && cfg.get_string("likelihood.kind") != "softmax" &&
+      !train::stopping_on(cfg)) {
     shortened = true;
     note += "shortened: " + std::to_string(steps) + " of the paper's " + std::to_string(kPaperSteps) + " steps. ";
   }
@@ -747,6 +750,8 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
             {"config_fingerprint", fp},
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
+  for (const auto& [key, value] : inf->likelihood().learned())
+    r["likelihood"][key] = std::isfinite(value) ? json(value) : json(nullptr);
   if (!curve.is_null()) r["curve"] = curve;
   if (!run.stopping.is_null()) r["stopping"] = run.stopping;
   if (!ts.trace_step.empty())

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -63,6 +64,9 @@ class Likelihood : public torch::nn::Module {
   virtual double noise_var_original() const = 0;
   // Step-log text ("noise var 0.123").
   virtual std::string log_text() const = 0;
+  // Learned scalars beyond noise_var_original(), by name, for the split
+  // record's `likelihood` (Student's t: its degrees of freedom and scale^2).
+  virtual std::vector<std::pair<std::string, double>> learned() const { return {}; }
   // Regression: the predictive mixture's CDF at y [N] (the PIT values of
   // targets, or a bisection's trial points) for S samples of to_original's
   // output ([S, N], or [S, N, 2] for hetero-gaussian). The default is the
@@ -189,6 +193,9 @@ class StudentTLikelihood : public Likelihood {
   // The noise's variance sigma^2 nu / (nu - 2) in original units.
   double noise_var_original() const override;
   std::string log_text() const override;
+  std::vector<std::pair<std::string, double>> learned() const override {
+    return {{"df", df()}, {"scale2", scale2_original()}};
+  }
   torch::Tensor predictive_cdf(const torch::Tensor& f, const torch::Tensor& y) const override;
   double df() const;                // nu
   double scale2_original() const;   // sigma^2 in original units

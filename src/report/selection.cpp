@@ -53,7 +53,8 @@ SelectionResult select_defaults(const std::vector<std::string>& files) {
     r.dataset = j.value("dataset", std::string());
     r.model = j.value("model", std::string());
     const std::string name = j.value("experiment", std::string());
-    const std::string prefix = r.dataset + "-" + r.model + "-";
+    // a generated data set's name loses its "synthetic:" in file names
+    const std::string prefix = r.dataset.substr(r.dataset.find(':') + 1) + "-" + r.model + "-";
     WHVI_CHECK(name.rfind(prefix, 0) == 0 && name.size() > prefix.size(), f, ": experiment name '", name,
                "' is not <dataset>-<model>-<candidate> (", prefix, "...)");
     r.candidate = name.substr(prefix.size());
