@@ -367,8 +367,9 @@ TEST(Validation, SelectionRunsNeverSeeTheTestRows) {
   set_threads(1);
   Sandbox sb("validation");
   const auto cfg = sb.config("data: {dataset: synthetic:linear, splits: 2}\n" + kTiny);
-  const auto test = experiment::run_train(opts(cfg, {"output.name=t"}));
-  const auto val = experiment::run_train(opts(cfg, {"output.name=v", "data.validation_fraction=0.2"}));
+  const auto test = experiment::run_train(opts(cfg, {"output.name=t", "training.stopping=off"}));
+  const auto val = experiment::run_train(
+      opts(cfg, {"output.name=v", "data.validation_fraction=0.2", "training.stopping=off"}));
   EXPECT_EQ(val["protocol"]["evaluated_on"], "validation");
   EXPECT_EQ(test["protocol"]["evaluated_on"], "test");
   const int64_t n_train = test["splits"][0]["n_train"];
@@ -387,8 +388,13 @@ TEST(Validation, StoppingOnHeldOutRowsIsRecordedAndDeterministic) {
   const auto cfg = sb.config("data: {dataset: synthetic:linear, splits: 1}\n"
                              "training: {steps: 400, steps_fixed_noise: 10, log_every: 100000}\n"
                              "evaluation: {mc_samples: 8}\n");
-  const auto fixed = experiment::run_train(opts(cfg, {"output.name=f"}));
+  const auto fixed = experiment::run_train(opts(cfg, {"output.name=f", "training.stopping=off"}));
   EXPECT_FALSE(fixed["splits"][0].contains("stopping"));
+  // auto: on for a synthetic problem, off for a named data set
+  const auto by_default = experiment::run_train(opts(cfg, {"output.name=d"}));
+  EXPECT_TRUE(by_default["splits"][0].contains("stopping"));
+  const auto named = experiment::run_train(opts(sb.config(yacht_yaml(1), "yacht.yaml"), {"output.name=y"}));
+  EXPECT_FALSE(named["splits"][0].contains("stopping"));
   const std::vector<std::string> sets = {"training.stopping=validation", "training.stopping_every=20",
                                          "training.stopping_patience=2", "training.stopping_fraction=0.2"};
   auto a_sets = sets, b_sets = sets;

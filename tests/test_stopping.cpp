@@ -54,6 +54,8 @@ TEST(Stopping, TheHoldoutIsADeterministicPartitionOfTheTrainingRows) {
 TEST(Stopping, AutoActsOnCsvFilesAndValidationRefusesWhereItCannotAct) {
   EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=boston"})));
   EXPECT_TRUE(train::stopping_on(cfg_with({"data.dataset=mine.csv"})));
+  EXPECT_TRUE(train::stopping_on(cfg_with({"data.dataset=synthetic:friedman"})));
+  EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=cifar10-mini"})));
   EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=mine.csv", "training.stopping=off"})));
   EXPECT_TRUE(train::stopping_on(cfg_with({"data.dataset=boston", "training.stopping=validation"})));
   // auto quietly keeps SGHMC's fixed schedule; an explicit request is refused

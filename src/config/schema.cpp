@@ -134,8 +134,9 @@ const std::vector<Param>& schema() {
         "on them every training.stopping_every steps, stop after training.stopping_patience measurements without "
         "improvement (the configured steps are then the maximum) and keep the parameters of the best measurement "
         "(train/stopping.h; the record's `stopping` says where); off: the fixed schedule; auto: validation for a "
-        "CSV file of yours, off for the named data sets (their papers' schedules). Not for sghmc, batched splits "
-        "or a GPU"),
+        "CSV file of yours and the synthetic problems (splits of 20 training rows or more), off for the named data "
+        "sets (their papers' schedules); chosen on validation rows (results/selection/stopping/). Not for sghmc, "
+        "batched splits or a GPU"),
       F("training.stopping_fraction", "0.1", 0.01, 0.5, "training.stopping: share of the training rows held out (at least 1 row)"),
       I("training.stopping_every", "500", 1, 1e9, "training.stopping: steps between measurements on the held-out rows"),
       I("training.stopping_patience", "10", 1, 1e6, "training.stopping: measurements without improvement before training stops (never inside training.steps_fixed_noise)"),

@@ -662,7 +662,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   auto x_fit = prep.x_train;
   auto y_fit = prep.y_train.squeeze(1);
   std::unique_ptr<train::ValidationStopping> stopper;
-  if (so.on) {
+  if (so.on && (so.asked || x_fit.size(0) >= train::kMinRows)) {
     const auto h = train::carve_holdout(x_fit.size(0), so.fraction, derive_seed(seed, k, Stream::kStopping));
     const auto fit = torch::tensor(h.fit, torch::kInt64), val = torch::tensor(h.validation, torch::kInt64);
     stopper = std::make_unique<train::ValidationStopping>(

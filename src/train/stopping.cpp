@@ -15,6 +15,7 @@ namespace whvi::train {
 StoppingOptions StoppingOptions::from(const config::Config& cfg) {
   StoppingOptions o;
   o.on = stopping_on(cfg);
+  o.asked = cfg.get_string("training.stopping") == "validation";
   o.fraction = cfg.get_float("training.stopping_fraction");
   o.every = cfg.get_int("training.stopping_every");
   o.patience = cfg.get_int("training.stopping_patience");
@@ -41,8 +42,9 @@ bool stopping_on(const config::Config& cfg, std::string* why_off) {
     return off("the validation rows are measured on the CPU during training, and training.device is " +
                cfg.get_string("training.device"));
   if (asked) return true;
-  if (!data::is_csv_path(cfg.get_string("data.dataset"))) {
-    if (why_off) *why_off = "a named data set keeps its fixed schedule";
+  const std::string ds = cfg.get_string("data.dataset");
+  if (!data::is_csv_path(ds) && ds.rfind("synthetic:", 0) != 0) {
+    if (why_off) *why_off = "a named data set keeps its paper's fixed schedule";
     return false;
   }
   return true;

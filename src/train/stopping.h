@@ -6,8 +6,10 @@
 // number of steps, then the maximum). The best parameters are restored at the
 // end, so the trained model is the one that predicted the held-out rows best.
 //
-// auto (the default) stops on validation for a user's CSV file and keeps the
-// fixed schedule of the named data sets (the papers' protocols).
+// auto (the default) stops on validation for a user's CSV file and for the
+// synthetic problems, on splits of at least kMinRows training rows, and keeps
+// the fixed schedule of the named data sets (the papers' protocols); the
+// choice was made on validation rows (results/selection/stopping/).
 #pragma once
 
 #include <cstdint>
@@ -21,8 +23,12 @@
 
 namespace whvi::train {
 
+// auto stops on validation only on splits with at least this many training rows.
+constexpr int64_t kMinRows = 20;
+
 struct StoppingOptions {
   bool on = false;          // training.stopping resolved for this data set and method
+  bool asked = false;       // training.stopping: validation (auto leaves splits of under kMinRows rows alone)
   double fraction = 0.1;    // training.stopping_fraction: share of the training rows held out
   int64_t every = 500;      // training.stopping_every: steps between measurements
   int64_t patience = 10;    // training.stopping_patience: measurements without improvement before stopping
@@ -32,7 +38,7 @@ struct StoppingOptions {
 };
 
 // Whether training.stopping acts for cfg: "validation", or "auto" on a CSV
-// data set. Throws when it is asked for where it cannot act (SGHMC, batched
+// file or a synthetic problem. Throws when it is asked for where it cannot act (SGHMC, batched
 // splits). `why_off` receives the reason when auto resolves to off.
 bool stopping_on(const config::Config& cfg, std::string* why_off = nullptr);
 
