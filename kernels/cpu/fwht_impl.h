@@ -201,10 +201,90 @@ inline void for_chunks(int64_t n, int nt, F&& body) {
   }
 }
 
+// Rows that one register-resident first pass transforms whole (W <= d <= W R_max):
+// the pass is inlined into the row loop, so a row costs its loads, stages and
+// stores, without fwht_row's planning, a call, or reloading the constants per
+// row (the same operations in the same order: the same numbers, bit for bit).
+template <class Vt, int LOGR, bool SCALE>
+inline void rows_one_pass(const typename Vt::T* in, int64_t in_stride, typename Vt::T* out, int64_t out_stride,
+                          int64_t rows, typename Vt::T scale) {
+  constexpr int64_t d = int64_t{Vt::W} << LOGR;
+  for (int64_t r = 0; r < rows; ++r) first_pass<Vt, LOGR, SCALE>(in + r * in_stride, out + r * out_stride, d, scale);
+}
+
+template <class Vt, bool SCALE>
+inline void rows_one_pass_dispatch(int logr, const typename Vt::T* in, int64_t in_stride, typename Vt::T* out,
+                                   int64_t out_stride, int64_t rows, typename Vt::T scale) {
+  switch (logr) {
+    case 0: rows_one_pass<Vt, 0, SCALE>(in, in_stride, out, out_stride, rows, scale); break;
+    case 1: rows_one_pass<Vt, 1, SCALE>(in, in_stride, out, out_stride, rows, scale); break;
+    case 2: rows_one_pass<Vt, 2, SCALE>(in, in_stride, out, out_stride, rows, scale); break;
+    case 3: rows_one_pass<Vt, 3, SCALE>(in, in_stride, out, out_stride, rows, scale); break;
+    default:
+      if constexpr (Vt::LOGR_MAX >= 4) rows_one_pass<Vt, 4, SCALE>(in, in_stride, out, out_stride, rows, scale);
+      break;
+  }
+}
+
+// Rows of d = W R_max 2^LOGR2 (LOGR2 <= LOGR_MAX): fwht_row's two passes (the
+// register-resident first pass over each W R_max chunk, then one strided pass,
+// which scales), inlined into the row loop.
+template <class Vt, int LOGR2, bool SCALE>
+inline void rows_two_pass(const typename Vt::T* in, int64_t in_stride, typename Vt::T* out, int64_t out_stride,
+                          int64_t rows, typename Vt::T scale) {
+  using T = typename Vt::T;
+  constexpr int64_t d1 = int64_t{Vt::W} << Vt::LOGR_MAX;
+  constexpr int64_t d = d1 << LOGR2;
+  for (int64_t r = 0; r < rows; ++r) {
+    T* o = out + r * out_stride;
+    first_pass<Vt, Vt::LOGR_MAX, false>(in + r * in_stride, o, d, T(1));
+    stride_pass<Vt, LOGR2, SCALE>(o, d, d1, scale);
+  }
+}
+
+template <class Vt, bool SCALE>
+inline void rows_two_pass_dispatch(int logr2, const typename Vt::T* in, int64_t in_stride, typename Vt::T* out,
+                                   int64_t out_stride, int64_t rows, typename Vt::T scale) {
+  switch (logr2) {
+    case 1: rows_two_pass<Vt, 1, SCALE>(in, in_stride, out, out_stride, rows, scale); break;
+    case 2: rows_two_pass<Vt, 2, SCALE>(in, in_stride, out, out_stride, rows, scale); break;
+    default: rows_two_pass<Vt, 3, SCALE>(in, in_stride, out, out_stride, rows, scale); break;
+  }
+}
+
 template <class Vt>
 void fwht_rows(const typename Vt::T* in, int64_t in_stride, typename Vt::T* out,
                int64_t out_stride, int64_t rows, int n, typename Vt::T scale, int threads) {
+  using T = typename Vt::T;
   const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, rows)));
+  if (n >= Vt::LOGW && n <= Vt::LOGW + Vt::LOGR_MAX) {
+    const int logr = n - Vt::LOGW;
+    const bool do_scale = scale != T(1);
+    for_chunks(rows, nt, [&](int, int64_t lo, int64_t hi) {
+      if (do_scale)
+        rows_one_pass_dispatch<Vt, true>(logr, in + lo * in_stride, in_stride, out + lo * out_stride, out_stride,
+                                         hi - lo, scale);
+      else
+        rows_one_pass_dispatch<Vt, false>(logr, in + lo * in_stride, in_stride, out + lo * out_stride, out_stride,
+                                          hi - lo, T(1));
+    });
+    return;
+  }
+  // two passes inside one L1 block: fwht_row's plan for these sizes (kLogBlock >= n)
+  if (n > Vt::LOGW + Vt::LOGR_MAX && n <= Vt::LOGW + Vt::LOGR_MAX + std::min(Vt::LOGR_MAX, 3) &&
+      (int64_t{sizeof(T)} << n) <= kBlockBytes) {
+    const int logr2 = n - Vt::LOGW - Vt::LOGR_MAX;
+    const bool do_scale = scale != T(1);
+    for_chunks(rows, nt, [&](int, int64_t lo, int64_t hi) {
+      if (do_scale)
+        rows_two_pass_dispatch<Vt, true>(logr2, in + lo * in_stride, in_stride, out + lo * out_stride, out_stride,
+                                         hi - lo, scale);
+      else
+        rows_two_pass_dispatch<Vt, false>(logr2, in + lo * in_stride, in_stride, out + lo * out_stride, out_stride,
+                                          hi - lo, T(1));
+    });
+    return;
+  }
   for_chunks(rows, nt, [&](int, int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) fwht_row<Vt>(in + r * in_stride, out + r * out_stride, n, scale);
   });
