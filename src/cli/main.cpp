@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <new>
 #include <sstream>
@@ -244,342 +245,359 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
   return out;
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  guard_standard_fds();
-  CLI::App app{"whvi: Walsh-Hadamard Variational Inference experiment runner"};
-  app.fallthrough();  // global options also after the subcommand (inherited by subcommands)
-  int n_threads = 0;
-  std::string log_level = "info";
-  std::string simd;
-  const int max_threads = whvi::max_threads();
-  app.add_option("--threads", n_threads,
-                 "Threads for LibTorch, OpenBLAS and the whvi kernels: 0 (all cores) up to 4 x the "
-                 "cores, at most 1024 (here: " + std::to_string(max_threads) + ")")
-      ->check(integer_in(0, max_threads,
-                         "an integer from 0 (all cores) to " + std::to_string(max_threads) +
-                             " (4 x the " + std::to_string(whvi::hardware_threads()) +
-                             " cores of this machine, at most 1024)",
-                         " (e.g. --threads 1)"));
-  app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  app.add_option("--simd", simd, "Force the CPU kernels' SIMD level (scalar|avx2|avx512); default: best available")
-      ->check(CLI::IsMember({"scalar", "avx2", "avx512"}));
-  bool show_version = false;
-  app.add_flag("--version", show_version, "Print version, git commit, LibTorch, BLAS and CUDA facts");
-  app.require_subcommand(0, 1);
+// ---- subcommands ------------------------------------------------------------
+// Each subcommand declares its options beside the code that runs it: add()
+// registers them under `parent`, outputs() names the files it will write (checked
+// before any work), run() does the work after parsing and the global settings.
+struct Command {
+  virtual ~Command() = default;
+  CLI::App* app = nullptr;
+  virtual void add(CLI::App& parent) = 0;
+  virtual std::vector<std::pair<std::string, const char*>> outputs() const { return {}; }
+  virtual void run(const std::string& command_line) = 0;
+};
 
-  auto* train = app.add_subcommand("train", "Train the models of a YAML experiment (every split)");
-  whvi::experiment::TrainOptions to;
-  train->add_option("--config", to.config_path, "Experiment YAML file")->required();
-  train->add_option("--set", to.overrides, "Override a config key: section.key=value (repeatable)");
-  train->add_flag("--resume", to.resume, "Skip splits whose results already exist");
-  auto* eval = app.add_subcommand("eval", "Re-evaluate a saved checkpoint on its test split");
-  whvi::experiment::EvalOptions eo;
-  std::string eval_json;
-  eval->add_option("--checkpoint", eo.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
-  eval->add_option("--mc-samples", eo.mc_samples, "Test-time MC samples (default: the config's)")
-      ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
-  eval->add_option("--json", eval_json, "Also write the metrics to this file ('-': standard output only)");
+struct TrainCommand : Command {
+  whvi::experiment::TrainOptions o;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("train", "Train the models of a YAML experiment (every split)");
+    app->add_option("--config", o.config_path, "Experiment YAML file")->required();
+    app->add_option("--set", o.overrides, "Override a config key: section.key=value (repeatable)");
+    app->add_flag("--resume", o.resume, "Skip splits whose results already exist");
+  }
+  void run(const std::string& command_line) override {
+    o.command_line = command_line;
+    whvi::experiment::run_train(o);
+  }
+};
 
-  auto* predict = app.add_subcommand("predict", "Predict with uncertainty on new rows (CSV) from a checkpoint");
-  whvi::experiment::PredictOptions po;
-  predict->add_option("--checkpoint", po.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
-  predict->add_option("--input", po.input, "CSV/TSV file (gzip or plain) with a header naming the input columns; "
-                      "'-': standard input")->required();
-  predict->add_option("--out", po.out, "Write the predictions (CSV) here; '-': standard output")->capture_default_str();
-  predict->add_option("--mc-samples", po.mc_samples, "Monte Carlo samples (default: the config's evaluation.mc_samples)")
-      ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
-  predict->add_option("--interval", po.interval, "Mass of the central predictive interval (regression)")
-      ->capture_default_str();
+struct EvalCommand : Command {
+  whvi::experiment::EvalOptions o;
+  std::string json;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("eval", "Re-evaluate a saved checkpoint on its test split");
+    app->add_option("--checkpoint", o.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
+    app->add_option("--mc-samples", o.mc_samples, "Test-time MC samples (default: the config's)")
+        ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
+    app->add_option("--json", json, "Also write the metrics to this file ('-': standard output only)");
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override { return {{json, "--json"}}; }
+  void run(const std::string& command_line) override {
+    o.command_line = command_line;
+    const auto r = whvi::experiment::run_eval(o);
+    std::cout << r.dump(2) << std::endl;
+    if (!json.empty() && json != "-") write_output(json, r.dump(2) + "\n");
+  }
+};
 
-  auto* datacmd = app.add_subcommand("data", "Data sets");
-  datacmd->require_subcommand(1);
-  auto* dexport = datacmd->add_subcommand("export", "Write a generated data set as CSV (an example file, no internet)");
-  std::string export_name, export_out = "-";
-  int64_t export_rows = 0, export_seed = 0, export_classes = 0;
-  dexport->add_option("dataset", export_name, "toy or synthetic:<name> (friedman, hetero, gap, highdim, linear, ...)")
-      ->required();
-  dexport->add_option("--out", export_out, "CSV file; '-': standard output")->capture_default_str();
-  dexport->add_option("--rows", export_rows, "Rows (0: the problem's default)")
-      ->check(integer_in(0, 10000000, "an integer from 0 to 1e7", " (e.g. --rows 500)"));
-  dexport->add_option("--seed", export_seed, "Seed")->check(integer_in(0, LLONG_MAX, "a non-negative integer", ""));
-  dexport->add_option("--classes", export_classes, "K >= 2: the target as text labels q1..qK (its quantile bins), "
-                      "a classification example")
-      ->check(integer_in(0, 100, "0 or an integer from 2 to 100", " (e.g. --classes 3)"));
+struct PredictCommand : Command {
+  whvi::experiment::PredictOptions o;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("predict", "Predict with uncertainty on new rows (CSV) from a checkpoint");
+    app->add_option("--checkpoint", o.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
+    app->add_option("--input", o.input, "CSV/TSV file (gzip or plain) with a header naming the input columns; "
+                    "'-': standard input")->required();
+    app->add_option("--out", o.out, "Write the predictions (CSV) here; '-': standard output")->capture_default_str();
+    app->add_option("--mc-samples", o.mc_samples, "Monte Carlo samples (default: the config's evaluation.mc_samples)")
+        ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
+    app->add_option("--interval", o.interval, "Mass of the central predictive interval (regression)")
+        ->capture_default_str();
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override { return {{o.out, "--out"}}; }
+  void run(const std::string&) override {
+    const auto r = whvi::experiment::run_predict(o);
+    if (o.out != "-") spdlog::info("wrote {} rows to {}", r["rows"].get<int64_t>(), o.out);
+  }
+};
 
-  auto* table = app.add_subcommand("table", "Render result files as Markdown tables beside the paper's");
-  std::vector<std::string> table_files;
-  std::string paper_file = "results/paper/whvi-neurips2020-table3.json", table_out, table_title = "UCI regression";
-  table->add_option("files", table_files, "Experiment JSON files")->required();
-  table->add_option("--paper", paper_file, "The paper's numbers (JSON file, or the name of a table built into "
-                   "whvi, e.g. whvi-neurips2020-table6); '' for none")->capture_default_str();
-  table->add_option("--out", table_out, "Write the Markdown here (default or '-': stdout)");
-  table->add_option("--title", table_title, "Title")->capture_default_str();
-  bool table_csv = false;
-  table->add_flag("--csv", table_csv, "Write one CSV row per result file (dataset, model, width, params, metric means and stds) instead of Markdown");
+struct DataExportCommand : Command {
+  std::string name, out = "-";
+  int64_t rows = 0, seed = 0, classes = 0;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("export", "Write a generated data set as CSV (an example file, no internet)");
+    app->add_option("dataset", name, "toy or synthetic:<name> (friedman, hetero, gap, highdim, linear, ...)")
+        ->required();
+    app->add_option("--out", out, "CSV file; '-': standard output")->capture_default_str();
+    app->add_option("--rows", rows, "Rows (0: the problem's default)")
+        ->check(integer_in(0, 10000000, "an integer from 0 to 1e7", " (e.g. --rows 500)"));
+    app->add_option("--seed", seed, "Seed")->check(integer_in(0, LLONG_MAX, "a non-negative integer", ""));
+    app->add_option("--classes", classes, "K >= 2: the target as text labels q1..qK (its quantile bins), "
+                    "a classification example")
+        ->check(integer_in(0, 100, "0 or an integer from 2 to 100", " (e.g. --classes 3)"));
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override { return {{out, "--out"}}; }
+  void run(const std::string&) override {
+    WHVI_CHECK(classes != 1, "--classes 1: a classification example needs 2 or more classes");
+    WHVI_CHECK(name == "toy" || whvi::data::is_synthetic(name), "data export: '", name,
+               "' is not a generated data set; give toy or synthetic:<name> (e.g. synthetic:friedman)");
+    const auto d = name == "toy" ? whvi::data::make_toy(static_cast<uint64_t>(seed), rows > 0 ? static_cast<int>(rows) : 128)
+                                 : whvi::data::make_synthetic(name, static_cast<uint64_t>(seed), rows);
+    write_output(out, whvi::data::to_csv(d, static_cast<int>(classes)));
+  }
+};
 
-  auto* select = app.add_subcommand("select", "Rank hyper-parameter candidates by validation MNLL (selection runs only)");
-  std::vector<std::string> select_files;
-  std::string select_out;
-  select->add_option("files", select_files, "Experiment JSON files of runs with data.validation_fraction > 0")->required();
-  select->add_option("--out", select_out, "Write SUMMARY.md and summary.json into this folder (default: Markdown to stdout)");
+struct TableCommand : Command {
+  std::vector<std::string> files;
+  std::string paper = "results/paper/whvi-neurips2020-table3.json", out, title = "UCI regression";
+  bool csv = false;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("table", "Render result files as Markdown tables beside the paper's");
+    app->add_option("files", files, "Experiment JSON files")->required();
+    app->add_option("--paper", paper, "The paper's numbers (JSON file, or the name of a table built into "
+                    "whvi, e.g. whvi-neurips2020-table6); '' for none")->capture_default_str();
+    app->add_option("--out", out, "Write the Markdown here (default or '-': stdout)");
+    app->add_option("--title", title, "Title")->capture_default_str();
+    app->add_flag("--csv", csv, "Write one CSV row per result file (dataset, model, width, params, metric means and stds) instead of Markdown");
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override { return {{out, "--out"}}; }
+  void run(const std::string& command_line) override {
+    const auto md = csv ? whvi::report::render_csv_from_files(files)
+                        : whvi::report::render_from_files(files, paper, title) + "\nRendered by: `" + command_line + "`\n";
+    write_output(out.empty() ? "-" : out, md);
+  }
+};
 
-  auto* cfgcmd = app.add_subcommand("config", "Show the configuration schema or a resolved config");
+struct SelectCommand : Command {
+  std::vector<std::string> files;
+  std::string out;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("select", "Rank hyper-parameter candidates by validation MNLL (selection runs only)");
+    app->add_option("files", files, "Experiment JSON files of runs with data.validation_fraction > 0")->required();
+    app->add_option("--out", out, "Write SUMMARY.md and summary.json into this folder (default: Markdown to stdout)");
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override {
+    if (out.empty()) return {};
+    return {{out + "/SUMMARY.md", "--out"}, {out + "/summary.json", "--out"}};
+  }
+  void run(const std::string& command_line) override {
+    const auto r = whvi::report::select_defaults(files);
+    const std::string md = r.markdown + "\nRendered by: `" + command_line + "`\n";
+    if (out.empty()) {
+      std::cout << md;
+      return;
+    }
+    whvi::write_file_atomic(out + "/SUMMARY.md", md);
+    whvi::write_file_atomic(out + "/summary.json", r.summary.dump(2) + "\n");
+    spdlog::info("wrote {}/SUMMARY.md and summary.json", out);
+  }
+};
+
+struct ConfigCommand : Command {
   bool describe = false;
   std::string dump_path;
-  std::vector<std::string> dump_overrides;
-  cfgcmd->add_flag("--describe", describe, "Every key with its type, default, bounds and meaning (Markdown)");
-  cfgcmd->add_option("--dump", dump_path, "Print the fully resolved config of this file");
-  cfgcmd->add_option("--set", dump_overrides, "Overrides for --dump");
+  std::vector<std::string> overrides;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("config", "Show the configuration schema or a resolved config");
+    app->add_flag("--describe", describe, "Every key with its type, default, bounds and meaning (Markdown)");
+    app->add_option("--dump", dump_path, "Print the fully resolved config of this file");
+    app->add_option("--set", overrides, "Overrides for --dump");
+  }
+  void run(const std::string&) override {
+    if (!dump_path.empty())
+      std::cout << whvi::config::Config::load(dump_path, overrides).dump_yaml();
+    else if (describe)
+      std::cout << whvi::config::Config::describe_markdown();
+    else
+      std::cout << app->help();
+  }
+};
 
-  auto* bench = app.add_subcommand("bench", "Benchmarks");
-  bench->require_subcommand(1);
-  auto* bfwht = bench->add_subcommand("fwht", "FWHT against the dense Hadamard product");
-  whvi::bench::FwhtBenchOptions bo;
-  std::string sizes = "64,256,1024,4096,16384";
-  std::string json_path, csv_path;
+std::string simd_name() { return whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()); }
+
+struct BenchFwhtCommand : Command {
+  whvi::bench::FwhtBenchOptions o;
+  std::string sizes = "64,256,1024,4096,16384", json, csv;
   bool no_backward = false;
-  bfwht->add_option("--device", bo.device, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  bfwht->add_option("--sizes", sizes, "Comma-separated powers of two, at most 2^30")->capture_default_str();
-  bfwht->add_option("--batch", bo.batch, "Rows per transform (batch x D must fit in half the memory)")
-      ->capture_default_str()
-      ->check(integer_in(1, int64_t{1} << 40, "a positive integer (rows per transform)", " (e.g. --batch 512)"));
-  bfwht->add_option("--dtype", bo.dtype, "float32 | float64 (CPU); float32 | float16 | bfloat16 (CUDA)")
-      ->check(CLI::IsMember({"float32", "float64", "float16", "bfloat16"}))->capture_default_str();
-  bfwht->add_option("--repeats", bo.repeats, "Timed repetitions (max)")
-      ->capture_default_str()
-      ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --repeats 30)"));
-  bfwht->add_option("--warmup", bo.warmup, "Untimed warm-up calls")
-      ->capture_default_str()
-      ->check(integer_in(0, 1000000, "a non-negative integer (0 to 1000000)", " (e.g. --warmup 3)"));
-  bfwht->add_option("--max-seconds", bo.max_seconds, "Time budget per measured quantity (caps repeats, >= 3 kept)")
-      ->capture_default_str()
-      ->check(positive_seconds());
-  bfwht->add_option("--max-dense-d", bo.max_dense_d, "Skip the dense product above this D")
-      ->capture_default_str()
-      ->check(integer_in(0, kMaxBenchSize, "an integer from 0 to 2^30", " (e.g. --max-dense-d 4096)"));
-  bfwht->add_option("--seed", bo.seed, "Seed of the random inputs")
-      ->capture_default_str()
-      ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
-  bfwht->add_flag("--no-backward", no_backward, "Time the forward pass only");
-  bfwht->add_option("--json", json_path, "Also write the results as JSON to this file");
-  bfwht->add_option("--csv", csv_path,
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("fwht", "FWHT against the dense Hadamard product");
+    app->add_option("--device", o.device, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    app->add_option("--sizes", sizes, "Comma-separated powers of two, at most 2^30")->capture_default_str();
+    app->add_option("--batch", o.batch, "Rows per transform (batch x D must fit in half the memory)")
+        ->capture_default_str()
+        ->check(integer_in(1, int64_t{1} << 40, "a positive integer (rows per transform)", " (e.g. --batch 512)"));
+    app->add_option("--dtype", o.dtype, "float32 | float64 (CPU); float32 | float16 | bfloat16 (CUDA)")
+        ->check(CLI::IsMember({"float32", "float64", "float16", "bfloat16"}))->capture_default_str();
+    app->add_option("--repeats", o.repeats, "Timed repetitions (max)")
+        ->capture_default_str()
+        ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --repeats 30)"));
+    app->add_option("--warmup", o.warmup, "Untimed warm-up calls")
+        ->capture_default_str()
+        ->check(integer_in(0, 1000000, "a non-negative integer (0 to 1000000)", " (e.g. --warmup 3)"));
+    app->add_option("--max-seconds", o.max_seconds, "Time budget per measured quantity (caps repeats, >= 3 kept)")
+        ->capture_default_str()
+        ->check(positive_seconds());
+    app->add_option("--max-dense-d", o.max_dense_d, "Skip the dense product above this D")
+        ->capture_default_str()
+        ->check(integer_in(0, kMaxBenchSize, "an integer from 0 to 2^30", " (e.g. --max-dense-d 4096)"));
+    app->add_option("--seed", o.seed, "Seed of the random inputs")
+        ->capture_default_str()
+        ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
+    app->add_flag("--no-backward", no_backward, "Time the forward pass only");
+    app->add_option("--json", json, "Also write the results as JSON to this file");
+    app->add_option("--csv", csv,
                     "Also write one CSV line per size (d,batch,fwht_ms,matmul_ms,copy_ms,fwht_fwd_bwd_ms,"
                     "matmul_fwd_bwd_ms; empty where not measured) to this file, for plotting");
-
-  auto* btrain = bench->add_subcommand("train", "Training speed per layer kind and width on synthetic data");
-  whvi::bench::TrainBenchOptions bt;
-  std::string bt_kinds = "whvi,mfg,mcd", bt_widths = "64,128,256,512", bt_splits = "1", bt_json, bt_csv;
-  btrain->add_option("--kinds", bt_kinds, "Comma-separated model kinds (model.kind: whvi, mfg, mcd, nf-whvi, nng, sghmc), each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
-  btrain->add_option("--set", bt.sets, "Config override for every configuration, KEY=VALUE (repeatable)");
-  btrain->add_option("--widths", bt_widths, "Comma-separated hidden widths")->capture_default_str();
-  btrain->add_option("--splits", bt_splits,
-                     "Comma-separated split counts: 1 = one split (the ordinary trainer); S > 1 = S splits trained "
-                     "as one batched model (training.batched_splits), timed together")
-      ->capture_default_str();
-  btrain->add_option("--depth", bt.depth, "Hidden layers")->capture_default_str()
-      ->check(integer_in(0, 64, "an integer from 0 to 64", " (e.g. --depth 2)"));
-  btrain->add_option("--batch", bt.batch, "Mini-batch size")->capture_default_str()
-      ->check(integer_in(1, 10000000, "a positive integer", " (e.g. --batch 64)"));
-  btrain->add_option("--d-in", bt.d_in, "Input dimension of the synthetic data")->capture_default_str()
-      ->check(integer_in(1, 65536, "an integer from 1 to 65536", " (e.g. --d-in 8)"));
-  btrain->add_option("--rows", bt.rows, "Rows of synthetic training data")->capture_default_str()
-      ->check(integer_in(2, 10000000, "an integer from 2 to 1e7", " (e.g. --rows 1000)"));
-  btrain->add_option("--steps", bt.steps, "Timed steps per configuration")->capture_default_str()
-      ->check(integer_in(1, 100000000, "a positive integer", " (e.g. --steps 2000)"));
-  btrain->add_option("--warmup", bt.warmup, "Untimed steps before")->capture_default_str()
-      ->check(integer_in(0, 100000000, "a non-negative integer", " (e.g. --warmup 100)"));
-  btrain->add_option("--seed", bt.seed, "Seed of the data and the runs")->capture_default_str()
-      ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
-  btrain->add_option("--json", bt_json, "Also write the results as JSON to this file");
-  btrain->add_option("--csv", bt_csv,
-                     "Also write one CSV line per row (kind,width,splits,params,steps_per_second,ms_per_step,"
-                     "split_steps_per_second,peak_rss_mib) to this file, for plotting");
-
-  auto* bpredict = bench->add_subcommand("predict", "Prediction time on a test set per model kind and width (the paper's Figs. 8, 16)");
-  whvi::bench::PredictBenchOptions bp;
-  std::string bp_kinds = "mcd,whvi", bp_widths = "128", bp_json, bp_csv;
-  bpredict->add_option("--kinds", bp_kinds, "Comma-separated model kinds, each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
-  bpredict->add_option("--set", bp.sets, "Config override for every configuration, KEY=VALUE (repeatable), e.g. model.architecture=simple-cnn")->capture_default_str();
-  bpredict->add_option("--widths", bp_widths, "Comma-separated hidden widths")->capture_default_str();
-  bpredict->add_option("--depth", bp.depth, "Hidden layers")->capture_default_str()
-      ->check(integer_in(0, 64, "an integer from 0 to 64", " (e.g. --depth 2)"));
-  bpredict->add_option("--batch", bp.batch, "Test mini-batch size (paper: 128)")->capture_default_str()
-      ->check(integer_in(1, 10000000, "a positive integer", " (e.g. --batch 128)"));
-  bpredict->add_option("--mc", bp.mc, "Monte Carlo samples per test point (paper: 64)")->capture_default_str()
-      ->check(integer_in(1, 100000, "an integer from 1 to 100000", " (e.g. --mc 64)"));
-  bpredict->add_option("--d-in", bp.d_in, "Input dimension (3072 for the CIFAR-10 CNNs)")->capture_default_str()
-      ->check(integer_in(1, 65536, "an integer from 1 to 65536", " (e.g. --d-in 8)"));
-  bpredict->add_option("--rows", bp.rows, "Test rows")->capture_default_str()
-      ->check(integer_in(1, 10000000, "an integer from 1 to 1e7", " (e.g. --rows 1024)"));
-  bpredict->add_option("--repeats", bp.repeats, "Timed passes over the test set")->capture_default_str()
-      ->check(integer_in(1, 1000, "an integer from 1 to 1000", " (e.g. --repeats 5)"));
-  bpredict->add_option("--classes", bp.classes, "0: regression; C >= 2: a softmax classifier")->capture_default_str()
-      ->check(integer_in(0, 100000, "0 or an integer from 2 to 100000", " (e.g. --classes 10)"));
-  bpredict->add_option("--seed", bp.seed, "Seed of the inputs and the networks")->capture_default_str()
-      ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
-  bpredict->add_option("--json", bp_json, "Also write the results as JSON to this file");
-  bpredict->add_option("--csv", bp_csv, "Also write one CSV line per row (kind,width,params,seconds_mean,seconds_std,ms_per_batch) to this file");
-
-  auto* analysis = app.add_subcommand("analysis", "The paper's analyses");
-  analysis->require_subcommand(1);
-  auto* aapprox = analysis->add_subcommand("approximation", "Fig. 11: how well S1 H G H S2 fits a dense U(-1,1) matrix");
-  whvi::analysis::ApproximationOptions ao;
-  std::string ao_dims = "4,8,16,32,64,128,256,512,1024", ao_json;
-  aapprox->add_option("--dims", ao_dims, "Comma-separated powers of two (2 to 8192)")->capture_default_str();
-  aapprox->add_option("--repeats", ao.repeats, "Random matrices per D")->capture_default_str()
-      ->check(integer_in(1, 100000, "a positive integer", " (e.g. --repeats 20)"));
-  aapprox->add_option("--steps", ao.steps, "Adam steps per fit")->capture_default_str()
-      ->check(integer_in(0, 100000000, "a non-negative integer", " (e.g. --steps 2000)"));
-  aapprox->add_option("--lr", ao.lr, "Adam learning rate")->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  aapprox->add_option("--seed", ao.seed, "Seed of the matrices and initial values")->capture_default_str()
-      ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
-  aapprox->add_option("--json", ao_json, "Write the results (JSON) to this file");
-
-  for (auto* sub : {train, eval, predict, datacmd, dexport, table, select, cfgcmd, bench, bfwht, btrain, bpredict,
-                    analysis, aapprox})
-    sub->fallthrough();
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {  // --help
-    return finish(app.exit(e));
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "whvi: error: " << printable(e.what(), true) << "\nRun with --help for more information.\n";
-    return 2;
   }
-  if (app.get_subcommands().empty() && !show_version) {
-    std::cerr << app.help() << "\nwhvi: error: no command given: use one of train, eval, table, select, config, bench, analysis "
-                 "(e.g. whvi train --config configs/toy.yaml)\n";
-    return 2;
+  std::vector<std::pair<std::string, const char*>> outputs() const override {
+    return {{json, "--json"}, {csv, "--csv"}};
   }
+  void run(const std::string& command_line) override {
+    o.sizes = parse_sizes(sizes);
+    o.backward = !no_backward;
+    o.command_line = command_line;
+    spdlog::info("bench fwht: device {}, dtype {}, batch {}, threads {}, SIMD {}", o.device, o.dtype, o.batch,
+                 whvi::threads(), simd_name());
+    const auto doc = whvi::bench::run_fwht_bench(o);
+    if (!json.empty()) write_output(json, doc.dump(2) + "\n");
+    if (!csv.empty())
+      write_output(csv, rows_csv(doc["rows"], {"d", "batch", "fwht_ms", "matmul_ms", "copy_ms", "fwht_fwd_bwd_ms",
+                                               "matmul_fwd_bwd_ms"}));
+  }
+};
 
-  auto logger = spdlog::stderr_color_mt("whvi");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(log_level));
+struct BenchTrainCommand : Command {
+  whvi::bench::TrainBenchOptions o;
+  std::string kinds = "whvi,mfg,mcd", widths = "64,128,256,512", splits = "1", json, csv;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("train", "Training speed per layer kind and width on synthetic data");
+    app->add_option("--kinds", kinds, "Comma-separated model kinds (model.kind: whvi, mfg, mcd, nf-whvi, nng, sghmc), each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
+    app->add_option("--set", o.sets, "Config override for every configuration, KEY=VALUE (repeatable)");
+    app->add_option("--widths", widths, "Comma-separated hidden widths")->capture_default_str();
+    app->add_option("--splits", splits,
+                    "Comma-separated split counts: 1 = one split (the ordinary trainer); S > 1 = S splits trained "
+                    "as one batched model (training.batched_splits), timed together")
+        ->capture_default_str();
+    app->add_option("--depth", o.depth, "Hidden layers")->capture_default_str()
+        ->check(integer_in(0, 64, "an integer from 0 to 64", " (e.g. --depth 2)"));
+    app->add_option("--batch", o.batch, "Mini-batch size")->capture_default_str()
+        ->check(integer_in(1, 10000000, "a positive integer", " (e.g. --batch 64)"));
+    app->add_option("--d-in", o.d_in, "Input dimension of the synthetic data")->capture_default_str()
+        ->check(integer_in(1, 65536, "an integer from 1 to 65536", " (e.g. --d-in 8)"));
+    app->add_option("--rows", o.rows, "Rows of synthetic training data")->capture_default_str()
+        ->check(integer_in(2, 10000000, "an integer from 2 to 1e7", " (e.g. --rows 1000)"));
+    app->add_option("--steps", o.steps, "Timed steps per configuration")->capture_default_str()
+        ->check(integer_in(1, 100000000, "a positive integer", " (e.g. --steps 2000)"));
+    app->add_option("--warmup", o.warmup, "Untimed steps before")->capture_default_str()
+        ->check(integer_in(0, 100000000, "a non-negative integer", " (e.g. --warmup 100)"));
+    app->add_option("--seed", o.seed, "Seed of the data and the runs")->capture_default_str()
+        ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
+    app->add_option("--json", json, "Also write the results as JSON to this file");
+    app->add_option("--csv", csv,
+                    "Also write one CSV line per row (kind,width,splits,params,steps_per_second,ms_per_step,"
+                    "split_steps_per_second,peak_rss_mib) to this file, for plotting");
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override {
+    return {{json, "--json"}, {csv, "--csv"}};
+  }
+  void run(const std::string& command_line) override {
+    o.kinds = split_list(kinds, "--kinds");
+    o.widths = parse_widths(widths);
+    o.splits = parse_int_list(splits, "--splits", 1, 1024, false, "1,8");
+    o.command_line = command_line;
+    spdlog::info("bench train: kinds {}, depth {}, batch {}, d_in {}, threads {}, SIMD {}", kinds, o.depth, o.batch,
+                 o.d_in, whvi::threads(), simd_name());
+    const auto doc = whvi::bench::run_train_bench(o);
+    if (!json.empty()) write_output(json, doc.dump(2) + "\n");
+    if (!csv.empty())
+      write_output(csv, rows_csv(doc["rows"], {"kind", "width", "splits", "params", "steps_per_second", "ms_per_step",
+                                               "split_steps_per_second", "peak_rss_mib"}));
+  }
+};
 
+struct BenchPredictCommand : Command {
+  whvi::bench::PredictBenchOptions o;
+  std::string kinds = "mcd,whvi", widths = "128", json, csv;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("predict", "Prediction time on a test set per model kind and width (the paper's Figs. 8, 16)");
+    app->add_option("--kinds", kinds, "Comma-separated model kinds, each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
+    app->add_option("--set", o.sets, "Config override for every configuration, KEY=VALUE (repeatable), e.g. model.architecture=simple-cnn")->capture_default_str();
+    app->add_option("--widths", widths, "Comma-separated hidden widths")->capture_default_str();
+    app->add_option("--depth", o.depth, "Hidden layers")->capture_default_str()
+        ->check(integer_in(0, 64, "an integer from 0 to 64", " (e.g. --depth 2)"));
+    app->add_option("--batch", o.batch, "Test mini-batch size (paper: 128)")->capture_default_str()
+        ->check(integer_in(1, 10000000, "a positive integer", " (e.g. --batch 128)"));
+    app->add_option("--mc", o.mc, "Monte Carlo samples per test point (paper: 64)")->capture_default_str()
+        ->check(integer_in(1, 100000, "an integer from 1 to 100000", " (e.g. --mc 64)"));
+    app->add_option("--d-in", o.d_in, "Input dimension (3072 for the CIFAR-10 CNNs)")->capture_default_str()
+        ->check(integer_in(1, 65536, "an integer from 1 to 65536", " (e.g. --d-in 8)"));
+    app->add_option("--rows", o.rows, "Test rows")->capture_default_str()
+        ->check(integer_in(1, 10000000, "an integer from 1 to 1e7", " (e.g. --rows 1024)"));
+    app->add_option("--repeats", o.repeats, "Timed passes over the test set")->capture_default_str()
+        ->check(integer_in(1, 1000, "an integer from 1 to 1000", " (e.g. --repeats 5)"));
+    app->add_option("--classes", o.classes, "0: regression; C >= 2: a softmax classifier")->capture_default_str()
+        ->check(integer_in(0, 100000, "0 or an integer from 2 to 100000", " (e.g. --classes 10)"));
+    app->add_option("--seed", o.seed, "Seed of the inputs and the networks")->capture_default_str()
+        ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
+    app->add_option("--json", json, "Also write the results as JSON to this file");
+    app->add_option("--csv", csv, "Also write one CSV line per row (kind,width,params,seconds_mean,seconds_std,ms_per_batch) to this file");
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override {
+    return {{json, "--json"}, {csv, "--csv"}};
+  }
+  void run(const std::string& command_line) override {
+    o.kinds = split_list(kinds, "--kinds");
+    o.widths = parse_widths(widths);
+    o.command_line = command_line;
+    spdlog::info("bench predict: kinds {}, depth {}, batch {}, {} MC samples, {} test rows, threads {}, SIMD {}", kinds,
+                 o.depth, o.batch, o.mc, o.rows, whvi::threads(), simd_name());
+    const auto doc = whvi::bench::run_predict_bench(o);
+    if (!json.empty()) write_output(json, doc.dump(2) + "\n");
+    if (!csv.empty())
+      write_output(csv, rows_csv(doc["rows"], {"kind", "width", "params", "seconds_mean", "seconds_std", "ms_per_batch"}));
+  }
+};
+
+struct ApproximationCommand : Command {
+  whvi::analysis::ApproximationOptions o;
+  std::string dims = "4,8,16,32,64,128,256,512,1024", json;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("approximation", "Fig. 11: how well S1 H G H S2 fits a dense U(-1,1) matrix");
+    app->add_option("--dims", dims, "Comma-separated powers of two (2 to 8192)")->capture_default_str();
+    app->add_option("--repeats", o.repeats, "Random matrices per D")->capture_default_str()
+        ->check(integer_in(1, 100000, "a positive integer", " (e.g. --repeats 20)"));
+    app->add_option("--steps", o.steps, "Adam steps per fit")->capture_default_str()
+        ->check(integer_in(0, 100000000, "a non-negative integer", " (e.g. --steps 2000)"));
+    app->add_option("--lr", o.lr, "Adam learning rate")->capture_default_str()->check(CLI::PositiveNumber);
+    app->add_option("--seed", o.seed, "Seed of the matrices and initial values")->capture_default_str()
+        ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
+    app->add_option("--json", json, "Write the results (JSON) to this file");
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override { return {{json, "--json"}}; }
+  void run(const std::string& command_line) override {
+    o.dims = parse_int_list(dims, "--dims", 2, 8192, true, "4,8,16");
+    auto doc = whvi::analysis::run_approximation(o);
+    doc["environment"] = whvi::bench::bench_record("approximation", command_line, o.seed);
+    write_output(json.empty() ? "-" : json, doc.dump(2) + "\n");
+  }
+};
+
+// The global options, shared by every subcommand.
+struct GlobalOptions {
+  int threads = 0;
+  std::string log_level = "info", simd;
+  bool version = false;
+  void add(CLI::App& app) {
+    const int max_threads = whvi::max_threads();
+    app.add_option("--threads", threads,
+                   "Threads for LibTorch, OpenBLAS and the whvi kernels: 0 (all cores) up to 4 x the "
+                   "cores, at most 1024 (here: " + std::to_string(max_threads) + ")")
+        ->check(integer_in(0, max_threads,
+                           "an integer from 0 (all cores) to " + std::to_string(max_threads) + " (4 x the " +
+                               std::to_string(whvi::hardware_threads()) + " cores of this machine, at most 1024)",
+                           " (e.g. --threads 1)"));
+    app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+    app.add_option("--simd", simd, "Force the CPU kernels' SIMD level (scalar|avx2|avx512); default: best available")
+        ->check(CLI::IsMember({"scalar", "avx2", "avx512"}));
+    app.add_flag("--version", version, "Print version, git commit, LibTorch, BLAS and CUDA facts");
+  }
+};
+
+// Runs `body`, turning every error into the one-line message and exit status 1.
+int guarded(const std::function<int()>& body) {
   try {
-    if (!simd.empty()) whvi::kernels::set_simd_level(whvi::kernels::parse_simd_level(simd));
-    whvi::set_threads(n_threads);
-    if (show_version) {
-      std::cout << whvi::version_string() << std::endl;
-      return finish(0);
-    }
-    const std::string command_line = whvi::join_command_line(argc, argv);
-    check_outputs({{eval_json, "--json"}, {table_out, "--out"}, {po.out, "--out"}, {export_out, "--out"}, {ao_json, "--json"}, {bp_json, "--json"},
-                   {bp_csv, "--csv"}, {bt_json, "--json"}, {bt_csv, "--csv"}, {json_path, "--json"},
-                   {csv_path, "--csv"}});
-    if (!select_out.empty()) {
-      whvi::check_output_path(select_out + "/SUMMARY.md", "--out");
-      whvi::check_output_path(select_out + "/summary.json", "--out");
-    }
-    if (app.got_subcommand(train)) {
-      to.command_line = command_line;
-      whvi::experiment::run_train(to);
-      return finish(0);
-    }
-    if (app.got_subcommand(eval)) {
-      eo.command_line = command_line;
-      const auto r = whvi::experiment::run_eval(eo);
-      std::cout << r.dump(2) << std::endl;
-      if (!eval_json.empty() && eval_json != "-") write_output(eval_json, r.dump(2) + "\n");
-      return finish(0);
-    }
-    if (app.got_subcommand(predict)) {
-      const auto r = whvi::experiment::run_predict(po);
-      if (po.out != "-") spdlog::info("wrote {} rows to {}", r["rows"].get<int64_t>(), po.out);
-      return finish(0);
-    }
-    if (datacmd->got_subcommand(dexport)) {
-      WHVI_CHECK(export_classes != 1, "--classes 1: a classification example needs 2 or more classes");
-      WHVI_CHECK(export_name == "toy" || whvi::data::is_synthetic(export_name), "data export: '", export_name,
-                 "' is not a generated data set; give toy or synthetic:<name> (e.g. synthetic:friedman)");
-      const auto d = export_name == "toy"
-                         ? whvi::data::make_toy(static_cast<uint64_t>(export_seed), export_rows > 0 ? static_cast<int>(export_rows) : 128)
-                         : whvi::data::make_synthetic(export_name, static_cast<uint64_t>(export_seed), export_rows);
-      write_output(export_out, whvi::data::to_csv(d, static_cast<int>(export_classes)));
-      return finish(0);
-    }
-    if (app.got_subcommand(table)) {
-      const auto md = table_csv ? whvi::report::render_csv_from_files(table_files)
-                                : whvi::report::render_from_files(table_files, paper_file, table_title) +
-                      "\nRendered by: `" + command_line + "`\n";
-      write_output(table_out.empty() ? "-" : table_out, md);
-      return finish(0);
-    }
-    if (app.got_subcommand(select)) {
-      const auto r = whvi::report::select_defaults(select_files);
-      const std::string md = r.markdown + "\nRendered by: `" + command_line + "`\n";
-      if (select_out.empty()) {
-        std::cout << md;
-      } else {
-        whvi::write_file_atomic(select_out + "/SUMMARY.md", md);
-        whvi::write_file_atomic(select_out + "/summary.json", r.summary.dump(2) + "\n");
-        spdlog::info("wrote {}/SUMMARY.md and summary.json", select_out);
-      }
-      return finish(0);
-    }
-    if (app.got_subcommand(cfgcmd)) {
-      if (!dump_path.empty())
-        std::cout << whvi::config::Config::load(dump_path, dump_overrides).dump_yaml();
-      else if (describe)
-        std::cout << whvi::config::Config::describe_markdown();
-      else
-        std::cout << cfgcmd->help();
-      return finish(0);
-    }
-    if (analysis->got_subcommand(aapprox)) {
-      ao.dims = parse_int_list(ao_dims, "--dims", 2, 8192, true, "4,8,16");
-      auto doc = whvi::analysis::run_approximation(ao);
-      const auto env = whvi::bench::bench_record("approximation", command_line, ao.seed);
-      doc["environment"] = env;
-      write_output(ao_json.empty() ? "-" : ao_json, doc.dump(2) + "\n");
-      return finish(0);
-    }
-    if (bench->got_subcommand(bpredict)) {
-      bp.kinds = split_list(bp_kinds, "--kinds");
-      bp.widths = parse_widths(bp_widths);
-      bp.command_line = command_line;
-      spdlog::info("bench predict: kinds {}, depth {}, batch {}, {} MC samples, {} test rows, threads {}, SIMD {}",
-                   bp_kinds, bp.depth, bp.batch, bp.mc, bp.rows, whvi::threads(),
-                   whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
-      const auto doc = whvi::bench::run_predict_bench(bp);
-      if (!bp_json.empty()) write_output(bp_json, doc.dump(2) + "\n");
-      if (!bp_csv.empty()) write_output(bp_csv, rows_csv(doc["rows"], {"kind", "width", "params", "seconds_mean",
-                                                               "seconds_std", "ms_per_batch"}));
-      return finish(0);
-    }
-    if (bench->got_subcommand(btrain)) {
-      bt.kinds = split_list(bt_kinds, "--kinds");
-      bt.widths = parse_widths(bt_widths);
-      bt.splits = parse_int_list(bt_splits, "--splits", 1, 1024, false, "1,8");
-      bt.command_line = command_line;
-      spdlog::info("bench train: kinds {}, depth {}, batch {}, d_in {}, threads {}, SIMD {}", bt_kinds,
-                   bt.depth, bt.batch, bt.d_in, whvi::threads(),
-                   whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
-      const auto doc = whvi::bench::run_train_bench(bt);
-      if (!bt_json.empty()) write_output(bt_json, doc.dump(2) + "\n");
-      if (!bt_csv.empty()) write_output(bt_csv, rows_csv(doc["rows"], {"kind", "width", "splits", "params", "steps_per_second",
-                                                               "ms_per_step", "split_steps_per_second",
-                                                               "peak_rss_mib"}));
-      return finish(0);
-    }
-    if (bench->got_subcommand(bfwht)) {
-      bo.sizes = parse_sizes(sizes);
-      bo.backward = !no_backward;
-      bo.command_line = command_line;
-      spdlog::info("bench fwht: device {}, dtype {}, batch {}, threads {}, SIMD {}", bo.device,
-                   bo.dtype, bo.batch, whvi::threads(),
-                   whvi::kernels::simd_level_name(whvi::kernels::active_simd_level()));
-      const auto doc = whvi::bench::run_fwht_bench(bo);
-      if (!json_path.empty()) write_output(json_path, doc.dump(2) + "\n");
-      if (!csv_path.empty()) write_output(csv_path, rows_csv(doc["rows"], {"d", "batch", "fwht_ms", "matmul_ms", "copy_ms",
-                                                                  "fwht_fwd_bwd_ms", "matmul_fwd_bwd_ms"}));
-      return finish(0);
-    }
+    return body();
   } catch (const c10::Error& e) {  // LibTorch: its message without the C++ backtrace
     const std::string msg = e.what_without_backtrace();
     if (msg.find("can't allocate memory") != std::string::npos || msg.find("DefaultCPUAllocator") != std::string::npos)
@@ -597,5 +615,83 @@ int main(int argc, char** argv) {
     report_error(printable(e.what(), false));
     return 1;
   }
-  return finish(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  guard_standard_fds();
+  CLI::App app{"whvi: Walsh-Hadamard Variational Inference experiment runner"};
+  app.fallthrough();  // global options also after the subcommand (inherited by subcommands)
+  GlobalOptions global;
+  global.add(app);
+  app.require_subcommand(0, 1);
+
+  TrainCommand train;
+  EvalCommand eval;
+  PredictCommand predict;
+  DataExportCommand data_export;
+  TableCommand table;
+  SelectCommand select;
+  ConfigCommand config;
+  BenchFwhtCommand bench_fwht;
+  BenchTrainCommand bench_train;
+  BenchPredictCommand bench_predict;
+  ApproximationCommand approximation;
+  train.add(app);
+  eval.add(app);
+  predict.add(app);
+  auto* data = app.add_subcommand("data", "Data sets");
+  data->require_subcommand(1);
+  data_export.add(*data);
+  table.add(app);
+  select.add(app);
+  config.add(app);
+  auto* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+  bench_fwht.add(*bench);
+  bench_train.add(*bench);
+  bench_predict.add(*bench);
+  auto* analysis = app.add_subcommand("analysis", "The paper's analyses");
+  analysis->require_subcommand(1);
+  approximation.add(*analysis);
+  const std::vector<Command*> commands = {&train,      &eval,       &predict,     &data_export,   &table,        &select,
+                                          &config,     &bench_fwht, &bench_train, &bench_predict, &approximation};
+  for (auto* group : {data, bench, analysis}) group->fallthrough();
+  for (auto* c : commands) c->app->fallthrough();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return finish(app.exit(e));
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "whvi: error: " << printable(e.what(), true) << "\nRun with --help for more information.\n";
+    return 2;
+  }
+  if (app.get_subcommands().empty() && !global.version) {
+    std::cerr << app.help() << "\nwhvi: error: no command given: use one of train, eval, table, select, config, bench, analysis "
+                 "(e.g. whvi train --config configs/toy.yaml)\n";
+    return 2;
+  }
+
+  auto logger = spdlog::stderr_color_mt("whvi");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(global.log_level));
+
+  return guarded([&] {
+    if (!global.simd.empty()) whvi::kernels::set_simd_level(whvi::kernels::parse_simd_level(global.simd));
+    whvi::set_threads(global.threads);
+    if (global.version) {
+      std::cout << whvi::version_string() << std::endl;
+      return finish(0);
+    }
+    const std::string command_line = whvi::join_command_line(argc, argv);
+    for (auto* c : commands)
+      if (c->app->parsed()) {
+        check_outputs(c->outputs());
+        c->run(command_line);
+        break;
+      }
+    return finish(0);
+  });
 }
