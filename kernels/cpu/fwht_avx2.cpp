@@ -51,6 +51,7 @@ struct Avx2D {
   static V inreg(V x) { return inreg_n(x, LOGW); }
 };
 
+#define WHVI_FWHT_BLOCK_BYTES (16 * 1024)
 #include "fwht_impl.h"
 
 WHVI_DEFINE_ISA_TABLE(table, Avx2F, Avx2D, ::whvi::kernels::SimdLevel::kAvx2)

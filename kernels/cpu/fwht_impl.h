@@ -29,7 +29,15 @@ namespace detail {
 // radix-16 passes pay inside a block, but across the whole row 16 streams at a
 // power-of-two stride thrash the cache, so the high bits use at most radix 8.
 // Measured on a Zen 4 EPYC (AVX-512): 2^16 floats 22 us -> 11 us, 2^20 0.60 -> 0.26 ms.
+// A level may set its own block size (WHVI_FWHT_BLOCK_BYTES before including this
+// file): the AVX2 level uses 16 KB, half the L1 of the AVX2-only EPYC it was
+// measured on (rows of 2^14 floats at batch 512: 11.3 -> 9.8 us a row; 2^15:
+// 22.4 -> 20.6 us), so that a block and the lines it evicts fit together.
+#ifdef WHVI_FWHT_BLOCK_BYTES
+constexpr int64_t kBlockBytes = WHVI_FWHT_BLOCK_BYTES;
+#else
 constexpr int64_t kBlockBytes = 32 * 1024;
+#endif
 constexpr int kLogRMaxOutOfBlock = 3;
 
 template <int R, class Vt>
