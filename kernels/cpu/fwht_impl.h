@@ -260,41 +260,35 @@ inline void rows_two_pass_dispatch(int logr2, const typename Vt::T* in, int64_t 
   }
 }
 
+// Rows [0, rows) of d = 2^n elements, one thread: the one- and two-pass sizes
+// through the inlined row loops, larger rows through fwht_row.
 template <class Vt>
-void fwht_rows(const typename Vt::T* in, int64_t in_stride, typename Vt::T* out,
-               int64_t out_stride, int64_t rows, int n, typename Vt::T scale, int threads) {
+inline void transform_rows(const typename Vt::T* in, int64_t in_stride, typename Vt::T* out, int64_t out_stride,
+                           int64_t rows, int n, typename Vt::T scale) {
   using T = typename Vt::T;
-  const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, rows)));
+  const bool do_scale = scale != T(1);
   if (n >= Vt::LOGW && n <= Vt::LOGW + Vt::LOGR_MAX) {
-    const int logr = n - Vt::LOGW;
-    const bool do_scale = scale != T(1);
-    for_chunks(rows, nt, [&](int, int64_t lo, int64_t hi) {
-      if (do_scale)
-        rows_one_pass_dispatch<Vt, true>(logr, in + lo * in_stride, in_stride, out + lo * out_stride, out_stride,
-                                         hi - lo, scale);
-      else
-        rows_one_pass_dispatch<Vt, false>(logr, in + lo * in_stride, in_stride, out + lo * out_stride, out_stride,
-                                          hi - lo, T(1));
-    });
+    if (do_scale) rows_one_pass_dispatch<Vt, true>(n - Vt::LOGW, in, in_stride, out, out_stride, rows, scale);
+    else rows_one_pass_dispatch<Vt, false>(n - Vt::LOGW, in, in_stride, out, out_stride, rows, T(1));
     return;
   }
   // two passes inside one L1 block: fwht_row's plan for these sizes (kLogBlock >= n)
   if (n > Vt::LOGW + Vt::LOGR_MAX && n <= Vt::LOGW + Vt::LOGR_MAX + std::min(Vt::LOGR_MAX, 3) &&
       (int64_t{sizeof(T)} << n) <= kBlockBytes) {
     const int logr2 = n - Vt::LOGW - Vt::LOGR_MAX;
-    const bool do_scale = scale != T(1);
-    for_chunks(rows, nt, [&](int, int64_t lo, int64_t hi) {
-      if (do_scale)
-        rows_two_pass_dispatch<Vt, true>(logr2, in + lo * in_stride, in_stride, out + lo * out_stride, out_stride,
-                                         hi - lo, scale);
-      else
-        rows_two_pass_dispatch<Vt, false>(logr2, in + lo * in_stride, in_stride, out + lo * out_stride, out_stride,
-                                          hi - lo, T(1));
-    });
+    if (do_scale) rows_two_pass_dispatch<Vt, true>(logr2, in, in_stride, out, out_stride, rows, scale);
+    else rows_two_pass_dispatch<Vt, false>(logr2, in, in_stride, out, out_stride, rows, T(1));
     return;
   }
+  for (int64_t r = 0; r < rows; ++r) fwht_row<Vt>(in + r * in_stride, out + r * out_stride, n, scale);
+}
+
+template <class Vt>
+void fwht_rows(const typename Vt::T* in, int64_t in_stride, typename Vt::T* out,
+               int64_t out_stride, int64_t rows, int n, typename Vt::T scale, int threads) {
+  const int nt = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, rows)));
   for_chunks(rows, nt, [&](int, int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) fwht_row<Vt>(in + r * in_stride, out + r * out_stride, n, scale);
+    transform_rows<Vt>(in + lo * in_stride, in_stride, out + lo * out_stride, out_stride, hi - lo, n, scale);
   });
 }
 
@@ -314,7 +308,7 @@ inline void fwht_segments(const typename Vt::T* in, typename Vt::T* out, int64_t
   using T = typename Vt::T;
   const int64_t d = int64_t{1} << n;
   if (n >= Vt::LOGW) {
-    for (int64_t s = 0; s < segs; ++s) fwht_row<Vt>(in + s * d, out + s * d, n, T(1));
+    transform_rows<Vt>(in, d, out, d, segs, n, T(1));
     return;
   }
   const int64_t len = segs * d;
