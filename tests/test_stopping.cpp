@@ -113,7 +113,6 @@ Run train_with_stopping(const std::vector<std::string>& sets, const Problem& p, 
   r.best_nll = stopper.best_nll();
   for (const auto& [key, t] : inf->state()) r.state.push_back(t.clone());
   const auto f = inf->predict(p.x_val, 4, make_generator(9));
-  r.final_nll = inf->likelihood().evaluate(f, p.y_val).metrics.front().second;
   for (const auto& [key, value] : inf->likelihood().evaluate(f, p.y_val).metrics)
     if (key == "mnll") r.final_nll = value;
   return r;
