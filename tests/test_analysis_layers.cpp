@@ -18,17 +18,21 @@
 #include "common/runtime.h"
 #include "experiment/experiment.h"
 #include "infer/inference.h"
+#include "data/augment.h"
 #include "train/loop.h"
 #include "config/config.h"
 #include "data/synthetic.h"
 #include "models/conv.h"
-#include "models/layer.h"
+#include "nn/layer.h"
 #include "models/trunk.h"
 #include "ops/fwht_op.h"
-#include "models/layer_options.h"
+#include "nn/layer_options.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
 // A convolution's typed options from a config, with its kind set.
 [[maybe_unused]] static whvi::models::ConvOptions conv_options(const whvi::config::Config& cfg, const std::string& kind) {
-  auto o = whvi::models::ConvOptions::from(cfg);
+  auto o = whvi::options::read<whvi::models::ConvOptions>(cfg);
   o.kind = kind;
   return o;
 }
@@ -39,7 +43,6 @@ using models::Mode;
 
 namespace {
 
-config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
 
 models::LayerContext init(uint64_t seed) { return {false, make_generator(seed)}; }
 
@@ -288,7 +291,7 @@ TEST(WhviReshape, WeightsAreTheLeadingEntriesOfOneWhviMatrix) {
 
 TEST(Rff, FeaturesApproximateTheRbfKernel) {
   const auto cfg = cfg_with({"model.rff.features=40000", "model.rff.length_scale=1.5"});
-  auto trunk = models::make_rff_trunk(3, cfg, make_generator(1));
+  auto trunk = models::make_trunk("rff", 3, cfg, make_generator(1));
   trunk->to(torch::kFloat64);
   torch::NoGradGuard ng;
   for (auto& p : trunk->named_parameters())
@@ -517,7 +520,7 @@ TEST(Augment, RandomCropsOfThePaddedImageAndFlips) {
   const int64_t B = 2000, C = 2, H = 6, W = 5;
   const auto img = torch::arange(1, C * H * W + 1, torch::kFloat32);  // distinct, non-zero pixels
   const auto x = img.unsqueeze(0).expand({B, C * H * W}).contiguous();
-  const auto y = train::augment_images(x, {C, H, W}, make_generator(1)).view({B, C, H, W});
+  const auto y = data::augment_images(x, {C, H, W}, make_generator(1)).view({B, C, H, W});
   const auto base = img.view({C, H, W});
   // the 162 candidates: out[c, r, q] = base[c, r + dy, q + dx] (0 outside), then the flip
   std::vector<torch::Tensor> refs;

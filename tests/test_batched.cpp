@@ -20,6 +20,10 @@
 #include "infer/variational.h"
 #include "models/regression_model.h"
 #include "train/batched.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
+using whvi::testing::error_of;
 
 using namespace whvi;
 namespace fs = std::filesystem;
@@ -27,7 +31,6 @@ using nlohmann::json;
 
 namespace {
 
-config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
 
 std::unique_ptr<infer::Inference> make(const config::Config& cfg, int64_t d_in, uint64_t k) {
   return infer::make_inference(d_in, cfg, 0.0, 1.0, make_generator(7, k, Stream::kInit));
@@ -136,14 +139,6 @@ std::string data_dir() {
   return env && *env ? env : WHVI_TEST_DATA_DIR;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(BatchedSplits, ExperimentWritesEverySplitAndResumesAcrossGroupSizes) {
   set_threads(1);

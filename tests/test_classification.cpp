@@ -26,17 +26,20 @@
 #include "likelihoods/likelihood.h"
 #include "analysis/approximation.h"
 #include "models/conv.h"
-#include "models/nng_layer.h"
+#include "nn/nng_layer.h"
 #include "infer/nng.h"
 #include "train/loop.h"
 #include "ops/fwht_op.h"
 #include "models/regression_model.h"
 #include "report/table.h"
-#include "train/metrics.h"
-#include "models/layer_options.h"
+#include "likelihoods/metrics.h"
+#include "nn/layer_options.h"
+#include "helpers.h"
+
+using whvi::testing::error_of;
 // A convolution's typed options from a config, with its kind set.
 [[maybe_unused]] static whvi::models::ConvOptions conv_options(const whvi::config::Config& cfg, const std::string& kind) {
-  auto o = whvi::models::ConvOptions::from(cfg);
+  auto o = whvi::options::read<whvi::models::ConvOptions>(cfg);
   o.kind = kind;
   return o;
 }
@@ -53,14 +56,6 @@ std::string data_dir() {
   return env && *env ? env : WHVI_TEST_DATA_DIR;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -102,7 +97,7 @@ TEST(ClassificationMetrics, MatchHandComputations) {
   for (int n = 0; n < 3; ++n)
     for (int c = 0; c < 3; ++c) p[0][n][c] = s0[n][c], p[1][n][c] = s1[n][c];
   const auto y = torch::tensor({0, 2, 2}, torch::kInt64);
-  const auto m = train::classification_metrics(p.log(), y);
+  const auto m = metrics::classification_metrics(p.log(), y);
   // mean probabilities: [.62 .28 .10], [.22 .50 .28], [.25 .25 .50]; predictions 0, 1, 2
   EXPECT_NEAR(m.error, 1.0 / 3.0, 1e-12);
   EXPECT_NEAR(m.mnll, -(std::log(.62) + std::log(.28) + std::log(.50)) / 3.0, 1e-12);
@@ -134,9 +129,9 @@ TEST(ClassificationMetrics, EceOfCalibratedAndOverconfidentPredictors) {
   auto gen = make_generator(9);
   const auto y_cal = torch::bernoulli(torch::full({N}, 0.3, torch::kFloat64), gen);  // P(class 1) = .3
   auto lp = torch::log(torch::tensor({0.7, 0.3}, torch::kFloat64)).repeat({1, N, 1});
-  EXPECT_LT(train::classification_metrics(lp, y_cal).ece, 0.005);
+  EXPECT_LT(metrics::classification_metrics(lp, y_cal).ece, 0.005);
   const auto over = torch::log(torch::tensor({0.95, 0.05}, torch::kFloat64)).repeat({1, N, 1});
-  const auto m = train::classification_metrics(over, y_cal);
+  const auto m = metrics::classification_metrics(over, y_cal);
   EXPECT_NEAR(m.ece, 0.95 - 0.7, 0.005);
   EXPECT_NEAR(m.error, 0.3, 0.005);
 }
@@ -145,7 +140,7 @@ TEST(ClassificationMetrics, UnderflowingProbabilitiesStayFinite) {
   // log-probabilities far below exp's range: the mean over samples by log-sum-exp
   auto lp = torch::full({2, 1, 2}, -2000.0, torch::kFloat64);
   lp[0][0][0] = 0.0, lp[1][0][0] = 0.0;
-  const auto m = train::classification_metrics(lp, torch::tensor({1}, torch::kInt64));
+  const auto m = metrics::classification_metrics(lp, torch::tensor({1}, torch::kInt64));
   EXPECT_NEAR(m.mnll, 2000.0, 1e-9);
   EXPECT_TRUE(std::isfinite(m.mnll_paper));
   EXPECT_EQ(m.error, 1.0);

@@ -25,6 +25,9 @@
 #include "common/errors.h"
 #include "data/csv.h"
 #include "data/dataset.h"
+#include "helpers.h"
+
+using whvi::testing::error_of;
 
 #ifndef WHVI_TEST_DATA_DIR
 #define WHVI_TEST_DATA_DIR "../shared/data"
@@ -48,19 +51,6 @@ std::string shared_data_dir() {
   } while (0)
 
 // The message of the whvi::Error that f throws ("" and a failure if none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const whvi::Error& e) {
-    if (std::getenv("WHVI_TEST_SHOW_ERRORS")) std::cerr << "  whvi::Error: " << e.what() << "\n";
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected whvi::Error, got another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected whvi::Error, nothing was thrown";
-  return "";
-}
 
 void expect_has(const std::string& msg, std::initializer_list<std::string> parts) {
   for (const auto& p : parts)

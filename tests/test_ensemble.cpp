@@ -13,21 +13,16 @@
 #include "config/config.h"
 #include "infer/inference.h"
 #include "models/regression_model.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
+using whvi::testing::error_of;
 
 using namespace whvi;
 
 namespace {
 
-config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 struct Data {
   torch::Tensor x, y;

@@ -25,6 +25,9 @@
 #include "experiment/experiment.h"
 #include "report/selection.h"
 #include "report/table.h"
+#include "helpers.h"
+
+using whvi::testing::error_of;
 
 using namespace whvi;
 namespace fs = std::filesystem;
@@ -82,14 +85,6 @@ json numbers(const json& split) {
   return j;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Determinism, SameConfigTwiceGivesIdenticalNumbers) {
   set_threads(1);

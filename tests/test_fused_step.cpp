@@ -22,15 +22,17 @@
 #include "infer/fused_step.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
-#include "models/fused_ops.h"
+#include "nn/fused_ops.h"
 #include "models/regression_model.h"
 #include "train/loop.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
 
 using namespace whvi;
 
 namespace {
 
-config::Config cfg_with(std::vector<std::string> sets) { return config::Config::parse("", "test", sets); }
 
 struct Variant {
   std::string name;
@@ -233,7 +235,7 @@ TEST(FusedStep, RefusesWhatItCannotDoByName) {
   }
 }
 
-// The fused step's plain loops (models/fused_ops.h) give exactly what the
+// The fused step's plain loops (nn/fused_ops.h) give exactly what the
 // LibTorch op each replaces gives: bit for bit, in float32 and float64, on
 // values that include -0, +-inf, NaN and subnormals, on strided inputs where
 // the loop takes them, and with scalars that float cannot hold (0.1, 1/0.7:

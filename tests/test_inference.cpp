@@ -15,17 +15,19 @@
 #include "infer/inference.h"
 #include "infer/nng.h"
 #include "infer/variational.h"
-#include "models/layer.h"
-#include "models/planar_flow.h"
+#include "nn/layer.h"
+#include "nn/planar_flow.h"
 #include "models/regression_model.h"
 #include "train/loop.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
 
 using namespace whvi;
 using models::Mode;
 
 namespace {
 
-config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
 
 torch::Tensor param(torch::nn::Module& m, const std::string& name) {
   for (const auto& p : m.named_parameters())

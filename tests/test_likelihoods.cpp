@@ -16,12 +16,14 @@
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "train/loop.h"
-#include "train/metrics.h"
+#include "likelihoods/metrics.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
 
 using namespace whvi;
 
 namespace {
-config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
 
 double log_normal(double y, double m, double v) { return -0.5 * (std::log(2 * M_PI * v) + (y - m) * (y - m) / v); }
 }  // namespace
@@ -73,7 +75,7 @@ TEST(HeteroGaussian, MixtureMetricsMatchIndependentReferences) {
   const auto f = torch::randn({S, N}, torch::kFloat64);
   const auto var = torch::rand({S, N}, torch::kFloat64) * 2 + 0.05;
   const auto y = torch::randn({N}, torch::kFloat64);
-  const auto m = train::regression_metrics(f, y, var);
+  const auto m = metrics::regression_metrics(f, y, var);
   double mnll = 0;
   for (int64_t n = 0; n < N; ++n) {
     double p = 0;
@@ -82,7 +84,7 @@ TEST(HeteroGaussian, MixtureMetricsMatchIndependentReferences) {
     mnll -= std::log(p) / N;
   }
   EXPECT_NEAR(m.mnll, mnll, 1e-12);
-  const auto crps = train::mixture_crps(f, y, var);
+  const auto crps = metrics::mixture_crps(f, y, var);
   for (int64_t n = 0; n < N; ++n) {
     const auto cdf = [&](double t) {
       double c = 0;
@@ -105,7 +107,7 @@ TEST(HeteroGaussian, MixtureMetricsMatchIndependentReferences) {
     EXPECT_NEAR(crps[n].item<double>(), integral, 1e-5) << n;
   }
   const double v = 0.7;
-  const auto a = train::regression_metrics(f, y, v), b = train::regression_metrics(f, y, torch::full_like(f, v));
+  const auto a = metrics::regression_metrics(f, y, v), b = metrics::regression_metrics(f, y, torch::full_like(f, v));
   EXPECT_NEAR(a.mnll, b.mnll, 1e-12);
   EXPECT_NEAR(a.mnll_paper, b.mnll_paper, 1e-12);
   EXPECT_NEAR(a.crps, b.crps, 1e-12);
@@ -272,7 +274,7 @@ TEST(StudentT, MixtureMetricsMatchIndependentReferences) {
   EXPECT_NEAR(hi[1].item<double>(), mu + q * s, 1e-5);
   // large nu: the Gaussian metrics
   const auto f3 = torch::randn({4, 6}, make_generator(3), torch::kFloat64);
-  const auto g = train::regression_metrics(f3, y, s2);
+  const auto g = metrics::regression_metrics(f3, y, s2);
   const auto t = likelihoods::student_t_metrics(f3, y, s2, 1e7);
   EXPECT_NEAR(t.mnll, g.mnll, 1e-5);
   EXPECT_NEAR(t.coverage_90, g.coverage_90, 1e-12);

@@ -13,11 +13,14 @@
 #include "data/dataset.h"
 #include "data/synthetic.h"
 #include "models/regression_model.h"
-#include "train/metrics.h"
+#include "likelihoods/metrics.h"
 #include "infer/fused_step.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
 #include "train/loop.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
 
 using namespace whvi;
 
@@ -36,7 +39,7 @@ TEST(Calibration, SingleGaussianCrpsIsTheClosedForm) {
   for (double y : {-3.0, 0.0, 1.5, 2.7, 9.0}) {
     const double z = (y - mu) / s;
     const double ref = s * (z * (2 * Phi(z) - 1) + 2 * phi(z) - 1 / std::sqrt(M_PI));
-    EXPECT_NEAR(train::mixture_crps(t1({mu}).view({1, 1}), t1({y}), s * s).item<double>(), ref, 1e-12) << y;
+    EXPECT_NEAR(metrics::mixture_crps(t1({mu}).view({1, 1}), t1({y}), s * s).item<double>(), ref, 1e-12) << y;
   }
 }
 
@@ -56,14 +59,14 @@ TEST(Calibration, MixtureCrpsMatchesNumericalIntegration) {
         integral += d * d * h;
       }
     }
-    EXPECT_NEAR(train::mixture_crps(f, t1({y}), v).item<double>(), integral, 1e-6) << y;
+    EXPECT_NEAR(metrics::mixture_crps(f, t1({y}), v).item<double>(), integral, 1e-6) << y;
   }
   // the sampled estimate for many samples is close to the exact double sum
   auto g = make_generator(3);
   const auto big = torch::randn({1000, 5}, g, torch::kFloat64);
-  const auto exact_small = train::mixture_crps(big.narrow(0, 0, 500), t1({0, 1, 2, 3, 4}), 0.3);
+  const auto exact_small = metrics::mixture_crps(big.narrow(0, 0, 500), t1({0, 1, 2, 3, 4}), 0.3);
   const auto y5 = t1({0, 1, 2, 3, 4});
-  const auto est = train::mixture_crps(big, y5, 0.3), exact = [&] {
+  const auto est = metrics::mixture_crps(big, y5, 0.3), exact = [&] {
     // exact O(S^2) for S = 1000 by hand
     auto first = torch::zeros({5}, torch::kFloat64), second = torch::zeros({5}, torch::kFloat64);
     const double sd = std::sqrt(0.3), sd2 = std::sqrt(0.6);
@@ -82,7 +85,7 @@ TEST(Calibration, CoverageOfKnownQuantiles) {
   // one Gaussian N(0, 1): targets at z = 0.5 (inside the 50% interval, |z| < 0.674),
   // z = 1.0 (inside 90%), z = 1.8 (inside 95%, outside 90%), z = 2.5 (outside all)
   const auto f = torch::zeros({1, 4}, torch::kFloat64);
-  const auto m = train::regression_metrics(f, t1({0.5, -1.0, 1.8, -2.5}), 1.0);
+  const auto m = metrics::regression_metrics(f, t1({0.5, -1.0, 1.8, -2.5}), 1.0);
   EXPECT_DOUBLE_EQ(m.coverage_50, 0.25);
   EXPECT_DOUBLE_EQ(m.coverage_90, 0.5);
   EXPECT_DOUBLE_EQ(m.coverage_95, 0.75);
@@ -103,12 +106,12 @@ TEST(Calibration, MixtureIntervalsAreTheMixturesNotAFittedGaussians) {
   // a Gaussian fitted to the mixture would say the same; y = 2.5 lies outside the
   // mixture's 50% interval (F = 0.5 + 0.5 * Phi(-5) ~ 0.5) ... inside its 95%.
   const auto f = t1({-3.0, 3.0}).view({2, 1});
-  auto cov = [&](double y) { return train::mixture_cdf(f, t1({y}), 0.01).item<double>(); };
+  auto cov = [&](double y) { return metrics::mixture_cdf(f, t1({y}), 0.01).item<double>(); };
   EXPECT_NEAR(cov(0.0), 0.5, 1e-12);
   EXPECT_NEAR(cov(3.0), 0.75, 1e-12);
   EXPECT_NEAR(cov(-3.0), 0.25, 1e-12);
   // with a fitted Gaussian N(0, 9.01), y = 3 would be at Phi(3/3.0017) = 0.841
-  const auto m = train::regression_metrics(f, t1({3.0}), 0.01);
+  const auto m = metrics::regression_metrics(f, t1({3.0}), 0.01);
   EXPECT_DOUBLE_EQ(m.coverage_50, 1.0);  // F = 0.75: the boundary of the central 50%
 }
 
@@ -118,14 +121,14 @@ TEST(Calibration, AWellSpecifiedModelIsCalibrated) {
   const int64_t N = 200000;
   const auto f = torch::zeros({1, N}, torch::kFloat64);
   const auto y = torch::randn({N}, g, torch::kFloat64);
-  const auto m = train::regression_metrics(f, y, 1.0);
+  const auto m = metrics::regression_metrics(f, y, 1.0);
   EXPECT_NEAR(m.coverage_50, 0.50, 0.005);
   EXPECT_NEAR(m.coverage_95, 0.95, 0.003);
   EXPECT_LT(m.calibration_error, 0.005);
   // E CRPS = E|X - Y| - E|X - X'| / 2 = 2/sqrt(pi) - 1/sqrt(pi) for X, X', Y ~ N(0, 1)
   EXPECT_NEAR(m.crps, 1 / std::sqrt(M_PI), 0.005);
   // over-confident: predicted variance 0.25 of a variance-1 truth
-  const auto over = train::regression_metrics(f, y, 0.25);
+  const auto over = metrics::regression_metrics(f, y, 0.25);
   EXPECT_LT(over.coverage_95, 0.7);
   EXPECT_GT(over.calibration_error, 0.15);
 }
@@ -159,13 +162,12 @@ TEST(Synthetic, TheTrueFunctionAttainsTheFloor) {
   for (int j = 0; j < 8; ++j) f += w[j] * d.x.select(1, j);
   const double rmse = (d.y.squeeze(1) - f).square().mean().sqrt().item<double>();
   EXPECT_NEAR(rmse, data::synthetic_floor("linear").rmse, 0.005);
-  const auto m = train::regression_metrics(f.view({1, -1}), d.y.squeeze(1), 0.25);
+  const auto m = metrics::regression_metrics(f.view({1, -1}), d.y.squeeze(1), 0.25);
   EXPECT_NEAR(m.mnll, data::synthetic_floor("linear").mnll, 0.01);
 }
 
 // ---- mutation catchers (issue 8 §5) ------------------------------------------------
 
-config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
 
 // Flipping the sign of the decay exponent, or computing the schedule anywhere
 // but learning_rate(), fails here.
@@ -273,7 +275,7 @@ TEST(KlWeight, TheTraceRecordsTheKlAndItsWeight) {
 }
 
 struct Fit {
-  train::RegressionMetrics m;
+  metrics::RegressionMetrics m;
   double noise_var;
 };
 
@@ -290,7 +292,7 @@ Fit fit_scaled(const data::RegressionData& d0, double a, double b, const std::st
   train::train(*m, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(2), "t");
   const auto f = m->predict(prep.x_test, 16, make_generator(3));
   const double nv = m->likelihood().noise_var_original();
-  return {train::regression_metrics(f, prep.y_test.squeeze(1), nv), nv};
+  return {metrics::regression_metrics(f, prep.y_test.squeeze(1), nv), nv};
 }
 
 // Metrics in original units: rescaling the targets by a rescales RMSE and CRPS by a,
@@ -322,7 +324,7 @@ TEST(Mutation, PredictionAveragesMonteCarloSamples) {
     const auto f = infer::predict_with(m, x, 32, make_generator(3));
     ASSERT_EQ(f.sizes(), (std::vector<int64_t>{32, 20}));
     EXPECT_GT(f.var(0).min().item<double>(), 0.0) << kind;
-    const auto met = train::regression_metrics(f, f.mean(0) + 0.3, 0.01);
+    const auto met = metrics::regression_metrics(f, f.mean(0) + 0.3, 0.01);
     EXPECT_LT(met.mnll, met.mnll_paper - 1e-6) << kind;
     // the same generator state gives the same draws; another gives others
     EXPECT_TRUE(torch::equal(f, infer::predict_with(m, x, 32, make_generator(3))));
@@ -378,19 +380,19 @@ TEST(GaussianLikelihood, MatchesTheDensityItsRulesAndItsUnits) {
 // out, in, out, {out, in} tied, in, in: precisions 1, 2/3 and (at the tie's
 // end) 3/5, so AUPR = (1 + 2/3 + 3/5) / 3.
 TEST(OodMetrics, AurocAndAuprByHand) {
-  const auto s = whvi::train::ood_separation({0.1, 0.4, 0.35, 0.8}, {0.9, 0.4, 0.7});
+  const auto s = whvi::metrics::ood_separation({0.1, 0.4, 0.35, 0.8}, {0.9, 0.4, 0.7});
   EXPECT_NEAR(s.auroc, 9.5 / 12.0, 1e-15);
   EXPECT_NEAR(s.aupr, (1.0 + 2.0 / 3.0 + 3.0 / 5.0) / 3.0, 1e-15);
-  const auto perfect = whvi::train::ood_separation({0.1, 0.2}, {0.3, 0.4, 0.5});
+  const auto perfect = whvi::metrics::ood_separation({0.1, 0.2}, {0.3, 0.4, 0.5});
   EXPECT_EQ(perfect.auroc, 1.0);
   EXPECT_EQ(perfect.aupr, 1.0);
-  const auto reversed = whvi::train::ood_separation({0.3, 0.4}, {0.1, 0.2});
+  const auto reversed = whvi::metrics::ood_separation({0.3, 0.4}, {0.1, 0.2});
   EXPECT_EQ(reversed.auroc, 0.0);
   EXPECT_NEAR(reversed.aupr, (1.0 / 3.0 + 2.0 / 4.0) / 2.0, 1e-15);
-  const auto ties = whvi::train::ood_separation({1, 1}, {1, 1});  // no information: 1/2 and the base rate
+  const auto ties = whvi::metrics::ood_separation({1, 1}, {1, 1});  // no information: 1/2 and the base rate
   EXPECT_EQ(ties.auroc, 0.5);
   EXPECT_EQ(ties.aupr, 0.5);
-  EXPECT_THROW(whvi::train::ood_separation({}, {1.0}), whvi::Error);
+  EXPECT_THROW(whvi::metrics::ood_separation({}, {1.0}), whvi::Error);
 }
 
 // Entropy and mutual information against the closed form for two samples
@@ -398,12 +400,12 @@ TEST(OodMetrics, AurocAndAuprByHand) {
 // one confident sample alone has MI 0.
 TEST(OodMetrics, EntropyAndMutualInformation) {
   const auto lp = torch::tensor({0.9, 0.1, 0.1, 0.9}, torch::kFloat64).view({2, 1, 2}).log();
-  const auto u = whvi::train::predictive_uncertainty(lp);
+  const auto u = whvi::metrics::predictive_uncertainty(lp);
   const double h09 = -(0.9 * std::log(0.9) + 0.1 * std::log(0.1));
   ASSERT_EQ(u.entropy.size(), 1u);
   EXPECT_NEAR(u.entropy[0], std::log(2.0), 1e-12);
   EXPECT_NEAR(u.mutual_information[0], std::log(2.0) - h09, 1e-12);
-  const auto one = whvi::train::predictive_uncertainty(lp.narrow(0, 0, 1));
+  const auto one = whvi::metrics::predictive_uncertainty(lp.narrow(0, 0, 1));
   EXPECT_NEAR(one.entropy[0], h09, 1e-12);
   EXPECT_NEAR(one.mutual_information[0], 0.0, 1e-15);
 }

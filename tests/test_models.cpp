@@ -7,19 +7,19 @@
 
 #include "common/rng.h"
 #include "config/config.h"
-#include "models/layer.h"
+#include "nn/layer.h"
 #include "models/regression_model.h"
 #include "ops/fwht_op.h"
-#include "train/metrics.h"
+#include "likelihoods/metrics.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
 
 using namespace whvi;
 using models::Mode;
 
 namespace {
 
-config::Config cfg_with(const std::vector<std::string>& sets) {
-  return config::Config::parse("", "test", sets);
-}
 
 models::LayerContext init(uint64_t seed, bool is_output = false) { return {is_output, make_generator(seed)}; }
 
@@ -234,7 +234,7 @@ TEST(Metrics, HandComputedCase) {
   // two samples, two points, noise variance 1
   auto f = torch::tensor({0.0, 2.0, 2.0, 2.0}, torch::kFloat64).view({2, 2});
   auto y = torch::tensor({1.0, 2.0}, torch::kFloat64);
-  const auto m = train::regression_metrics(f, y, 1.0);
+  const auto m = metrics::regression_metrics(f, y, 1.0);
   // MC mean = (1, 2): RMSE 0
   EXPECT_NEAR(m.rmse, 0.0, 1e-12);
   const double c = 0.5 * std::log(2 * M_PI);
@@ -245,17 +245,17 @@ TEST(Metrics, HandComputedCase) {
   // a case where the two conventions differ: one sample exact, one 2 away
   auto f2 = torch::tensor({0.0, 2.0}, torch::kFloat64).view({2, 1});
   auto y2 = torch::tensor({0.0}, torch::kFloat64);
-  const auto m2 = train::regression_metrics(f2, y2, 1.0);
+  const auto m2 = metrics::regression_metrics(f2, y2, 1.0);
   EXPECT_NEAR(m2.rmse, 1.0, 1e-12);
   EXPECT_NEAR(m2.mnll_paper, c + 0.5 * (0 + 2.0), 1e-12);
   EXPECT_NEAR(m2.mnll, -std::log(0.5 * (std::exp(-c) + std::exp(-c - 2.0))), 1e-12);
   EXPECT_LT(m2.mnll, m2.mnll_paper);  // Jensen
-  EXPECT_THROW(train::regression_metrics(f2, y2, 0.0), Error);
-  EXPECT_THROW(train::regression_metrics(torch::full({2, 1}, NAN, torch::kFloat64), y2, 1.0), Error);
+  EXPECT_THROW(metrics::regression_metrics(f2, y2, 0.0), Error);
+  EXPECT_THROW(metrics::regression_metrics(torch::full({2, 1}, NAN, torch::kFloat64), y2, 1.0), Error);
 }
 
 TEST(Metrics, SummaryUsesPopulationStd) {
-  const auto s = train::summarize({1.0, 2.0, 3.0, 4.0});
+  const auto s = metrics::summarize({1.0, 2.0, 3.0, 4.0});
   EXPECT_DOUBLE_EQ(s.mean, 2.5);
   EXPECT_NEAR(s.std, std::sqrt(1.25), 1e-12);
   EXPECT_NEAR(s.sem, std::sqrt(1.25) / 2.0, 1e-12);

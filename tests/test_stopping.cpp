@@ -17,21 +17,16 @@
 #include "infer/inference.h"
 #include "train/loop.h"
 #include "train/stopping.h"
+#include "helpers.h"
+
+using whvi::testing::cfg_with;
+using whvi::testing::error_of;
 
 using namespace whvi;
 
 namespace {
 
-config::Config cfg_with(const std::vector<std::string>& sets) { return config::Config::parse("", "test", sets); }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Stopping, TheHoldoutIsADeterministicPartitionOfTheTrainingRows) {
   const auto h = train::carve_holdout(100, 0.1, 7);

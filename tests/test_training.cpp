@@ -16,7 +16,7 @@
 #include "experiment/experiment.h"
 #include "optim/flat_adam.h"
 #include "models/regression_model.h"
-#include "train/metrics.h"
+#include "likelihoods/metrics.h"
 #include "infer/inference.h"
 #include "train/loop.h"
 
@@ -37,7 +37,7 @@ config::Config short_cfg(const std::string& kind, int steps) {
 }
 
 struct Run {
-  train::RegressionMetrics m;
+  metrics::RegressionMetrics m;
   double constant_rmse;
   torch::Tensor first_param;
 };
@@ -53,7 +53,7 @@ Run run_yacht(const config::Config& cfg, uint64_t seed) {
   auto& model = inf->model();
   const auto y = prep.y_test.squeeze(1).to(torch::kFloat64);
   Run r;
-  r.m = train::regression_metrics(f, y, inf->likelihood().noise_var_original());
+  r.m = metrics::regression_metrics(f, y, inf->likelihood().noise_var_original());
   r.constant_rmse = std::sqrt((y - prep.stats.y_mean.item<double>()).square().mean().item<double>());
   r.first_param = model.parameters()[0].detach().clone();
   return r;

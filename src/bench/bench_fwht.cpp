@@ -131,12 +131,14 @@ nlohmann::json bench_record(const std::string& benchmark, const std::string& com
   return doc;
 }
 
-nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
+namespace {
+
+// The device, after checking every option (before anything is allocated).
+torch::Device checked_device(const FwhtBenchOptions& o, torch::ScalarType st) {
   WHVI_CHECK(o.device == "cpu" || o.device == "cuda", "bench fwht: --device must be cpu or cuda, got '",
              o.device, "'");
   WHVI_CHECK(o.batch >= 1, "bench fwht: --batch must be a positive integer, got ", o.batch);
   WHVI_CHECK(o.repeats >= 1, "bench fwht: --repeats must be a positive integer, got ", o.repeats);
-  const auto st = parse_dtype(o.dtype);
   torch::Device dev(torch::kCPU);
   if (o.device == "cuda") {
 #ifdef WHVI_TORCH_CUDA
@@ -160,165 +162,188 @@ nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
     WHVI_CHECK(kernels::is_power_of_two(d), "bench fwht: size ", d,
                " in --sizes is not a power of two");
   }
-  // Refuse, before allocating anything, what cannot fit: the largest size's
-  // working set against half the machine's memory.
-  if (const unsigned long long mem = physical_memory_bytes(); mem > 0 && o.device == "cpu") {
-    const long double elem = static_cast<long double>(c10::elementSize(st));
-    for (int64_t d : o.sizes) {
-      const long double rows = static_cast<long double>(o.batch) * d * elem * (o.backward ? 8 : 4);
-      const long double dense = d <= o.max_dense_d ? static_cast<long double>(d) * d * elem : 0;
-      const long double need = rows + dense;
-      if (need <= 0.5L * mem) continue;
-      const double gib = static_cast<double>(need / (1024.0L * 1024 * 1024));
-      const double have = static_cast<double>(mem) / (1024.0 * 1024 * 1024);
-      char buf[512];
-      if (dense > rows)
-        std::snprintf(buf, sizeof buf,
-                      "bench fwht: the dense %lld x %lld Hadamard matrix (--max-dense-d %lld) with "
-                      "--batch %lld needs about %.1f GiB, more than half of this machine's %.1f GiB; "
-                      "lower --max-dense-d (the dense product is skipped above it) or --sizes",
-                      static_cast<long long>(d), static_cast<long long>(d),
-                      static_cast<long long>(o.max_dense_d), static_cast<long long>(o.batch), gib, have);
-      else
-        std::snprintf(buf, sizeof buf,
-                      "bench fwht: --batch %lld at D = %lld (%s) needs about %.1f GiB, more than "
-                      "half of this machine's %.1f GiB; use a smaller --batch or smaller --sizes",
-                      static_cast<long long>(o.batch), static_cast<long long>(d), o.dtype.c_str(), gib,
-                      have);
-      throw Error(buf);
-    }
-  }
+  return dev;
+}
 
+// Refuses, before allocating anything, what cannot fit: the largest size's
+// working set against half the machine's memory.
+void refuse_what_cannot_fit(const FwhtBenchOptions& o, torch::ScalarType st) {
+  const unsigned long long mem = physical_memory_bytes();
+  if (mem == 0 || o.device != "cpu") return;
+  const long double elem = static_cast<long double>(c10::elementSize(st));
+  for (int64_t d : o.sizes) {
+    const long double rows = static_cast<long double>(o.batch) * d * elem * (o.backward ? 8 : 4);
+    const long double dense = d <= o.max_dense_d ? static_cast<long double>(d) * d * elem : 0;
+    const long double need = rows + dense;
+    if (need <= 0.5L * mem) continue;
+    const double gib = static_cast<double>(need / (1024.0L * 1024 * 1024));
+    const double have = static_cast<double>(mem) / (1024.0 * 1024 * 1024);
+    char buf[512];
+    if (dense > rows)
+      std::snprintf(buf, sizeof buf,
+                    "bench fwht: the dense %lld x %lld Hadamard matrix (--max-dense-d %lld) with "
+                    "--batch %lld needs about %.1f GiB, more than half of this machine's %.1f GiB; "
+                    "lower --max-dense-d (the dense product is skipped above it) or --sizes",
+                    static_cast<long long>(d), static_cast<long long>(d),
+                    static_cast<long long>(o.max_dense_d), static_cast<long long>(o.batch), gib, have);
+    else
+      std::snprintf(buf, sizeof buf,
+                    "bench fwht: --batch %lld at D = %lld (%s) needs about %.1f GiB, more than "
+                    "half of this machine's %.1f GiB; use a smaller --batch or smaller --sizes",
+                    static_cast<long long>(o.batch), static_cast<long long>(d), o.dtype.c_str(), gib, have);
+    throw Error(buf);
+  }
+}
+
+// Per-call cost for batches that sit in cache: many calls on the same
+// buffers timed as one loop (a clock read per call would dominate), through
+// the kernel's C API and through the LibTorch op the layers use.
+void time_per_call(nlohmann::json& row, const torch::Tensor& x, torch::Tensor& out, const FwhtBenchOptions& o,
+                   const torch::Device& dev) {
+  const int64_t b = x.size(0), d = x.size(1);
+  const int64_t calls = std::max<int64_t>(16, (int64_t{1} << 20) / (b * d));
+  const int nt = threads();
+  auto per_call_ns = [&](const std::function<void()>& f) {
+    const auto s = time_it(
+        [&] {
+          for (int64_t c = 0; c < calls; ++c) f();
+        },
+        dev, std::max(o.warmup, 1), o.repeats, o.max_seconds);
+    return s.median_ms * 1e6 / static_cast<double>(calls);
+  };
+  double kernel_ns = 0;
+  if (x.scalar_type() == torch::kFloat32) {
+    const float* xin = x.data_ptr<float>();
+    float* yo = out.data_ptr<float>();
+    kernel_ns = per_call_ns([&] { kernels::fwht_cpu<float>(xin, d, yo, d, b, d, 1.0f, nt); });
+  } else {
+    const double* xin = x.data_ptr<double>();
+    double* yo = out.data_ptr<double>();
+    kernel_ns = per_call_ns([&] { kernels::fwht_cpu<double>(xin, d, yo, d, b, d, 1.0, nt); });
+  }
+  const double op_ns = per_call_ns([&] { ops::fwht_out(x, out, 1.0); });
+  row["calls_per_sample"] = calls;
+  row["kernel_call_ns"] = kernel_ns;
+  row["op_call_ns"] = op_ns;
+  row["op_overhead_ns"] = op_ns - kernel_ns;
+  std::printf("%8s per call (%lld calls timed as one loop): kernel C API %.1f ns, LibTorch op "
+              "%.1f ns (+%.1f ns)\n",
+              "", static_cast<long long>(calls), kernel_ns, op_ns, op_ns - kernel_ns);
+}
+
+// One size's timings and their table line.
+struct SizeTimings {
+  Stats fw, cp, mm, fwb, mmb;
+  bool dense = false;
+};
+
+// The dense product and the forward+backward passes of one size.
+void time_dense_and_backward(nlohmann::json& row, SizeTimings& t, const torch::Tensor& x, const FwhtBenchOptions& o,
+                             torch::ScalarType st, const torch::Device& dev) {
+  const int64_t d = x.size(1);
+  torch::Tensor h;
+  t.dense = d <= o.max_dense_d;
+  if (t.dense) {
+    h = ops::hadamard_matrix(d, st).to(dev);
+    auto z = torch::empty_like(x);
+    t.mm = time_it([&] { torch::mm_out(z, x, h); }, dev, o.warmup, o.repeats, o.max_seconds);
+    row["matmul_ms"] = t.mm.median_ms;
+    row["matmul_min_ms"] = t.mm.min_ms;
+    row["matmul_repeats"] = t.mm.repeats;
+    row["speedup_vs_matmul"] = t.mm.median_ms / t.fw.median_ms;
+  }
+  if (!o.backward) return;
+  auto xg = x.detach().clone().requires_grad_(true);
+  auto g = torch::randn_like(x);
+  t.fwb = time_it(
+      [&] {
+        auto yy = ops::fwht(xg, 1.0);
+        torch::autograd::grad({yy}, {xg}, {g});
+      },
+      dev, o.warmup, o.repeats, o.max_seconds);
+  row["fwht_fwd_bwd_ms"] = t.fwb.median_ms;
+  if (!t.dense) return;
+  auto hg = h.detach();
+  t.mmb = time_it(
+      [&] {
+        auto yy = torch::matmul(xg, hg);
+        torch::autograd::grad({yy}, {xg}, {g});
+      },
+      dev, o.warmup, o.repeats, o.max_seconds);
+  row["matmul_fwd_bwd_ms"] = t.mmb.median_ms;
+  row["speedup_fwd_bwd_vs_matmul"] = t.mmb.median_ms / t.fwb.median_ms;
+}
+
+void print_row(const nlohmann::json& row, const SizeTimings& t, bool backward) {
+  auto cell = [](bool have, double v, const char* f) {
+    char buf[32];
+    if (have) std::snprintf(buf, sizeof buf, f, v); else std::snprintf(buf, sizeof buf, "%s", "-");
+    return std::string(buf);
+  };
+  const bool dense = t.dense, bw = backward, bwd = backward && dense;
+  std::printf("%8lld %7lld | %10s %10s %10s | %9.1f %9.1f %8s | %10s %10s %8s\n",
+              static_cast<long long>(row["d"].get<int64_t>()), static_cast<long long>(row["batch"].get<int64_t>()),
+              cell(true, t.fw.median_ms, "%.4f").c_str(), cell(dense, t.mm.median_ms, "%.4f").c_str(),
+              cell(true, t.cp.median_ms, "%.4f").c_str(), row["fwht_gbps"].get<double>(),
+              row["fwht_gflops"].get<double>(), cell(dense, t.mm.median_ms / t.fw.median_ms, "%.1fx").c_str(),
+              cell(bw, t.fwb.median_ms, "%.4f").c_str(), cell(bwd, t.mmb.median_ms, "%.4f").c_str(),
+              cell(bwd, t.mmb.median_ms / t.fwb.median_ms, "%.1fx").c_str());
+  std::fflush(stdout);
+}
+
+// Checks the kernel at size d, times it and returns its row.
+nlohmann::json bench_size(int64_t d, const FwhtBenchOptions& o, torch::ScalarType st, const torch::Device& dev) {
+  const int64_t b = o.batch;
+  auto x = torch::randn({b, d}, torch::TensorOptions().dtype(st).device(dev));
+  auto y = ops::fwht(x, 1.0);
+  const double err = check_fwht(x, y);
+  const double tol = tolerance(st, d);
+  if (!(err <= tol))
+    throw Error("bench fwht: the FWHT kernel is WRONG at D=" + std::to_string(d) + " (relative error " +
+                std::to_string(err) + " > tolerance " + std::to_string(tol) + "); refusing to report timings");
+  // Forward timings write into preallocated outputs (FWHT, copy and dense
+  // product alike), so first-touch page faults of fresh allocations are
+  // not timed; the forward+backward timings go through autograd and do
+  // allocate, for both.
+  SizeTimings t;
+  auto out = torch::empty_like(x);
+  t.fw = time_it([&] { ops::fwht_out(x, out, 1.0); }, dev, o.warmup, o.repeats, o.max_seconds);
+  t.cp = time_it([&] { out.copy_(x); }, dev, o.warmup, o.repeats, o.max_seconds);
+  nlohmann::json row;
+  const double bytes = 2.0 * static_cast<double>(b * d) * x.element_size();
+  const double flops = static_cast<double>(b) * d * std::log2(static_cast<double>(d));
+  row["d"] = d;
+  row["batch"] = b;
+  row["fwht_ms"] = t.fw.median_ms;
+  row["fwht_min_ms"] = t.fw.min_ms;
+  row["fwht_repeats"] = t.fw.repeats;
+  row["fwht_ns_per_row"] = t.fw.median_ms * 1e6 / b;
+  row["copy_ms"] = t.cp.median_ms;
+  row["fwht_gbps"] = bytes / (t.fw.median_ms * 1e-3) * 1e-9;
+  row["copy_gbps"] = bytes / (t.cp.median_ms * 1e-3) * 1e-9;
+  row["fwht_vs_copy"] = t.cp.median_ms / t.fw.median_ms;
+  row["fwht_gflops"] = flops / (t.fw.median_ms * 1e-3) * 1e-9;
+  row["check_rel_error"] = err;
+  row["matmul_ms"] = nullptr;
+  row["speedup_vs_matmul"] = nullptr;
+  if (!dev.is_cuda() && b * d <= kPerCallMaxElems) time_per_call(row, x, out, o, dev);
+  time_dense_and_backward(row, t, x, o, st, dev);
+  print_row(row, t, o.backward);
+  return row;
+}
+
+}  // namespace
+
+nlohmann::json run_fwht_bench(const FwhtBenchOptions& o) {
+  const auto st = parse_dtype(o.dtype);
+  const torch::Device dev = checked_device(o, st);
+  refuse_what_cannot_fit(o, st);
   torch::manual_seed(o.seed);
-  const auto opts = torch::TensorOptions().dtype(st).device(dev);
   nlohmann::json rows = nlohmann::json::array();
   std::printf("%8s %7s | %10s %10s %10s | %9s %9s %8s | %10s %10s %8s\n", "D", "batch", "fwht_ms",
               "matmul_ms", "copy_ms", "GB/s", "GFLOP/s", "speedup", "fwht+bw_ms", "mm+bw_ms",
               "speedup");
-  for (int64_t d : o.sizes) {
-    const int64_t b = o.batch;
-    auto x = torch::randn({b, d}, opts);
-    auto y = ops::fwht(x, 1.0);
-    const double err = check_fwht(x, y);
-    const double tol = tolerance(st, d);
-    if (!(err <= tol))
-      throw Error("bench fwht: the FWHT kernel is WRONG at D=" + std::to_string(d) +
-                  " (relative error " + std::to_string(err) + " > tolerance " +
-                  std::to_string(tol) + "); refusing to report timings");
-
-    // Forward timings write into preallocated outputs (FWHT, copy and dense
-    // product alike), so first-touch page faults of fresh allocations are
-    // not timed; the forward+backward timings go through autograd and do
-    // allocate, for both.
-    auto out = torch::empty_like(x);
-    auto fw = time_it([&] { ops::fwht_out(x, out, 1.0); }, dev, o.warmup, o.repeats, o.max_seconds);
-    auto cp = time_it([&] { out.copy_(x); }, dev, o.warmup, o.repeats, o.max_seconds);
-
-    nlohmann::json row;
-    const double bytes = 2.0 * static_cast<double>(b * d) * x.element_size();
-    const double flops = static_cast<double>(b) * d * std::log2(static_cast<double>(d));
-    row["d"] = d;
-    row["batch"] = b;
-    row["fwht_ms"] = fw.median_ms;
-    row["fwht_min_ms"] = fw.min_ms;
-    row["fwht_repeats"] = fw.repeats;
-    row["fwht_ns_per_row"] = fw.median_ms * 1e6 / b;
-    row["copy_ms"] = cp.median_ms;
-    row["fwht_gbps"] = bytes / (fw.median_ms * 1e-3) * 1e-9;
-    row["copy_gbps"] = bytes / (cp.median_ms * 1e-3) * 1e-9;
-    row["fwht_vs_copy"] = cp.median_ms / fw.median_ms;
-    row["fwht_gflops"] = flops / (fw.median_ms * 1e-3) * 1e-9;
-    row["check_rel_error"] = err;
-    row["matmul_ms"] = nullptr;
-    row["speedup_vs_matmul"] = nullptr;
-
-    // Per-call cost for batches that sit in cache: many calls on the same
-    // buffers timed as one loop (a clock read per call would dominate), through
-    // the kernel's C API and through the LibTorch op the layers use.
-    if (!dev.is_cuda() && b * d <= kPerCallMaxElems) {
-      const int64_t calls = std::max<int64_t>(16, (int64_t{1} << 20) / (b * d));
-      const int nt = threads();
-      auto per_call_ns = [&](const std::function<void()>& f) {
-        const auto s = time_it(
-            [&] {
-              for (int64_t c = 0; c < calls; ++c) f();
-            },
-            dev, std::max(o.warmup, 1), o.repeats, o.max_seconds);
-        return s.median_ms * 1e6 / static_cast<double>(calls);
-      };
-      double kernel_ns = 0;
-      if (st == torch::kFloat32) {
-        const float* xin = x.data_ptr<float>();
-        float* yo = out.data_ptr<float>();
-        kernel_ns = per_call_ns([&] { kernels::fwht_cpu<float>(xin, d, yo, d, b, d, 1.0f, nt); });
-      } else {
-        const double* xin = x.data_ptr<double>();
-        double* yo = out.data_ptr<double>();
-        kernel_ns = per_call_ns([&] { kernels::fwht_cpu<double>(xin, d, yo, d, b, d, 1.0, nt); });
-      }
-      const double op_ns = per_call_ns([&] { ops::fwht_out(x, out, 1.0); });
-      row["calls_per_sample"] = calls;
-      row["kernel_call_ns"] = kernel_ns;
-      row["op_call_ns"] = op_ns;
-      row["op_overhead_ns"] = op_ns - kernel_ns;
-      std::printf("%8s per call (%lld calls timed as one loop): kernel C API %.1f ns, LibTorch op "
-                  "%.1f ns (+%.1f ns)\n",
-                  "", static_cast<long long>(calls), kernel_ns, op_ns, op_ns - kernel_ns);
-    }
-
-    torch::Tensor h;
-    Stats mm;
-    const bool dense = d <= o.max_dense_d;
-    if (dense) {
-      h = ops::hadamard_matrix(d, st).to(dev);
-      auto z = torch::empty_like(x);
-      mm = time_it([&] { torch::mm_out(z, x, h); }, dev, o.warmup, o.repeats, o.max_seconds);
-      row["matmul_ms"] = mm.median_ms;
-      row["matmul_min_ms"] = mm.min_ms;
-      row["matmul_repeats"] = mm.repeats;
-      row["speedup_vs_matmul"] = mm.median_ms / fw.median_ms;
-    }
-    Stats fwb, mmb;
-    if (o.backward) {
-      auto xg = x.detach().clone().requires_grad_(true);
-      auto g = torch::randn_like(x);
-      fwb = time_it(
-          [&] {
-            auto yy = ops::fwht(xg, 1.0);
-            torch::autograd::grad({yy}, {xg}, {g});
-          },
-          dev, o.warmup, o.repeats, o.max_seconds);
-      row["fwht_fwd_bwd_ms"] = fwb.median_ms;
-      if (dense) {
-        auto hg = h.detach();
-        mmb = time_it(
-            [&] {
-              auto yy = torch::matmul(xg, hg);
-              torch::autograd::grad({yy}, {xg}, {g});
-            },
-            dev, o.warmup, o.repeats, o.max_seconds);
-        row["matmul_fwd_bwd_ms"] = mmb.median_ms;
-        row["speedup_fwd_bwd_vs_matmul"] = mmb.median_ms / fwb.median_ms;
-      }
-    }
-    auto cell = [](bool have, double v, const char* f) {
-      char buf[32];
-      if (have) std::snprintf(buf, sizeof buf, f, v); else std::snprintf(buf, sizeof buf, "%s", "-");
-      return std::string(buf);
-    };
-    const bool bw = o.backward, bwd = o.backward && dense;
-    std::printf("%8lld %7lld | %10s %10s %10s | %9.1f %9.1f %8s | %10s %10s %8s\n",
-                static_cast<long long>(d), static_cast<long long>(b),
-                cell(true, fw.median_ms, "%.4f").c_str(), cell(dense, mm.median_ms, "%.4f").c_str(),
-                cell(true, cp.median_ms, "%.4f").c_str(), row["fwht_gbps"].get<double>(),
-                row["fwht_gflops"].get<double>(),
-                cell(dense, mm.median_ms / fw.median_ms, "%.1fx").c_str(),
-                cell(bw, fwb.median_ms, "%.4f").c_str(), cell(bwd, mmb.median_ms, "%.4f").c_str(),
-                cell(bwd, mmb.median_ms / fwb.median_ms, "%.1fx").c_str());
-    std::fflush(stdout);
-    rows.push_back(row);
-  }
-
+  for (int64_t d : o.sizes) rows.push_back(bench_size(d, o, st, dev));
   auto doc = bench_record("fwht", o.command_line, o.seed);
   doc["device"] = o.device == "cuda" ? cuda_device_name() : "cpu";
   doc["dtype"] = o.dtype;

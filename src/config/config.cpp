@@ -137,9 +137,75 @@ void check_output_name(const std::string& s, const std::function<void(const std:
   }
 }
 
+using Fail = std::function<void(const std::string&)>;
+
+// `v` within p's bounds, else a failure naming them.
+void check_range(const Param& p, const std::string& s, double v, const Fail& fail) {
+  if (v >= p.min && v <= p.max) return;
+  std::ostringstream os;
+  os << "value " << shown(s) << " is out of range [" << p.min << ", " << p.max << "]";
+  fail(os.str());
+}
+
+int64_t parse_int(const Param& p, const std::string& s, const Fail& fail) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || end == s.c_str()) fail("expected an integer, got '" + shown(s) + "'");
+  if (errno == ERANGE) {
+    std::ostringstream os;
+    os << "value " << shown(s) << " is out of range for a 64-bit integer; the allowed range is [" << p.min << ", "
+       << p.max << "]";
+    fail(os.str());
+  }
+  check_range(p, s, static_cast<double>(v), fail);
+  return static_cast<int64_t>(v);
+}
+
+double parse_float(const Param& p, const std::string& s, const Fail& fail) {
+  // YAML 1.2 core schema spellings of infinity and NaN.
+  static const std::set<std::string> pos_inf = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"};
+  static const std::set<std::string> neg_inf = {"-.inf", "-.Inf", "-.INF"};
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") fail("NaN is not allowed");
+  if (pos_inf.count(s) || neg_inf.count(s)) {
+    const double v = pos_inf.count(s) ? INFINITY : -INFINITY;
+    check_range(p, s, v, fail);
+    return v;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || end == s.c_str()) fail("expected a number, got '" + shown(s) + "'");
+  if (std::isnan(v)) fail("NaN is not allowed");
+  if (errno == ERANGE && std::isinf(v))
+    fail("number " + shown(s) +
+         " overflows: it is out of range of a double (magnitude at most 1.8e308); write .inf "
+         "for infinity where the key allows it");
+  if (errno == ERANGE && std::fabs(v) < DBL_MIN)
+    fail("number " + shown(s) +
+         " underflows: it is out of range of a double (nonzero magnitudes from 2.2e-308); "
+         "write 0 if you mean zero");
+  check_range(p, s, v, fail);
+  return v;
+}
+
+std::string parse_string(const Param& p, const std::string& s, const Fail& fail) {
+  if (s.size() > kMaxStringChars)
+    fail("the string is " + std::to_string(s.size()) + " characters long; string values are "
+         "limited to " + std::to_string(kMaxStringChars) + " characters");
+  if (!p.choices.empty()) {
+    bool ok = false;
+    std::string all;
+    for (const auto& c : p.choices) ok |= c == s, all += (all.empty() ? "" : ", ") + c;
+    if (!ok) fail("'" + shown(s) + "' is not one of: " + all);
+  }
+  if (p.key == "output.name" && !s.empty()) check_output_name(s, fail);
+  return s;
+}
+
 // Parses and validates one scalar for `p`.
 Value parse_value(const Param& p, const std::string& text, const std::string& file, int line) {
-  auto fail = [&](const std::string& msg) { throw ConfigError(file, line, p.key, msg); };
+  const Fail fail = [&](const std::string& msg) { throw ConfigError(file, line, p.key, msg); };
   if (text.size() > 4 * kMaxStringChars + 16)  // room for the quotes and escapes flatten() adds
     fail("the value is " + std::to_string(text.size()) + " characters long; values are limited to " +
          std::to_string(kMaxStringChars) + " characters");
@@ -152,77 +218,16 @@ Value parse_value(const Param& p, const std::string& text, const std::string& fi
   if (!n.IsScalar() && !(p.type == Type::kString && n.IsNull()))
     fail("expected " + std::string(type_name(p.type)) + ", got '" + shown(text) + "'");
   const std::string s = n.IsNull() ? "" : n.Scalar();
-  auto range = [&](double v) {
-    if (!(v >= p.min && v <= p.max)) {
-      std::ostringstream os;
-      os << "value " << shown(s) << " is out of range [" << p.min << ", " << p.max << "]";
-      fail(os.str());
-    }
-  };
   switch (p.type) {
-    case Type::kInt: {
-      char* end = nullptr;
-      errno = 0;
-      const long long v = std::strtoll(s.c_str(), &end, 10);
-      if (s.empty() || *end != '\0' || end == s.c_str())
-        fail("expected an integer, got '" + shown(s) + "'");
-      if (errno == ERANGE) {
-        std::ostringstream os;
-        os << "value " << shown(s) << " is out of range for a 64-bit integer; the allowed range is ["
-           << p.min << ", " << p.max << "]";
-        fail(os.str());
-      }
-      range(static_cast<double>(v));
-      return static_cast<int64_t>(v);
-    }
-    case Type::kFloat: {
-      // YAML 1.2 core schema spellings of infinity and NaN.
-      static const std::set<std::string> pos_inf = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"};
-      static const std::set<std::string> neg_inf = {"-.inf", "-.Inf", "-.INF"};
-      if (s == ".nan" || s == ".NaN" || s == ".NAN") fail("NaN is not allowed");
-      if (pos_inf.count(s) || neg_inf.count(s)) {
-        const double v = pos_inf.count(s) ? INFINITY : -INFINITY;
-        range(v);
-        return v;
-      }
-      char* end = nullptr;
-      errno = 0;
-      const double v = std::strtod(s.c_str(), &end);
-      if (s.empty() || *end != '\0' || end == s.c_str())
-        fail("expected a number, got '" + shown(s) + "'");
-      if (std::isnan(v)) fail("NaN is not allowed");
-      if (errno == ERANGE && std::isinf(v))
-        fail("number " + shown(s) +
-             " overflows: it is out of range of a double (magnitude at most 1.8e308); write .inf "
-             "for infinity where the key allows it");
-      if (errno == ERANGE && std::fabs(v) < DBL_MIN)
-        fail("number " + shown(s) +
-             " underflows: it is out of range of a double (nonzero magnitudes from 2.2e-308); "
-             "write 0 if you mean zero");
-      range(v);
-      return v;
-    }
-    case Type::kBool: {
+    case Type::kInt: return parse_int(p, s, fail);
+    case Type::kFloat: return parse_float(p, s, fail);
+    case Type::kString: return parse_string(p, s, fail);
+    case Type::kBool:
       if (s == "true" || s == "True" || s == "yes") return true;
       if (s == "false" || s == "False" || s == "no") return false;
       fail("expected true or false, got '" + shown(s) + "'");
-      return false;  // not reached: fail throws
-    }
-    case Type::kString: {
-      if (s.size() > kMaxStringChars)
-        fail("the string is " + std::to_string(s.size()) + " characters long; string values are "
-             "limited to " + std::to_string(kMaxStringChars) + " characters");
-      if (!p.choices.empty()) {
-        bool ok = false;
-        std::string all;
-        for (const auto& c : p.choices) ok |= c == s, all += (all.empty() ? "" : ", ") + c;
-        if (!ok) fail("'" + shown(s) + "' is not one of: " + all);
-      }
-      if (p.key == "output.name" && !s.empty()) check_output_name(s, fail);
-      return s;
-    }
   }
-  return int64_t{0};
+  return int64_t{0};  // not reached: fail throws
 }
 
 struct Entry {
@@ -553,7 +558,7 @@ std::string Config::describe_markdown() {
   std::ostringstream os;
   os << "# Configuration keys\n\nEvery key a config file (or `--set section.key=value`) may set, with its type, "
         "default, allowed values and meaning. Generated by `whvi config --describe` from the declarations in "
-        "`src/config/schema.cpp`; the test `docs_configuration_current` fails when docs/configuration.md differs "
+        "the components' option structs (gathered by `src/experiment/schema.cpp`); the test `docs_configuration_current` fails when docs/configuration.md differs "
         "from it (regenerate: `build/whvi config --describe > docs/configuration.md`).\n\n";
   os << "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
   for (const auto& p : schema()) {

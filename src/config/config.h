@@ -1,6 +1,6 @@
 // Experiment configuration: YAML files validated against one schema.
 //
-// Every parameter is declared once (schema.cpp) with its type, default,
+// Every parameter is declared once, beside its component (common/options.h), with its type, default,
 // bounds and help. Files are nested YAML maps whose leaves are schema keys
 // ("model.width" is `model: {width: ...}`); an unknown key, a wrong type or
 // an out-of-range value is a ConfigError naming the file, the line and the
@@ -26,22 +26,16 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "common/options.h"
 
 namespace whvi::config {
 
-enum class Type { kInt, kFloat, kString, kBool };
+using Type = options::Type;
+using Param = options::Spec;
 
-struct Param {
-  std::string key;    // dotted path, e.g. "model.width"
-  Type type;
-  std::string def;    // default, as YAML scalar text
-  double min;         // inclusive numeric bounds
-  double max;
-  std::vector<std::string> choices;  // allowed strings (empty: any)
-  std::string help;
-};
-
-// The schema: every key, in the order they are documented and dumped.
+// The schema: every key, in the order they are documented and dumped. Each
+// component declares its own keys beside its code (common/options.h); the
+// schema gathers them (experiment/schema.cpp).
 const std::vector<Param>& schema();
 const Param* find_param(const std::string& key);
 
@@ -63,7 +57,7 @@ inline constexpr size_t kMaxConfigBytes = 1024 * 1024;  // one YAML file
 std::string read_config_text(const std::string& path, const std::string& referrer = "", int line = 0,
                              const std::string& key = "");
 
-class Config {
+class Config : public options::Source {
  public:
   // Loads `path` (following `base:` chains), then applies `overrides`
   // ("section.key=value" each).
@@ -76,17 +70,18 @@ class Config {
   // All defaults (no file).
   static Config defaults();
 
-  int64_t get_int(const std::string& key) const;
-  double get_float(const std::string& key) const;
-  const std::string& get_string(const std::string& key) const;
-  bool get_bool(const std::string& key) const;
+  int64_t get_int(const std::string& key) const override;
+  double get_float(const std::string& key) const override;
+  const std::string& get_string(const std::string& key) const override;
+  bool get_bool(const std::string& key) const override;
   // Sets a value after validation (source names the origin in errors).
   void set(const std::string& key, const std::string& yaml_scalar, const std::string& source,
            int line = 0);
 
   std::string dump_yaml() const;      // every key, nested, schema order
   nlohmann::json to_json() const;     // nested, typed
-  const std::string& source() const { return source_; }
+  const std::string& source() const override { return source_; }
+  const std::vector<Param>& declared() const override { return schema(); }
 
   // The schema as a Markdown table (docs/reference.md, `whvi config --describe`).
   static std::string describe_markdown();

@@ -196,20 +196,24 @@ bool CsvReader::next(std::vector<std::string>& fields) {
   }
 }
 
-RegressionData load_csv(const std::string& path, const CsvOptions& o) {
-  // training holds the table in memory (as text, then as numbers): about 4x the
-  // file's bytes, more for a compressed one; refuse what cannot fit
+namespace {
+
+// Training holds the table in memory (as text, then as numbers): about 4x the
+// file's bytes, more for a compressed one; refuses what cannot fit.
+void refuse_too_large(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    const double factor = ends_with(path, ".gz") ? 20.0 : 4.0;
-    const double need = factor * static_cast<double>(st.st_size), have = physical_memory_bytes();
-    WHVI_CHECK(have <= 0 || need <= have, "'", path, "' (", st.st_size >> 20, " MiB) would need about ",
-               static_cast<int64_t>(need / (1 << 30)) + 1, " GiB of memory to train on, more than this machine's ",
-               static_cast<int64_t>(have / (1 << 30)), " GiB: train on a sample of its rows (whvi predict streams "
-               "files of any size)");
-  }
-  CsvReader r(path);
-  const auto& header = r.header();
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  const double factor = ends_with(path, ".gz") ? 20.0 : 4.0;
+  const double need = factor * static_cast<double>(st.st_size), have = physical_memory_bytes();
+  WHVI_CHECK(have <= 0 || need <= have, "'", path, "' (", st.st_size >> 20, " MiB) would need about ",
+             static_cast<int64_t>(need / (1 << 30)) + 1, " GiB of memory to train on, more than this machine's ",
+             static_cast<int64_t>(have / (1 << 30)), " GiB: train on a sample of its rows (whvi predict streams "
+             "files of any size)");
+}
+
+// The target's and the features' column numbers in the header.
+std::pair<size_t, std::vector<size_t>> pick_columns(const std::vector<std::string>& header, const std::string& path,
+                                                    const CsvOptions& o) {
   auto index_of = [&](const std::string& name, const char* what) {
     const auto it = std::find(header.begin(), header.end(), trim(name));
     if (it != header.end()) return static_cast<size_t>(it - header.begin());
@@ -225,67 +229,75 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
   if (o.features.empty()) {
     for (size_t i = 0; i < header.size(); ++i)
       if (i != target) feats.push_back(i);
-  } else {
-    std::set<size_t> seen;
-    for (const auto& f : o.features) {
-      const size_t i = index_of(f, "data.features");
-      WHVI_CHECK(i != target, "data.features: ", col(header[i]), " is the target column (data.target) of '", path,
-                 "'; a target must not be a feature: drop it from data.features");
-      WHVI_CHECK(seen.insert(i).second, "data.features names ", col(header[i]), " twice");
-      feats.push_back(i);
-    }
+    return {target, feats};
   }
-  // the cells of the used columns, row by row
-  std::vector<std::vector<std::string>> cells(feats.size());
+  std::set<size_t> seen;
+  for (const auto& f : o.features) {
+    const size_t i = index_of(f, "data.features");
+    WHVI_CHECK(i != target, "data.features: ", col(header[i]), " is the target column (data.target) of '", path,
+               "'; a target must not be a feature: drop it from data.features");
+    WHVI_CHECK(seen.insert(i).second, "data.features names ", col(header[i]), " twice");
+    feats.push_back(i);
+  }
+  return {target, feats};
+}
+
+// The cells of the used columns, row by row (rows with a missing cell
+// dropped and counted, or refused).
+struct Cells {
+  std::vector<std::vector<std::string>> features;  // per feature column
   std::vector<std::string> labels;
   std::vector<int64_t> rows;  // file row of each kept row
   int64_t dropped = 0;
+};
+
+Cells read_cells(CsvReader& r, const std::string& path, size_t target, const std::vector<size_t>& feats,
+                 bool drop_missing) {
+  Cells c;
+  c.features.resize(feats.size());
+  const auto& header = r.header();
   std::vector<std::string> f;
   while (r.next(f)) {
     bool missing = false;
     for (size_t j = 0; j <= feats.size() && !missing; ++j) {
-      const size_t c = j < feats.size() ? feats[j] : target;
-      if (!is_missing_cell(f[c])) continue;
-      WHVI_CHECK(o.drop_missing, "'", path, "' row ", r.row(), ", column ", col(header[c]),
+      const size_t k = j < feats.size() ? feats[j] : target;
+      if (!is_missing_cell(f[k])) continue;
+      WHVI_CHECK(drop_missing, "'", path, "' row ", r.row(), ", column ", col(header[k]),
                  ": a missing value (empty, NA or NaN); fill it in, or set data.missing: drop to drop such rows");
       missing = true;
     }
     if (missing) {
-      ++dropped;
+      ++c.dropped;
       continue;
     }
-    for (size_t j = 0; j < feats.size(); ++j) cells[j].push_back(std::move(f[feats[j]]));
-    labels.push_back(std::move(f[target]));
-    rows.push_back(r.row());
+    for (size_t j = 0; j < feats.size(); ++j) c.features[j].push_back(std::move(f[feats[j]]));
+    c.labels.push_back(std::move(f[target]));
+    c.rows.push_back(r.row());
   }
-  const auto n = static_cast<int64_t>(labels.size());
-  WHVI_CHECK(n >= 2, "'", path, "' has ", n, " usable data row(s)", dropped ? " (" + std::to_string(dropped) +
+  const auto n = static_cast<int64_t>(c.labels.size());
+  WHVI_CHECK(n >= 2, "'", path, "' has ", n, " usable data row(s)", c.dropped ? " (" + std::to_string(c.dropped) +
              " dropped for missing values)" : std::string(), "; training and testing need at least 2");
+  return c;
+}
 
-  RegressionData d;
-  d.name = std::filesystem::path(path).filename().string();
-  if (ends_with(d.name, ".gz")) d.name.resize(d.name.size() - 3);
-  if (ends_with(d.name, ".csv") || ends_with(d.name, ".tsv")) d.name.resize(d.name.size() - 4);
-  d.source = path;
-  d.target_name = header[target];
-  d.dropped_rows = dropped;
-  for (const auto fr : rows) d.source_rows.push_back(fr - 2);
-  // the inputs: numeric columns as they are, text columns one-hot
-  std::vector<std::vector<double>> numeric(feats.size());
+// The inputs: numeric columns as they are, text columns one-hot.
+void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::string>& names, const std::string& path) {
+  const auto n = static_cast<int64_t>(c.labels.size());
+  std::vector<std::vector<double>> numeric(names.size());
   int64_t width = 0;
-  for (size_t j = 0; j < feats.size(); ++j) {
+  for (size_t j = 0; j < names.size(); ++j) {
     InputColumn ic;
-    ic.name = header[feats[j]];
+    ic.name = names[j];
     bool text = false;
     numeric[j].resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n && !text; ++i) {
-      const int kind = parse_number(cells[j][i], numeric[j][i]);
-      WHVI_CHECK(kind != 2, "'", path, "' row ", rows[i], ", column ", col(ic.name), ": a number too large (or "
+      const int kind = parse_number(c.features[j][i], numeric[j][i]);
+      WHVI_CHECK(kind != 2, "'", path, "' row ", c.rows[i], ", column ", col(ic.name), ": a number too large (or "
                  "infinite) to use; at most ", kMaxAbsValue, " in magnitude: rescale the column");
       text = kind == 0;
     }
     if (text) {
-      std::set<std::string> cats(cells[j].begin(), cells[j].end());
+      std::set<std::string> cats(c.features[j].begin(), c.features[j].end());
       ic.categories.assign(cats.begin(), cats.end());
       WHVI_CHECK(ic.categories.size() <= 10000, "'", path, "' column ", col(ic.name), " is text with ",
                  ic.categories.size(), " different values; one-hot encoding takes at most 10,000: leave it out "
@@ -297,7 +309,7 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
   d.x = torch::zeros({n, width}, torch::kFloat64);
   auto xa = d.x.accessor<double, 2>();
   int64_t c0 = 0;
-  for (size_t j = 0; j < feats.size(); ++j) {
+  for (size_t j = 0; j < names.size(); ++j) {
     const auto& cats = d.inputs[j].categories;
     if (cats.empty()) {
       for (int64_t i = 0; i < n; ++i) xa[i][c0] = numeric[j][i];
@@ -306,27 +318,34 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
       continue;
     }
     for (int64_t i = 0; i < n; ++i) {
-      const auto it = std::lower_bound(cats.begin(), cats.end(), cells[j][i]);
+      const auto it = std::lower_bound(cats.begin(), cats.end(), c.features[j][i]);
       xa[i][c0 + (it - cats.begin())] = 1.0;
     }
     d.onehot.insert(d.onehot.end(), cats.size(), 1);
     c0 += static_cast<int64_t>(cats.size());
   }
+}
+
+// Real-valued targets.
+void encode_numeric_target(RegressionData& d, const Cells& c, const std::string& path) {
+  const auto n = static_cast<int64_t>(c.labels.size());
   d.y = torch::empty({n, 1}, torch::kFloat64);
   auto ya = d.y.accessor<double, 2>();
-  if (!o.classification) {
-    for (int64_t i = 0; i < n; ++i) {
-      double v = 0;
-      const int kind = parse_number(labels[i], v);
-      WHVI_CHECK(kind == 1, "'", path, "' row ", rows[i], ", target column ", col(d.target_name), ": ",
-                 kind == 2 ? "a number too large (or infinite) to use" : "not a number",
-                 kind == 2 ? "; rescale the column" : "; for class labels set likelihood.kind: softmax");
-      ya[i][0] = v;
-    }
-    return d;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0;
+    const int kind = parse_number(c.labels[i], v);
+    WHVI_CHECK(kind == 1, "'", path, "' row ", c.rows[i], ", target column ", col(d.target_name), ": ",
+               kind == 2 ? "a number too large (or infinite) to use" : "not a number",
+               kind == 2 ? "; rescale the column" : "; for class labels set likelihood.kind: softmax");
+    ya[i][0] = v;
   }
-  // classes: sorted, numerically when every label is a number
-  std::vector<std::string> names(labels.begin(), labels.end());
+}
+
+// Class labels: classes sorted, numerically when every label is a number;
+// each class needs two examples.
+void encode_class_target(RegressionData& d, const Cells& c, const std::string& path) {
+  const auto n = static_cast<int64_t>(c.labels.size());
+  std::vector<std::string> names(c.labels.begin(), c.labels.end());
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   bool all_numbers = true;
@@ -343,19 +362,44 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
   WHVI_CHECK(names.size() >= 2, "'", path, "' target column ", col(d.target_name),
              " holds one class only; classification needs two or more");
   std::map<std::string, int64_t> index;
-  for (size_t c = 0; c < names.size(); ++c) index[names[c]] = static_cast<int64_t>(c);
+  for (size_t k = 0; k < names.size(); ++k) index[names[k]] = static_cast<int64_t>(k);
   std::vector<int64_t> count(names.size(), 0), first_row(names.size(), 0);
+  d.y = torch::empty({n, 1}, torch::kFloat64);
+  auto ya = d.y.accessor<double, 2>();
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = index[labels[i]];
-    if (count[c]++ == 0) first_row[c] = rows[i];
-    ya[i][0] = static_cast<double>(c);
+    const int64_t k = index[c.labels[i]];
+    if (count[k]++ == 0) first_row[k] = c.rows[i];
+    ya[i][0] = static_cast<double>(k);
   }
-  for (size_t c = 0; c < names.size(); ++c)
-    WHVI_CHECK(count[c] >= 2, "'", path, "' target column ", col(d.target_name), ": class ", col(names[c]),
-               " has one example only (row ", first_row[c], "); every class needs at least two (one to train, one "
+  for (size_t k = 0; k < names.size(); ++k)
+    WHVI_CHECK(count[k] >= 2, "'", path, "' target column ", col(d.target_name), ": class ", col(names[k]),
+               " has one example only (row ", first_row[k], "); every class needs at least two (one to train, one "
                "to test): drop that row or merge the class with another");
   d.num_classes = static_cast<int64_t>(names.size());
   d.class_names = names;
+}
+
+}  // namespace
+
+RegressionData load_csv(const std::string& path, const CsvOptions& o) {
+  refuse_too_large(path);
+  CsvReader r(path);
+  const auto& header = r.header();
+  const auto [target, feats] = pick_columns(header, path, o);
+  const Cells cells = read_cells(r, path, target, feats, o.drop_missing);
+  RegressionData d;
+  d.name = std::filesystem::path(path).filename().string();
+  if (ends_with(d.name, ".gz")) d.name.resize(d.name.size() - 3);
+  if (ends_with(d.name, ".csv") || ends_with(d.name, ".tsv")) d.name.resize(d.name.size() - 4);
+  d.source = path;
+  d.target_name = header[target];
+  d.dropped_rows = cells.dropped;
+  for (const auto fr : cells.rows) d.source_rows.push_back(fr - 2);
+  std::vector<std::string> names;
+  for (const size_t j : feats) names.push_back(header[j]);
+  encode_inputs(d, cells, names, path);
+  if (o.classification) encode_class_target(d, cells, path);
+  else encode_numeric_target(d, cells, path);
   return d;
 }
 

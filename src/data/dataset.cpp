@@ -225,24 +225,27 @@ std::string uci_folder(const std::string& alias_or_folder) {
   return alias_or_folder;
 }
 
-RegressionData load_uci(const std::string& dataset, const std::string& data_dir) {
-  const fs::path dir = resolve_folder(dataset, data_dir);
-  const std::string folder = dir.string();
+namespace {
 
-  // data.txt
-  const fs::path data_path = dir / "data.txt";
+// data.txt: rows of whitespace-separated numbers, all of one width.
+struct Table {
+  std::vector<double> values;  // row-major
+  int64_t cols = -1, rows = 0;
+};
+
+Table read_data_txt(const fs::path& data_path, const std::string& folder) {
   const std::string text = read_text(data_path, folder);
-  std::vector<double> values;
-  values.reserve(text.size() / 6);
-  int64_t n_cols = -1, n_rows = 0, first_line = 0;
+  Table t;
+  t.values.reserve(text.size() / 6);
+  int64_t first_line = 0;
   for_each_line(text, [&](int64_t line, const std::vector<std::string_view>& toks) {
     if (toks.empty()) return;  // blank line
-    if (n_cols < 0) {
-      n_cols = static_cast<int64_t>(toks.size());
+    if (t.cols < 0) {
+      t.cols = static_cast<int64_t>(toks.size());
       first_line = line;
     }
-    WHVI_CHECK(static_cast<int64_t>(toks.size()) == n_cols, "'", data_path.string(), "' line ",
-               line, ": expected ", n_cols, " columns (as on line ", first_line, ") but got ",
+    WHVI_CHECK(static_cast<int64_t>(toks.size()) == t.cols, "'", data_path.string(), "' line ",
+               line, ": expected ", t.cols, " columns (as on line ", first_line, ") but got ",
                toks.size(), ". Every row of data.txt needs the same number of values.");
     for (size_t c = 0; c < toks.size(); ++c) {
       // The token is followed by whitespace or the end of `text`, so strtod stops at its end.
@@ -261,50 +264,18 @@ RegressionData load_uci(const std::string& dataset, const std::string& data_dir)
                  kMaxAbsValue, "): the column's statistics (sums of squares) would overflow. "
                  "Rescale column ", c + 1, " (e.g. change its units) so its values are below ",
                  kMaxAbsValue, ".");
-      values.push_back(v);
+      t.values.push_back(v);
     }
-    ++n_rows;
+    ++t.rows;
   });
-  WHVI_CHECK(n_rows > 0, "'", data_path.string(), "' holds no data rows.");
-  const std::string cols_desc = "data.txt has " + std::to_string(n_cols) + " columns";
+  WHVI_CHECK(t.rows > 0, "'", data_path.string(), "' holds no data rows.");
+  return t;
+}
+
+// The stored splits (n_splits.txt, index_train_k.txt, index_test_k.txt),
+// each checked to be in range and disjoint.
+void read_stored_splits(RegressionData& d, const fs::path& dir, const std::string& folder, int64_t n_rows) {
   const std::string rows_desc = "data.txt has " + std::to_string(n_rows) + " rows";
-
-  // Feature and target columns.
-  const fs::path feat_path = dir / "index_features.txt";
-  const fs::path targ_path = dir / "index_target.txt";
-  const auto feat = read_index_file(feat_path, folder);
-  const auto targ = read_index_file(targ_path, folder);
-  WHVI_CHECK(!feat.empty(), "'", feat_path.string(), "' lists no feature columns.");
-  WHVI_CHECK(targ.size() == 1, "'", targ_path.string(), "' must hold exactly one column index (",
-             "the target) but holds ", targ.size(), ".");
-  check_indices(feat, n_cols, feat_path, "column", cols_desc);
-  check_indices(targ, n_cols, targ_path, "column", cols_desc);
-  for (const auto& f : feat)
-    WHVI_CHECK(f.value != targ[0].value, "'", feat_path.string(), "' line ", f.line, ": column ",
-               f.value, " is also the target ('", targ_path.string(),
-               "'). A target column must not be a feature.");
-
-  RegressionData d;
-  d.name = dataset;
-  if (dir == fs::path(dataset)) {  // given as a path: name it after its folder
-    fs::path p = fs::path(dataset).lexically_normal();
-    if (!p.has_filename()) p = p.parent_path();
-    if (!p.filename().empty() && p.filename() != "." && p.filename() != "..")
-      d.name = p.filename().string();
-  }
-  d.source = folder;
-  const int64_t n_feat = static_cast<int64_t>(feat.size());
-  d.x = torch::empty({n_rows, n_feat}, torch::kFloat64);
-  d.y = torch::empty({n_rows, 1}, torch::kFloat64);
-  double* px = d.x.data_ptr<double>();
-  double* py = d.y.data_ptr<double>();
-  for (int64_t r = 0; r < n_rows; ++r) {
-    const double* row = values.data() + r * n_cols;
-    for (int64_t j = 0; j < n_feat; ++j) px[r * n_feat + j] = row[feat[j].value];
-    py[r] = row[targ[0].value];
-  }
-
-  // Stored splits.
   const fs::path ns_path = dir / "n_splits.txt";
   const auto ns = read_index_file(ns_path, folder);
   WHVI_CHECK(ns.size() == 1 && ns[0].value > 0, "'", ns_path.string(),
@@ -336,6 +307,51 @@ RegressionData load_uci(const std::string& dataset, const std::string& data_dir)
     d.std_train.push_back(values_of(tr));
     d.std_test.push_back(values_of(te));
   }
+}
+
+}  // namespace
+
+RegressionData load_uci(const std::string& dataset, const std::string& data_dir) {
+  const fs::path dir = resolve_folder(dataset, data_dir);
+  const std::string folder = dir.string();
+  const Table t = read_data_txt(dir / "data.txt", folder);
+  const std::string cols_desc = "data.txt has " + std::to_string(t.cols) + " columns";
+
+  // Feature and target columns.
+  const fs::path feat_path = dir / "index_features.txt";
+  const fs::path targ_path = dir / "index_target.txt";
+  const auto feat = read_index_file(feat_path, folder);
+  const auto targ = read_index_file(targ_path, folder);
+  WHVI_CHECK(!feat.empty(), "'", feat_path.string(), "' lists no feature columns.");
+  WHVI_CHECK(targ.size() == 1, "'", targ_path.string(), "' must hold exactly one column index (",
+             "the target) but holds ", targ.size(), ".");
+  check_indices(feat, t.cols, feat_path, "column", cols_desc);
+  check_indices(targ, t.cols, targ_path, "column", cols_desc);
+  for (const auto& f : feat)
+    WHVI_CHECK(f.value != targ[0].value, "'", feat_path.string(), "' line ", f.line, ": column ",
+               f.value, " is also the target ('", targ_path.string(),
+               "'). A target column must not be a feature.");
+
+  RegressionData d;
+  d.name = dataset;
+  if (dir == fs::path(dataset)) {  // given as a path: name it after its folder
+    fs::path p = fs::path(dataset).lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();
+    if (!p.filename().empty() && p.filename() != "." && p.filename() != "..")
+      d.name = p.filename().string();
+  }
+  d.source = folder;
+  const int64_t n_feat = static_cast<int64_t>(feat.size());
+  d.x = torch::empty({t.rows, n_feat}, torch::kFloat64);
+  d.y = torch::empty({t.rows, 1}, torch::kFloat64);
+  double* px = d.x.data_ptr<double>();
+  double* py = d.y.data_ptr<double>();
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const double* row = t.values.data() + r * t.cols;
+    for (int64_t j = 0; j < n_feat; ++j) px[r * n_feat + j] = row[feat[j].value];
+    py[r] = row[targ[0].value];
+  }
+  read_stored_splits(d, dir, folder, t.rows);
   return d;
 }
 

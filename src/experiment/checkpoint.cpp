@@ -64,93 +64,115 @@ void save_checkpoint(const std::string& path, infer::Inference& inf, const Check
 }
 
 
-LoadedCheckpoint load_checkpoint(const std::string& path) {
-  const EvalOptions o{path, 0, ""};
-  WHVI_CHECK(!describe_path_kind(o.checkpoint).empty(), "checkpoint '", o.checkpoint,
-             "' does not exist (checkpoints are written as output.dir/NAME/split-KK.ckpt)");
-  std::istringstream bytes(read_user_file(o.checkpoint, "checkpoint", size_t{1} << 40));
+namespace {
+
+// A checkpoint's archive with reads that name the file in their errors.
+struct Archive {
+  std::string path;
   torch::serialize::InputArchive ar;
-  try {
-    ar.load_from(bytes);
-  } catch (const std::exception&) {
-    throw Error("'" + o.checkpoint + "' is not a readable whvi checkpoint (damaged, truncated or another kind " +
-                "of file). Re-create it by training that split again");
+
+  explicit Archive(const std::string& p) : path(p) {
+    WHVI_CHECK(!describe_path_kind(path).empty(), "checkpoint '", path,
+               "' does not exist (checkpoints are written as output.dir/NAME/split-KK.ckpt)");
+    std::istringstream bytes(read_user_file(path, "checkpoint", size_t{1} << 40));
+    try {
+      ar.load_from(bytes);
+    } catch (const std::exception&) {
+      throw Error("'" + path + "' is not a readable whvi checkpoint (damaged, truncated or another kind " +
+                  "of file). Re-create it by training that split again");
+    }
   }
-  c10::IValue v;
-  auto read_iv = [&](const std::string& key) {
+
+  c10::IValue read(const std::string& key) {
+    c10::IValue v;
     bool ok = false;
     try {
       ok = ar.try_read(key, v);
     } catch (const std::exception&) {  // c10::Error, and std::out_of_range from its maps
-      throw Error("'" + o.checkpoint + "' is damaged: cannot read " + key + ". Re-create it by training that "
+      throw Error("'" + path + "' is damaged: cannot read " + key + ". Re-create it by training that "
                   "split again");
     }
-    WHVI_CHECK(ok, o.checkpoint, " is not a checkpoint of this whvi version (missing ", key,
+    WHVI_CHECK(ok, path, " is not a checkpoint of this whvi version (missing ", key,
                "); re-create it by training that split again");
     return v;
-  };
-  CheckpointMeta meta;
-  try {
-    meta.config_yaml = read_iv("meta/config_yaml").toStringRef();
-    meta.split = read_iv("meta/split").toInt();
-    meta.d_in = read_iv("meta/d_in").toInt();
-    meta.y_mean = read_iv("meta/y_mean").toDouble();
-    meta.y_std = read_iv("meta/y_std").toDouble();
-    meta.data_fp = read_iv("meta/data_fingerprint").toStringRef();
-    if (ar.try_read("meta/num_classes", v)) meta.num_classes = v.toInt();
-    if (ar.try_read("meta/inputs", v)) {
-      meta.inputs_json = v.toStringRef();
-      WHVI_CHECK(ar.try_read("meta/x_mean", meta.x_mean) && ar.try_read("meta/x_std", meta.x_std), "'",
-                 o.checkpoint, "' is damaged: its input standardisation is missing. Re-create it by training that "
-                 "split again");
-    }
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception&) {
-    throw Error("'" + o.checkpoint + "' is damaged: its metadata cannot be read. Re-create it by training that "
-                "split again");
   }
-  const std::string stored_sum = [&] {
-    const auto v = read_iv("meta/checksum");
-    WHVI_CHECK(v.isString(), "'", o.checkpoint, "' is damaged: its checksum is not a string");
-    return v.toStringRef();
-  }();
-  const auto cfg = [&] {
+
+  CheckpointMeta meta() {
+    CheckpointMeta m;
+    c10::IValue v;
     try {
-      return config::Config::parse(meta.config_yaml, o.checkpoint + " (embedded config)");
-    } catch (const Error& e) {
-      throw Error("'" + o.checkpoint + "' is damaged: its embedded configuration does not parse (" +
-                  printable(e.what()) + "). Re-create it by training that split again");
+      m.config_yaml = read("meta/config_yaml").toStringRef();
+      m.split = read("meta/split").toInt();
+      m.d_in = read("meta/d_in").toInt();
+      m.y_mean = read("meta/y_mean").toDouble();
+      m.y_std = read("meta/y_std").toDouble();
+      m.data_fp = read("meta/data_fingerprint").toStringRef();
+      if (ar.try_read("meta/num_classes", v)) m.num_classes = v.toInt();
+      if (ar.try_read("meta/inputs", v)) {
+        m.inputs_json = v.toStringRef();
+        WHVI_CHECK(ar.try_read("meta/x_mean", m.x_mean) && ar.try_read("meta/x_std", m.x_std), "'", path,
+                   "' is damaged: its input standardisation is missing. Re-create it by training that split again");
+      }
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception&) {
+      throw Error("'" + path + "' is damaged: its metadata cannot be read. Re-create it by training that "
+                  "split again");
     }
-  }();
-  WHVI_CHECK(meta.split >= 0 && meta.d_in >= 1, o.checkpoint, " is damaged (split ", meta.split, ", d_in ",
-             meta.d_in, ")");
-  const auto split = static_cast<size_t>(meta.split);
-  const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
-  WHVI_CHECK(meta.num_classes >= 0 && meta.num_classes < (int64_t{1} << 24), o.checkpoint, " is damaged (",
-             meta.num_classes, " classes)");
-  auto inf = infer::make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std,
-                                         make_generator(seed, split, Stream::kInit), meta.num_classes);
-  inf->to(train::LoopOptions::from(cfg).dtype);
-  {
+    WHVI_CHECK(m.split >= 0 && m.d_in >= 1, path, " is damaged (split ", m.split, ", d_in ", m.d_in, ")");
+    WHVI_CHECK(m.num_classes >= 0 && m.num_classes < (int64_t{1} << 24), path, " is damaged (", m.num_classes,
+               " classes)");
+    return m;
+  }
+
+  config::Config config(const CheckpointMeta& m) const {
+    try {
+      return config::Config::parse(m.config_yaml, path + " (embedded config)");
+    } catch (const Error& e) {
+      throw Error("'" + path + "' is damaged: its embedded configuration does not parse (" + printable(e.what()) +
+                  "). Re-create it by training that split again");
+    }
+  }
+
+  // The stored values of every tensor of the method's state, checked for shape.
+  void restore(infer::Inference& inf) {
     torch::NoGradGuard ng;
-    for (auto& [key, value] : inf->state()) {
+    for (auto& [key, value] : inf.state()) {
       torch::Tensor t;
       bool ok = false;
       try {
         ok = ar.try_read("param/" + key, t);
       } catch (const std::exception&) {
-        throw Error("'" + o.checkpoint + "' is damaged: cannot read parameter " + key + ". Re-create it by "
+        throw Error("'" + path + "' is damaged: cannot read parameter " + key + ". Re-create it by "
                     "training that split again");
       }
-      WHVI_CHECK(ok, o.checkpoint, ": missing parameter ", key);
-      WHVI_CHECK_AS(ShapeError, t.sizes() == value.sizes() && t.scalar_type() == value.scalar_type(),
-                    o.checkpoint, ": parameter ", key, " has shape ", t.sizes(), " (", t.scalar_type(),
-                    "), the model expects ", value.sizes(), " (", value.scalar_type(), ")");
+      WHVI_CHECK(ok, path, ": missing parameter ", key);
+      WHVI_CHECK_AS(ShapeError, t.sizes() == value.sizes() && t.scalar_type() == value.scalar_type(), path,
+                    ": parameter ", key, " has shape ", t.sizes(), " (", t.scalar_type(), "), the model expects ",
+                    value.sizes(), " (", value.scalar_type(), ")");
       value.copy_(t);
     }
   }
-  WHVI_CHECK(checkpoint_checksum(*inf, meta) == stored_sum, "'", o.checkpoint,
+};
+
+}  // namespace
+
+LoadedCheckpoint load_checkpoint(const std::string& path) {
+  Archive a(path);
+  const CheckpointMeta meta = a.meta();
+  const std::string stored_sum = [&] {
+    const auto v = a.read("meta/checksum");
+    WHVI_CHECK(v.isString(), "'", path, "' is damaged: its checksum is not a string");
+    return v.toStringRef();
+  }();
+  const auto cfg = a.config(meta);
+  const auto split = static_cast<size_t>(meta.split);
+  const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  auto inf = infer::make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std, make_generator(seed, split, Stream::kInit),
+                                   meta.num_classes);
+  inf->to(options::read<train::LoopOptions>(cfg).dtype);
+  a.restore(*inf);
+  WHVI_CHECK(checkpoint_checksum(*inf, meta) == stored_sum, "'", path,
              "' is corrupted: its contents do not match the checksum stored when it was written. "
              "Re-create it by training that split again (whvi train --resume retrains a split whose checkpoint is damaged)");
   LoadedCheckpoint out{meta, cfg, nullptr};

@@ -27,7 +27,7 @@
 #include "infer/fused_step.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
-#include "train/metrics.h"
+#include "likelihoods/metrics.h"
 #include "train/batched.h"
 #include "train/loop.h"
 #include "train/stopping.h"
@@ -337,7 +337,7 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_
 bool is_classification(const config::Config& cfg) { return cfg.get_string("likelihood.kind") == "softmax"; }
 
 const std::vector<const char*>& metric_names(const config::Config& cfg) {
-  return is_classification(cfg) ? train::classification_metric_names() : train::regression_metric_names();
+  return is_classification(cfg) ? metrics::classification_metric_names() : metrics::regression_metric_names();
 }
 
 json summary_json(const config::Config& cfg, const std::vector<json>& splits) {
@@ -351,7 +351,7 @@ json summary_json(const config::Config& cfg, const std::vector<json>& splits) {
     std::vector<double> v;
     for (const auto& r : splits)
       if (r.contains(key) && r[key].is_number()) v.push_back(r[key].get<double>());
-    const auto m = train::summarize(v);
+    const auto m = metrics::summarize(v);
     if (m.n == 0)  // the toy problem has no test rows
       s[key] = {{"mean", nullptr}, {"std", nullptr}, {"sem", nullptr}, {"n", 0}};
     else
@@ -473,8 +473,8 @@ json read_split_file(const std::string& path, const std::string& fp) {
   WHVI_CHECK(r["config_fingerprint"].get<std::string>() == fp, path,
              " was produced by a different configuration; delete ", fs::path(path).parent_path().string(),
              " or choose another output.name to keep both");
-  std::vector<const char*> keys(train::regression_metric_names());
-  keys.insert(keys.end(), train::classification_metric_names().begin(), train::classification_metric_names().end());
+  std::vector<const char*> keys(metrics::regression_metric_names());
+  keys.insert(keys.end(), metrics::classification_metric_names().begin(), metrics::classification_metric_names().end());
   for (const char* key : keys) {
     if (!r.contains(key)) continue;
     const auto& v = r[key];
@@ -494,7 +494,7 @@ json metrics_json(const likelihoods::Evaluation& e) {
   return j;
 }
 
-json reliability_json(const std::vector<train::ReliabilityBin>& bins) {
+json reliability_json(const std::vector<metrics::ReliabilityBin>& bins) {
   json a = json::array();
   for (const auto& b : bins)
     a.push_back({{"lo", b.lo},
@@ -561,7 +561,7 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
 // entropy (30 bins over [0, ln C]) and of mutual information (30 bins over
 // [0, the largest value]) as stem-ood.csv (score,lo,hi,in,out), and their
 // histograms as stem-ood.png (scripts/plot_ood.sh) when plotting is on.
-void write_ood_histograms(const std::string& stem, const train::Uncertainty& in, const train::Uncertainty& out,
+void write_ood_histograms(const std::string& stem, const metrics::Uncertainty& in, const metrics::Uncertainty& out,
                           int64_t classes, const std::string& title, bool plot) {
   constexpr int kBins = 30;
   std::ostringstream csv;
@@ -658,7 +658,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
   // Stopping on validation rows (train/stopping.h): a share of the training
   // rows is held out from the steps, rows and draws from Stream::kStopping.
-  const auto so = train::StoppingOptions::from(cfg);
+  const auto so = options::read<train::StoppingOptions>(cfg);
   auto x_fit = prep.x_train;
   auto y_fit = prep.y_train.squeeze(1);
   std::unique_ptr<train::ValidationStopping> stopper;
@@ -765,12 +765,12 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   if (run.ood_x.defined()) {
     const auto fo = inf->predict(run.ood_x, cfg.get_int("evaluation.mc_samples"), make_generator(seed, k, Stream::kOod));
-    const auto ui = train::predictive_uncertainty(f), uo = train::predictive_uncertainty(fo);
-    const auto by_h = train::ood_separation(ui.entropy, uo.entropy);
-    const auto by_mi = train::ood_separation(ui.mutual_information, uo.mutual_information);
+    const auto ui = metrics::predictive_uncertainty(f), uo = metrics::predictive_uncertainty(fo);
+    const auto by_h = metrics::ood_separation(ui.entropy, uo.entropy);
+    const auto by_mi = metrics::ood_separation(ui.mutual_information, uo.mutual_information);
     r["ood"] = {{"dataset", cfg.get_string("evaluation.ood_dataset")}, {"rows_in", ui.entropy.size()},
                 {"rows_out", uo.entropy.size()},
-                {"mean_entropy_in", train::summarize(ui.entropy).mean}, {"mean_entropy_out", train::summarize(uo.entropy).mean}};
+                {"mean_entropy_in", metrics::summarize(ui.entropy).mean}, {"mean_entropy_out", metrics::summarize(uo.entropy).mean}};
     r["ood_auroc_entropy"] = by_h.auroc;
     r["ood_aupr_entropy"] = by_h.aupr;
     r["ood_auroc_mi"] = by_mi.auroc;
@@ -852,33 +852,45 @@ void remove_stale_split_files(const fs::path& exp_dir) {
   for (const auto& p : stale) fs::remove(p, ec);
 }
 
-}  // namespace
+// One `whvi train`: the config, its data and splits, where results go, and
+// the experiment record as it grows split by split.
+struct ExperimentRun {
+  ExperimentRun(const config::Config& c, const TrainOptions& opt) : cfg(c), o(opt) {}
+  const config::Config& cfg;
+  const TrainOptions& o;
+  std::string name;
+  fs::path out_dir, exp_dir;
+  std::string exp_path;
+  data::RegressionData d;
+  std::vector<data::SplitIndices> splits;
+  torch::Tensor ood_rows;
+  std::string fp;
+  json doc;
+  std::vector<json> done;
 
-json run_train(const TrainOptions& o) {
-  const auto cfg = config::Config::load(o.config_path, o.overrides);
-  spdlog::info("config {} resolved:\n{}", o.config_path, cfg.dump_yaml());
-  const std::string name = cfg.get_string("output.name");
-  const fs::path out_dir = cfg.get_string("output.dir");
-  const fs::path exp_dir = out_dir / name;
-  const std::string exp_path = (out_dir / (name + ".json")).string();
+  // The experiment record, rewritten atomically after each split.
+  void write_doc() {
+    doc["protocol"] = protocol_json(cfg, splits.size(), done.size(), d.std_train.size());
+    doc["splits"] = done;
+    doc["summary"] = summary_json(cfg, done);
+    doc["complete"] = done.size() == splits.size();
+    if (d.is_classification())
+      doc["reliability"] = pooled_reliability(done, (out_dir / name).string(), name, cfg.get_bool("output.plot"));
+    write_file_atomic(exp_path, doc.dump(2) + "\n");
+  }
+  std::string stem(size_t k) const { return split_stem(exp_dir, k); }
+  std::string label(size_t k) const { return split_label(name, k, splits.size()); }
+  std::optional<json> resumed(size_t k) const {
+    return o.resume ? finished_split(cfg, stem(k), fp, k) : std::nullopt;
+  }
+};
 
-  // where the results go, checked before anything is loaded or trained
-  check_output_path(exp_path, "the experiment record (output.dir/output.name.json)");
-  if (const auto kind = describe_path_kind(exp_dir.string()); !kind.empty())
-    WHVI_CHECK(kind == "a folder", "the results folder ", exp_dir.string(), " is ", kind,
-               ", not a folder: remove it or choose another output.name");
-  const auto d = load_data(cfg);
-  const auto splits = load_splits(cfg, d);
-  check_before_training(cfg, d, splits);
-  const auto ood_rows = load_ood_rows(cfg, d);
-  spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", d.name, d.source, d.x.size(0),
-               d.x.size(1), splits.size());
-  const FileLock lock((out_dir / (name + ".lock")).string(),
-                      "experiment '" + name + "' in " + out_dir.string());
-  if (!o.resume) remove_stale_split_files(exp_dir);
-
+// What the record says before any split: the run's environment, data and config.
+json experiment_header(const ExperimentRun& r) {
+  const auto& cfg = r.cfg;
+  const auto& d = r.d;
   json doc = environment_json();
-  doc["experiment"] = name;
+  doc["experiment"] = r.name;
   doc["dataset"] = cfg.get_string("data.dataset");
   doc["model"] = infer::model_label(cfg);
   doc["task"] = d.is_classification() ? "classification" : "regression";
@@ -891,9 +903,9 @@ json run_train(const TrainOptions& o) {
     doc["data"] = {{"file", d.source}, {"target", d.target_name}, {"features", cols},
                    {"rows", d.x.size(0)}, {"dropped_rows_missing", d.dropped_rows}};
   }
-  doc["command"] = o.command_line;
+  doc["command"] = r.o.command_line;
   doc["config"] = cfg.to_json();
-  doc["config_file"] = o.config_path;
+  doc["config_file"] = r.o.config_path;
   if (cfg.get_string("training.device") != "cpu") {
     const auto gpu = cuda_device_name();
     doc["training_device"] = cfg.get_string("training.device") + (gpu.empty() ? "" : ": " + gpu);
@@ -902,118 +914,146 @@ json run_train(const TrainOptions& o) {
     const auto fl = data::synthetic_floor(cfg.get_string("data.dataset").substr(10));
     doc["noise_floor"] = {{"rmse", fl.rmse}, {"mnll", fl.mnll}, {"mnll_homoscedastic", fl.mnll_homoscedastic}};
   }
+  return doc;
+}
 
-  // Data with a constant non-zero input column are prepared differently since
-  // constant columns are centred (2026-11-23: naval): their earlier results
-  // must not be resumed into, so their fingerprint says so.
+// The fingerprint of this run's splits. Data with a constant non-zero input
+// column are prepared differently since constant columns are centred: results
+// from before must not be resumed into, so their fingerprint says so.
+std::string run_fingerprint(const config::Config& cfg, const data::RegressionData& d) {
   std::string fp = fingerprint(cfg);
   if (d.standardize_x && d.x.size(0) > 0) {
     const auto hi = std::get<0>(d.x.max(0)), lo = std::get<0>(d.x.min(0));
     if (((hi == lo) & (hi != 0)).any().item<bool>()) fp += "|constant-input-columns-centred";
   }
-  std::vector<json> done;
-  // The experiment record, rewritten atomically after each split.
-  auto write_doc = [&] {
-    doc["protocol"] = protocol_json(cfg, splits.size(), done.size(), d.std_train.size());
-    doc["splits"] = done;
-    doc["summary"] = summary_json(cfg, done);
-    doc["complete"] = done.size() == splits.size();
-    if (d.is_classification())
-      doc["reliability"] = pooled_reliability(done, (out_dir / name).string(), name, cfg.get_bool("output.plot"));
-    write_file_atomic(exp_path, doc.dump(2) + "\n");
+  return fp;
+}
+
+// Batched splits (train/batched.h): the unfinished splits in groups of
+// training.batched_splits, each group trained as one model; every split's
+// files are written when its group finishes, in split order.
+void train_batched(ExperimentRun& r) {
+  const auto& cfg = r.cfg;
+  const auto group_size = static_cast<size_t>(cfg.get_int("training.batched_splits"));
+  std::vector<std::optional<json>> results(r.splits.size());
+  std::vector<size_t> pending;
+  for (size_t k = 0; k < r.splits.size(); ++k) {
+    if (auto done = r.resumed(k)) results[k] = std::move(*done);
+    else pending.push_back(k);
+  }
+  auto collect = [&] {
+    r.done.clear();
+    for (const auto& x : results)
+      if (x) r.done.push_back(*x);
   };
-  const int64_t group_size = cfg.get_int("training.batched_splits");
-  if (group_size > 1) {
-    // Batched splits (train/batched.h): the unfinished splits in groups of
-    // group_size, each group trained as one model; every split's files are
-    // written when its group finishes, in split order.
-    std::vector<std::optional<json>> results(splits.size());
-    std::vector<size_t> pending;
-    for (size_t k = 0; k < splits.size(); ++k) {
-      const std::string stem = split_stem(exp_dir, k);
-      if (auto r = o.resume ? finished_split(cfg, stem, fp, k) : std::nullopt) results[k] = std::move(*r);
-      else pending.push_back(k);
+  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  for (size_t g0 = 0; g0 < pending.size(); g0 += group_size) {
+    const size_t g1 = std::min(pending.size(), g0 + group_size);
+    std::vector<SplitRun> runs;
+    std::vector<train::SplitTask> tasks;
+    for (size_t i = g0; i < g1; ++i) {
+      const size_t k = pending[i];
+      runs.push_back(prepare_split_run(cfg, r.d, r.splits[k], k, r.stem(k), r.label(k), r.ood_rows));
     }
-    auto collect = [&] {
-      done.clear();
-      for (const auto& r : results)
-        if (r) done.push_back(*r);
-    };
-    const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
-    for (size_t g0 = 0; g0 < pending.size(); g0 += static_cast<size_t>(group_size)) {
-      const size_t g1 = std::min(pending.size(), g0 + static_cast<size_t>(group_size));
-      std::vector<SplitRun> runs;
-      std::vector<train::SplitTask> tasks;
-      for (size_t i = g0; i < g1; ++i) {
-        const size_t k = pending[i];
-        runs.push_back(prepare_split_run(cfg, d, splits[k], k, split_stem(exp_dir, k),
-                                         split_label(name, k, splits.size()), ood_rows));
+    if (const auto why = train::batched_unsupported(cfg, *runs.front().inf); !why.empty())
+      throw Error(cfg.source() + ": " + why);
+    for (auto& run : runs) {
+      train::SplitTask t;
+      t.inference = run.inf.get();
+      t.x = run.prep.x_train;
+      t.y = run.prep.y_train.squeeze(1);
+      t.gen = make_generator(seed, run.k, Stream::kTrain);
+      t.label = run.label;
+      tasks.push_back(std::move(t));
+    }
+    train::train_group(tasks, cfg);
+    std::optional<std::pair<size_t, std::string>> failure;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (tasks[i].error) {
+        if (!failure) failure.emplace(runs[i].k, *tasks[i].error);
+        continue;
       }
-      if (const auto why = train::batched_unsupported(cfg, *runs.front().inf); !why.empty())
-        throw Error(cfg.source() + ": " + why);
-      for (auto& r : runs) {
-        train::SplitTask t;
-        t.inference = r.inf.get();
-        t.x = r.prep.x_train;
-        t.y = r.prep.y_train.squeeze(1);
-        t.gen = make_generator(seed, r.k, Stream::kTrain);
-        t.label = r.label;
-        tasks.push_back(std::move(t));
-      }
-      train::train_group(tasks, cfg);
-      std::optional<std::pair<size_t, std::string>> failure;
-      for (size_t i = 0; i < runs.size(); ++i) {
-        if (tasks[i].error) {
-          if (!failure) failure.emplace(runs[i].k, *tasks[i].error);
-          continue;
-        }
-        results[runs[i].k] = finish_split(cfg, d, runs[i], tasks[i].stats, json(),
-                                          static_cast<int64_t>(runs.size()), fp);
-      }
-      collect();
-      if (failure) {
-        doc["failed_split"] = {{"split", failure->first}, {"error", printable(failure->second, 2000)}};
-        write_doc();
-        throw Error(failure->second);
-      }
-      if (done.size() < splits.size()) write_doc();
+      results[runs[i].k] = finish_split(cfg, r.d, runs[i], tasks[i].stats, json(),
+                                        static_cast<int64_t>(runs.size()), r.fp);
     }
     collect();
-  } else
-  for (size_t k = 0; k < splits.size(); ++k) {
-    const std::string stem = split_stem(exp_dir, k);
-    if (auto r = o.resume ? finished_split(cfg, stem, fp, k) : std::nullopt) {
-      done.push_back(std::move(*r));
+    if (failure) {
+      r.doc["failed_split"] = {{"split", failure->first}, {"error", printable(failure->second, 2000)}};
+      r.write_doc();
+      throw Error(failure->second);
+    }
+    if (r.done.size() < r.splits.size()) r.write_doc();
+  }
+  collect();
+}
+
+// One split after another; a failure is recorded in the record, then rethrown.
+void train_one_by_one(ExperimentRun& r) {
+  for (size_t k = 0; k < r.splits.size(); ++k) {
+    if (auto done = r.resumed(k)) {
+      r.done.push_back(std::move(*done));
       continue;
     }
     try {
-      done.push_back(run_split(cfg, d, splits[k], k, stem, split_label(name, k, splits.size()), fp, ood_rows));
+      r.done.push_back(run_split(r.cfg, r.d, r.splits[k], k, r.stem(k), r.label(k), r.fp, r.ood_rows));
     } catch (const std::exception& e) {
-      doc["failed_split"] = {{"split", k}, {"error", printable(e.what(), 2000)}};
-      write_doc();
+      r.doc["failed_split"] = {{"split", k}, {"error", printable(e.what(), 2000)}};
+      r.write_doc();
       throw;
     }
-    doc.erase("failed_split");
-    if (done.size() < splits.size()) write_doc();
+    r.doc.erase("failed_split");
+    if (r.done.size() < r.splits.size()) r.write_doc();
   }
-  write_doc();  // also when every split was resumed
-  const auto& s = doc["summary"];
-  if (d.is_classification()) {
-    spdlog::info("{}: {} split(s): error {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, ECE {:.3g}, Brier {:.4g} -> {}", name,
-                 done.size(), s["error"]["mean"].get<double>(), s["error"]["std"].get<double>(),
-                 s["mnll"]["mean"].get<double>(), s["mnll"]["std"].get<double>(), s["ece"]["mean"].get<double>(),
-                 s["brier"]["mean"].get<double>(), exp_path);
-    return doc;
-  }
-  if (s["rmse"]["n"].get<int64_t>() == 0) {
-    spdlog::info("{}: {} split(s) trained; the toy problem has no test rows -> {}", name, done.size(), exp_path);
-    return doc;
-  }
-  spdlog::info("{}: {} split(s): RMSE {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, coverage95 {:.3g}, CRPS {:.4g} -> {}",
-               name, done.size(), s["rmse"]["mean"].get<double>(), s["rmse"]["std"].get<double>(),
-               s["mnll"]["mean"].get<double>(), s["mnll"]["std"].get<double>(),
-               s["coverage_95"]["mean"].get<double>(), s["crps"]["mean"].get<double>(), exp_path);
-  return doc;
+}
+
+void log_summary(const ExperimentRun& r) {
+  const auto& s = r.doc["summary"];
+  auto mean = [&](const char* k) { return s[k]["mean"].get<double>(); };
+  auto sd = [&](const char* k) { return s[k]["std"].get<double>(); };
+  if (r.d.is_classification())
+    spdlog::info("{}: {} split(s): error {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, ECE {:.3g}, Brier {:.4g} -> {}", r.name,
+                 r.done.size(), mean("error"), sd("error"), mean("mnll"), sd("mnll"), mean("ece"), mean("brier"),
+                 r.exp_path);
+  else if (s["rmse"]["n"].get<int64_t>() == 0)
+    spdlog::info("{}: {} split(s) trained; the toy problem has no test rows -> {}", r.name, r.done.size(), r.exp_path);
+  else
+    spdlog::info("{}: {} split(s): RMSE {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, coverage95 {:.3g}, CRPS {:.4g} -> {}",
+                 r.name, r.done.size(), mean("rmse"), sd("rmse"), mean("mnll"), sd("mnll"), mean("coverage_95"),
+                 mean("crps"), r.exp_path);
+}
+
+}  // namespace
+
+json run_train(const TrainOptions& o) {
+  const auto cfg = config::Config::load(o.config_path, o.overrides);
+  spdlog::info("config {} resolved:\n{}", o.config_path, cfg.dump_yaml());
+  ExperimentRun r(cfg, o);
+  r.name = cfg.get_string("output.name");
+  r.out_dir = cfg.get_string("output.dir");
+  r.exp_dir = r.out_dir / r.name;
+  r.exp_path = (r.out_dir / (r.name + ".json")).string();
+
+  // where the results go, checked before anything is loaded or trained
+  check_output_path(r.exp_path, "the experiment record (output.dir/output.name.json)");
+  if (const auto kind = describe_path_kind(r.exp_dir.string()); !kind.empty())
+    WHVI_CHECK(kind == "a folder", "the results folder ", r.exp_dir.string(), " is ", kind,
+               ", not a folder: remove it or choose another output.name");
+  r.d = load_data(cfg);
+  r.splits = load_splits(cfg, r.d);
+  check_before_training(cfg, r.d, r.splits);
+  r.ood_rows = load_ood_rows(cfg, r.d);
+  spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", r.d.name, r.d.source, r.d.x.size(0),
+               r.d.x.size(1), r.splits.size());
+  const FileLock lock((r.out_dir / (r.name + ".lock")).string(),
+                      "experiment '" + r.name + "' in " + r.out_dir.string());
+  if (!o.resume) remove_stale_split_files(r.exp_dir);
+  r.doc = experiment_header(r);
+  r.fp = run_fingerprint(cfg, r.d);
+  if (cfg.get_int("training.batched_splits") > 1) train_batched(r);
+  else train_one_by_one(r);
+  r.write_doc();  // also when every split was resumed
+  log_summary(r);
+  return r.doc;
 }
 
 

@@ -36,13 +36,24 @@ namespace whvi::infer {
 namespace {
 
 struct EnsembleOptions {
-  int64_t members = 5;  // ensemble.members
-  bool prior = false;   // ensemble.prior
-  static EnsembleOptions from(const config::Config& cfg) {
-    EnsembleOptions o;
-    o.members = cfg.get_int("ensemble.members");
-    o.prior = cfg.get_bool("ensemble.prior");
-    return o;
+  int64_t members = 5;
+  bool prior = false;
+  template <class V>
+  void visit(V& v) {
+    v.num("ensemble.members", members, 1, 1000, "networks in a deep ensemble (Lakshminarayanan et al. 2017: 5), each initialised from its own draws; the predictive is their uniform mixture");
+    v.flag("ensemble.prior", prior, "deterministic members (model.kind ensemble): add the weights' Gaussian prior (model.sghmc.prior_var) to each member's NLL, a MAP fit; off = the NLL alone, as the paper");
+  }
+};
+
+// The ensemble's options and its members' optimiser's (training.*, declared
+// by the variational method).
+struct EnsembleAndOptimiser {
+  EnsembleOptions ensemble;
+  VariationalOptions optimiser;
+  template <class V>
+  void visit(V& v) {
+    ensemble.visit(v);
+    v.part(optimiser);
   }
 };
 
@@ -217,14 +228,17 @@ class Ensemble : public Inference {
 
 }  // namespace
 
-std::unique_ptr<Inference> make_ensemble(const NetworkMaker& make_network, const config::Config& cfg) {
-  const auto eo = EnsembleOptions::from(cfg);
-  const auto vo = VariationalOptions::from(cfg);
-  WHVI_CHECK(!vo.fused, cfg.source(), ": training.engine fused: a deep ensemble has no fused step; set "
-             "training.engine: autograd");
+namespace {
+std::unique_ptr<Inference> make_ensemble(const NetworkMaker& make_network, const EnsembleAndOptimiser& o) {
+  const auto& eo = o.ensemble;
+  const auto& vo = o.optimiser;
+  WHVI_CHECK(!vo.fused, "training.engine fused: a deep ensemble has no fused step; set training.engine: autograd");
   std::vector<std::shared_ptr<models::RegressionModel>> members;
   for (int64_t m = 0; m < eo.members; ++m) members.push_back(make_network());
   return std::make_unique<Ensemble>(std::move(members), vo, eo);
 }
+}  // namespace
+
+MethodKind ensemble_method() { return method_kind("ensemble", make_ensemble); }
 
 }  // namespace whvi::infer

@@ -8,7 +8,7 @@
 #include "infer/inference.h"
 #include "infer/variational.h"
 #include "likelihoods/likelihood.h"
-#include "models/fused_ops.h"
+#include "nn/fused_ops.h"
 
 namespace whvi::infer {
 namespace {
@@ -29,24 +29,37 @@ std::string fused_unsupported(const models::RegressionModel& model) {
     return "training.engine fused: only the gaussian and softmax likelihoods have a fused step; set "
            "training.engine: autograd";
   for (const auto& l : model.layers())
-    if (!l->supports_fused())
+    if (!l->fused())
       return "training.engine fused: layer kind '" + l->kind() + "' (with these options) has no fused step "
              "(supported: mcd, mfg, whvi with its default structure and a deterministic or no bias); set "
              "training.engine: autograd";
   return "";
 }
 
-std::string engine_for(const config::Config& cfg) {
-  const std::string engine = cfg.get_string("training.engine");
-  if (engine != "auto") return engine;
-  if (method_of(cfg) != "variational" || cfg.get_string("training.device") != "cpu" ||
-      cfg.get_int("training.batched_splits") != 1 || cfg.get_string("model.architecture") != "mlp" ||
-      (cfg.get_string("likelihood.kind") != "gaussian" && cfg.get_string("likelihood.kind") != "softmax") ||
-      !VariationalOptions::from(cfg).plain_elbo())
+namespace {
+// what engine_for() reads beyond the variational method's options
+struct EngineContext {
+  std::string device, architecture, likelihood;
+  int64_t batched_splits = 1;
+  template <class V>
+  void visit(V& v) {
+    v.use("training.device", device);
+    v.use("training.batched_splits", batched_splits);
+    v.use("model.architecture", architecture);
+    v.use("likelihood.kind", likelihood);
+  }
+};
+}  // namespace
+
+std::string engine_for(const options::Source& cfg) {
+  const auto vo = options::read<VariationalOptions>(cfg);
+  if (!vo.auto_engine) return vo.engine;
+  const auto c = options::read<EngineContext>(cfg);
+  if (method_of(cfg) != "variational" || c.device != "cpu" || c.batched_splits != 1 || c.architecture != "mlp" ||
+      (c.likelihood != "gaussian" && c.likelihood != "softmax") || !vo.plain_elbo())
     return "autograd";
   // the layers decide with their options: a network of this config on 8 inputs
-  const models::RegressionModel probe(8, cfg, 0.0, 1.0, make_generator(0),
-                                      cfg.get_string("likelihood.kind") == "softmax" ? 2 : 0);
+  const models::RegressionModel probe(8, cfg, 0.0, 1.0, make_generator(0), c.likelihood == "softmax" ? 2 : 0);
   return fused_unsupported(probe).empty() ? "fused" : "autograd";
 }
 
@@ -74,7 +87,7 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
   std::vector<torch::Tensor> z(L);
   torch::Tensor h = xb;
   for (size_t l = 0; l < L; ++l) {
-    z[l] = layers[l]->fused_forward(h, gen, caches_[l]);
+    z[l] = layers[l]->fused()->fused_forward(h, gen, caches_[l]);
     if (l + 1 == L) break;
     auto& a = acts_[l];
     if (!a.defined() || a.sizes() != z[l].sizes() || a.scalar_type() != z[l].scalar_type())
@@ -90,7 +103,7 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
   // backward
   torch::Tensor g = df_;
   for (size_t l = L; l-- > 0;) {
-    auto dh = layers[l]->fused_backward(g, caches_[l], l > 0);
+    auto dh = layers[l]->fused()->fused_backward(g, caches_[l], l > 0);
     if (l == 0) break;
     // through the activation of layer l-1
     auto& d = dacts_[l - 1];
@@ -105,7 +118,7 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
     g = d;
   }
   double kl = 0;
-  for (const auto& l : layers) kl += l->fused_kl_backward();
+  for (const auto& l : layers) kl += l->fused()->fused_kl_backward();
   return scale * nll + kl;
 }
 

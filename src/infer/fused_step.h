@@ -26,7 +26,7 @@
 
 #include <torch/torch.h>
 
-#include "models/layer.h"
+#include "nn/layer.h"
 #include "models/regression_model.h"
 
 namespace whvi::infer {
@@ -38,7 +38,7 @@ std::string fused_unsupported(const models::RegressionModel& model);
 // autograd or fused; for auto, fused where it applies (variational inference,
 // one split at a time on the CPU, a network that fused_unsupported() accepts),
 // else autograd.
-std::string engine_for(const config::Config& cfg);
+std::string engine_for(const options::Source& cfg);
 
 class FusedStep {
  public:

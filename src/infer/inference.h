@@ -27,7 +27,7 @@
 #include <torch/torch.h>
 
 #include "common/errors.h"
-#include "config/config.h"
+#include "common/options.h"
 #include "likelihoods/likelihood.h"
 #include "models/regression_model.h"
 
@@ -35,6 +35,20 @@ namespace whvi::infer {
 
 // The tensors that define a trained split, by checkpoint key.
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+// A method whose step can be split in two around a loss computed and
+// back-propagated elsewhere: batched splits (train/batched.h) train several
+// such methods' networks in one pass. Opt-in: Inference::split_step().
+class SplitStep {
+ public:
+  virtual ~SplitStep() = default;
+  // zero the gradients (and freeze the likelihood while it says so) at step t
+  virtual void zero_grad(int64_t t) = 0;
+  // the optimiser's update at step t
+  virtual void apply(int64_t t) = 0;
+  // Monte Carlo draws per row of the objective
+  virtual int64_t mc_samples() const = 0;
+};
 
 class Inference {
  public:
@@ -92,6 +106,8 @@ class Inference {
   // where, at which step), for the error message; empty when it has nothing
   // to add.
   virtual std::string diagnose() const { return {}; }
+  // The split step, for a method that has one (else nullptr).
+  virtual SplitStep* split_step() { return nullptr; }
 };
 
 // Builds one network of the run's config, its initial values drawn next from
@@ -103,15 +119,40 @@ using NetworkMaker = std::function<std::shared_ptr<models::RegressionModel>()>;
 // its network(s) built from cfg (`init` draws the initial values). y_mean,
 // y_std: the training targets' statistics. num_classes > 0: a classifier with
 // that many classes (likelihood.kind softmax).
-std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
+std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& cfg, double y_mean, double y_std,
                                           const at::Generator& init, int64_t num_classes = 0);
 // The registered method's name for cfg: inference.kind, or model.kind's own when auto.
-std::string method_of(const config::Config& cfg);
+std::string method_of(const options::Source& cfg);
 // model.kind -> its own method (sghmc, nng, ensemble, else variational).
 std::string method_of(const std::string& model_kind);
 std::vector<std::string> registered_methods();
 // How a result names its model: model.kind, or "<inference.kind>-<model.kind>"
 // when inference.kind is not the kind's own (e.g. ensemble-whvi).
-std::string model_label(const config::Config& cfg);
+std::string model_label(const options::Source& cfg);
+
+// A registered method: its name, its options' declarations and a factory
+// that reads them and builds the method over networks from a NetworkMaker.
+struct MethodKind {
+  std::string name;
+  std::vector<options::Spec> (*declare)();
+  std::function<std::unique_ptr<Inference>(const NetworkMaker&, const options::Source&)> make;
+};
+
+// The registration of a method whose factory takes its options O.
+template <class O>
+MethodKind method_kind(std::string name, std::unique_ptr<Inference> (*make)(const NetworkMaker&, const O&)) {
+  return {std::move(name), &options::declare<O>, [make](const NetworkMaker& net, const options::Source& src) {
+            return make(net, options::read<O>(src));
+          }};
+}
+
+// The registrations (defined beside each method).
+MethodKind variational_method();
+MethodKind sghmc_method();
+MethodKind nng_method();
+MethodKind ensemble_method();
+
+// inference.kind and every registered method's options, declared.
+std::vector<options::Spec> method_option_specs();
 
 }  // namespace whvi::infer

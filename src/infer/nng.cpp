@@ -13,25 +13,12 @@
 
 namespace whvi::infer {
 
-NngOptions NngOptions::from(const config::Config& cfg) {
-  NngOptions o;
-  o.prior_var = cfg.get_float("model.nng.prior_var");
-  o.kl_weight = cfg.get_float("model.nng.kl_weight");
-  o.lr = cfg.get_float("model.nng.lr");
-  o.ema = cfg.get_float("model.nng.ema");
-  o.damping = cfg.get_float("model.nng.damping");
-  o.momentum = cfg.get_float("model.nng.momentum");
-  o.decay_at = cfg.get_float("model.nng.decay_at");
-  o.particles = cfg.get_int("model.nng.particles");
-  o.inverse_every = cfg.get_int("model.nng.inverse_every");
-  o.stats_every = cfg.get_int("model.nng.stats_every");
-  o.true_fisher = cfg.get_string("model.nng.fisher") == "true";
-  o.heavy_ball = cfg.get_string("model.nng.update") == "heavy-ball";
-  o.kl_clip = cfg.get_float("model.nng.kl_clip");
-  WHVI_CHECK(o.kl_clip == 0 || o.heavy_ball, "model.nng.kl_clip = ", o.kl_clip, " clips the heavy-ball update of "
+void NngOptions::finish() {
+  true_fisher = fisher == "true";
+  heavy_ball = update == "heavy-ball";
+  WHVI_CHECK(kl_clip == 0 || heavy_ball, "model.nng.kl_clip = ", kl_clip, " clips the heavy-ball update of "
              "the authors' CIFAR-10 code; set model.nng.update: heavy-ball, or kl_clip: 0");
-  o.noise_lr = cfg.get_float("training.lr") * cfg.get_float("likelihood.lr_factor");
-  return o;
+  noise_lr = training_lr * lr_factor;
 }
 
 NoisyKfac::NoisyKfac(std::shared_ptr<models::RegressionModel> model, const NngOptions& o)
@@ -111,6 +98,15 @@ void NoisyKfac::refresh(LayerState& st) {
                          vs.log().sum().item<double>());
 }
 
+void NoisyKfac::note_extreme_input(const torch::Tensor& xb) {
+  // a divergence often follows a mini-batch holding an extreme row
+  // (heavy-tailed features pass standardisation unchanged)
+  const auto flat = xb.detach().reshape({xb.size(0), -1}).abs();
+  const int64_t at = flat.reshape({-1}).argmax().item<int64_t>();
+  step_input_max_ = flat.reshape({-1})[at].item<double>();
+  step_input_feature_ = at % flat.size(1);
+}
+
 torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t, const at::Generator& gen) {
   const int64_t B = xb.size(0), P = opt_.particles;
   const auto xr = P > 1 ? xb.repeat({P, 1}) : xb;
@@ -125,14 +121,7 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
   ctx.draws = P;
   ctx.capture = &cap;
   ctx.training = true;
-  {
-    // for diagnose(): a divergence often follows a mini-batch holding an
-    // extreme row (heavy-tailed features pass standardisation unchanged)
-    const auto flat = xb.detach().reshape({B, -1}).abs();
-    const int64_t at = flat.reshape({-1}).argmax().item<int64_t>();
-    step_input_max_ = flat.reshape({-1})[at].item<double>();
-    step_input_feature_ = at % flat.size(1);
-  }
+  note_extreme_input(xb);
   const auto f = model_->forward_standardized(xr, ctx);
   WHVI_ASSERT(cap.entries.size() == layers_.size());
   for (size_t l = 0; l < layers_.size(); ++l) WHVI_ASSERT(cap.entries[l].layer == layers_[l].layer);
@@ -149,59 +138,61 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
   // the data term: (1/B) Σ_rows nll, so ∇M = -Σ_p G_p
   const auto nll = lik.nll_sum(f, yr);
   (nll / static_cast<double>(B)).backward();
+  update_means(t, cap, gs, stats_now, B);
+  if (noise_adam_ && !lik.frozen(t)) noise_adam_->step();
+  torch::NoGradGuard ng;
+  return nll.detach() * (static_cast<double>(n_train_) / static_cast<double>(B * P)) + model_->kl().detach();
+}
 
+void NoisyKfac::update_means(int64_t t, const models::KfacCapture& cap, const std::vector<torch::Tensor>& gs,
+                             bool stats_now, int64_t B) {
+  const int64_t P = opt_.particles;
   const bool decayed = t >= static_cast<int64_t>(opt_.decay_at * static_cast<double>(total_));
   const double alpha = opt_.lr * (decayed ? 0.1 : 1.0), beta = opt_.ema * (decayed ? 0.1 : 1.0);
   const double gamma_in = opt_.kl_weight / (static_cast<double>(n_train_) * opt_.prior_var);
   ++updates_;
   const bool refresh_now = updates_ % opt_.inverse_every == 0;
-  {
-    torch::NoGradGuard ng;
-    const double rows = static_cast<double>(xr.size(0));
-    std::vector<torch::Tensor> pre(layers_.size());  // heavy-ball: P per layer
-    double fisher_norm = 0;                           // Σ_layers ⟨V, P⟩
-    for (size_t l = 0; l < layers_.size(); ++l) {
-      auto& st = layers_[l];
-      const auto& e = cap.entries[l];
-      if (stats_now) {
-        // per example: A sums over a convolution's positions, S averages
-        const auto a64 = e.a_bar.to(torch::kFloat64), g64 = gs[l].to(torch::kFloat64);
-        st.a.mul_(1.0 - beta).add_(a64.t().mm(a64), beta / rows);
-        st.s.mul_(1.0 - beta).add_(g64.t().mm(g64), beta / (rows * static_cast<double>(e.positions)));
-      }
-      auto& m = st.layer->mean();
-      const auto v = m.grad() * (-1.0 / static_cast<double>(P)) - gamma_in * e.w_mean;
-      if (refresh_now) refresh(st);
-      if (opt_.heavy_ball) {
-        pre[l] = st.a_inv.mm(v).mm(st.s_inv);
-        fisher_norm += (v.to(torch::kFloat64) * pre[l].to(torch::kFloat64)).sum().item<double>();
-        continue;
-      }
-      st.momentum.mul_(opt_.momentum).add_(v, 1.0 - opt_.momentum);
-      const double corr = 1.0 - std::pow(opt_.momentum, static_cast<double>(updates_));
-      const auto direction = st.a_inv.mm(st.momentum).mm(st.s_inv);
-      watch(t, l, direction, alpha / corr, m);
-      m.add_(direction, alpha / corr);
-    }
-    if (opt_.heavy_ball) {
-      double nu = 1;
-      if (opt_.kl_clip > 0 && alpha > 0) {
-        const int64_t per_epoch = std::max<int64_t>(1, n_train_ / B);
-        const double c = opt_.kl_clip * std::pow(0.95, static_cast<double>(t / per_epoch));
-        if (fisher_norm > 0) nu = std::min(1.0, std::sqrt(c / (alpha * alpha * fisher_norm)));
-      }
-      for (size_t l = 0; l < layers_.size(); ++l) {
-        auto& st = layers_[l];
-        auto& m = st.layer->mean();
-        st.momentum.mul_(opt_.momentum).add_(pre[l], nu);
-        watch(t, l, st.momentum, alpha, m);
-        m.add_(st.momentum, alpha);
-      }
-    }
-  }
-  if (noise_adam_ && !lik.frozen(t)) noise_adam_->step();
   torch::NoGradGuard ng;
-  return nll.detach() * (static_cast<double>(n_train_) / static_cast<double>(B * P)) + model_->kl().detach();
+  const double rows = static_cast<double>(B * P);
+  std::vector<torch::Tensor> pre(layers_.size());  // heavy-ball: P per layer
+  double fisher_norm = 0;                           // Σ_layers ⟨V, P⟩
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    auto& st = layers_[l];
+    const auto& e = cap.entries[l];
+    if (stats_now) {
+      // per example: A sums over a convolution's positions, S averages
+      const auto a64 = e.a_bar.to(torch::kFloat64), g64 = gs[l].to(torch::kFloat64);
+      st.a.mul_(1.0 - beta).add_(a64.t().mm(a64), beta / rows);
+      st.s.mul_(1.0 - beta).add_(g64.t().mm(g64), beta / (rows * static_cast<double>(e.positions)));
+    }
+    auto& m = st.layer->mean();
+    const auto v = m.grad() * (-1.0 / static_cast<double>(P)) - gamma_in * e.w_mean;
+    if (refresh_now) refresh(st);
+    if (opt_.heavy_ball) {
+      pre[l] = st.a_inv.mm(v).mm(st.s_inv);
+      fisher_norm += (v.to(torch::kFloat64) * pre[l].to(torch::kFloat64)).sum().item<double>();
+      continue;
+    }
+    st.momentum.mul_(opt_.momentum).add_(v, 1.0 - opt_.momentum);
+    const double corr = 1.0 - std::pow(opt_.momentum, static_cast<double>(updates_));
+    const auto direction = st.a_inv.mm(st.momentum).mm(st.s_inv);
+    watch(t, l, direction, alpha / corr, m);
+    m.add_(direction, alpha / corr);
+  }
+  if (!opt_.heavy_ball) return;
+  double nu = 1;
+  if (opt_.kl_clip > 0 && alpha > 0) {
+    const int64_t per_epoch = std::max<int64_t>(1, n_train_ / B);
+    const double c = opt_.kl_clip * std::pow(0.95, static_cast<double>(t / per_epoch));
+    if (fisher_norm > 0) nu = std::min(1.0, std::sqrt(c / (alpha * alpha * fisher_norm)));
+  }
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    auto& st = layers_[l];
+    auto& m = st.layer->mean();
+    st.momentum.mul_(opt_.momentum).add_(pre[l], nu);
+    watch(t, l, st.momentum, alpha, m);
+    m.add_(st.momentum, alpha);
+  }
 }
 
 void NoisyKfac::watch(int64_t t, size_t l, const torch::Tensor& direction, double step, const torch::Tensor& m) {
@@ -292,9 +283,12 @@ NamedTensors NoisyKfac::state() {
   return out;
 }
 
-std::unique_ptr<Inference> make_nng(const NetworkMaker& make_network, const config::Config& cfg) {
-  auto model = make_network();
-  return std::make_unique<NoisyKfac>(std::move(model), NngOptions::from(cfg));
+namespace {
+std::unique_ptr<Inference> make_nng(const NetworkMaker& make_network, const NngOptions& o) {
+  return std::make_unique<NoisyKfac>(make_network(), o);
 }
+}  // namespace
+
+MethodKind nng_method() { return method_kind("nng", make_nng); }
 
 }  // namespace whvi::infer

@@ -1,7 +1,7 @@
 // Noisy natural gradient (noisy K-FAC; Zhang, Sun, Duvenaud & Grosse 2018;
 // shared/notes/baselines.md §4) on the inference seam. Per iteration, with P
 // weight particles (model.nng.particles) shared by the mini-batch's rows:
-//  1. sample W̄_p = M + L_A E L_Sᵀ in every layer (models/nng_layer.h);
+//  1. sample W̄_p = M + L_A E L_Sᵀ in every layer (nn/nng_layer.h);
 //  2. forward; G = ∇_W̄ (1/B) Σ_b log p(y_b | x_b, W̄) (averaged over particles);
 //  3. V = G - γ_in W̄ (the particles' mean W̄), γ_in = λ / (N η);
 //  4. A ← (1-β) A + β E[ā āᵀ],  S ← (1-β) S + β E[g gᵀ], g = ∂ log p(ỹ | s)/∂s per
@@ -37,17 +37,38 @@
 #include <memory>
 
 #include "infer/inference.h"
-#include "models/nng_layer.h"
+#include "nn/nng_layer.h"
 
 namespace whvi::infer {
 
 struct NngOptions {
-  double prior_var = 1, kl_weight = 1, lr = 0.01, ema = 1e-3, damping = 0, momentum = 0.9, decay_at = 0.5;
-  int64_t particles = 10, inverse_every = 1, stats_every = 1;
-  bool true_fisher = true, heavy_ball = false;
+  double prior_var = 1;  // model.nng.prior_var (declared by the nng layer)
+  double kl_weight = 1, lr = 0.01, ema = 0.001, damping = 0, momentum = 0.9, decay_at = 0.5;
+  int64_t particles = 10, inverse_every = 10, stats_every = 1;
+  std::string fisher = "true", update = "bias-corrected";
+  bool true_fisher = true, heavy_ball = false;  // from fisher, update
   double kl_clip = 0;
-  double noise_lr = 1e-3;
-  static NngOptions from(const config::Config& cfg);
+  double training_lr = 0.001, lr_factor = 1;  // training.lr, likelihood.lr_factor
+  double noise_lr = 1e-3;                     // their product: the noise variance's step
+  void finish();
+  template <class V>
+  void visit(V& v) {
+    v.num("model.nng.kl_weight", kl_weight, 1e-12, options::kInf, "lambda: the KL weight (1: the ELBO)");
+    v.num("model.nng.lr", lr, 0, 10, "alpha: step of the mean update (authors: 0.01)");
+    v.num("model.nng.ema", ema, 1e-9, 1, "beta: moving-average rate of the Kronecker factors (authors: 1e-3)");
+    v.num("model.nng.damping", damping, 0, options::kInf, "extrinsic damping added to gamma_in = lambda / (N eta) (authors: 0)");
+    v.num("model.nng.momentum", momentum, 0, 0.999, "momentum of the mean update (authors: 0.9); see model.nng.update");
+    v.pick("model.nng.update", update, {"bias-corrected", "heavy-ball"}, "mean update: bias-corrected momentum on the gradient, then preconditioned (the authors' UCI code) or heavy-ball momentum on the preconditioned gradient with the KL clip (their CIFAR-10 code)");
+    v.num("model.nng.kl_clip", kl_clip, 0, options::kInf, "C: heavy-ball steps are scaled so that their squared norm in the preconditioner's metric is at most C x 0.95^epoch (authors' CIFAR-10: 1e-2 with batch norm, 1e-3 without); 0 = off");
+    v.num("model.nng.decay_at", decay_at, 0, 1, "alpha and beta x0.1 after this fraction of the steps (authors: after 500 of 1000 epochs)");
+    v.num("model.nng.particles", particles, 1, 1024, "weight samples per training step, each shared by the mini-batch (authors: 10)");
+    v.num("model.nng.inverse_every", inverse_every, 1, 1e9, "steps between eigendecompositions of the factors (authors: 1; docs/reference.md gives the cost of each)");
+    v.num("model.nng.stats_every", stats_every, 1, 1e9, "steps between updates of the Kronecker factors' moving averages (authors: 1 on UCI, 10 on CIFAR-10)");
+    v.pick("model.nng.fisher", fisher, {"true", "empirical"}, "S from gradients of targets drawn from the model (true Fisher, the authors) or of the observed targets");
+    v.use("model.nng.prior_var", prior_var);
+    v.use("training.lr", training_lr);
+    v.use("likelihood.lr_factor", lr_factor);
+  }
 };
 
 class NoisyKfac : public Inference {
@@ -84,6 +105,12 @@ class NoisyKfac : public Inference {
     torch::Tensor a, s, momentum, a_inv, s_inv;
   };
   void refresh(LayerState& st);
+  // the largest |input| of the mini-batch and its feature, for diagnose()
+  void note_extreme_input(const torch::Tensor& xb);
+  // the Kronecker factors' moving averages (when stats_now) and the means'
+  // update from the captured step; B rows in the mini-batch
+  void update_means(int64_t t, const models::KfacCapture& cap, const std::vector<torch::Tensor>& gs, bool stats_now,
+                    int64_t B);
   void watch(int64_t t, size_t l, const torch::Tensor& direction, double step, const torch::Tensor& m);
   std::shared_ptr<models::RegressionModel> model_;
   NngOptions opt_;

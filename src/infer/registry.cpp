@@ -8,39 +8,46 @@
 
 namespace whvi::infer {
 
-std::unique_ptr<Inference> make_sghmc(const NetworkMaker&, const config::Config&);
-std::unique_ptr<Inference> make_nng(const NetworkMaker&, const config::Config&);
-std::unique_ptr<Inference> make_ensemble(const NetworkMaker&, const config::Config&);
-
 namespace {
 
-using Factory = std::unique_ptr<Inference> (*)(const NetworkMaker&, const config::Config&);
-
-std::unique_ptr<Inference> make_variational(const NetworkMaker& make_network, const config::Config& cfg) {
-  return std::make_unique<VariationalInference>(make_network(), VariationalOptions::from(cfg));
-}
-
-const std::vector<std::pair<std::string, Factory>>& registry() {
-  static const std::vector<std::pair<std::string, Factory>> r = {
-      {"variational", make_variational},
-      {"sghmc", make_sghmc},
-      {"nng", make_nng},
-      {"ensemble", make_ensemble},
+const std::vector<MethodKind>& registry() {
+  static const std::vector<MethodKind> r = {
+      variational_method(),
+      ensemble_method(),
+      sghmc_method(),
+      nng_method(),
   };
   return r;
 }
 
+// inference.kind, and what make_inference checks it against
+struct Choice {
+  std::string asked = "auto";
+  std::string kind, arch, conv, likelihood;  // model.kind, model.architecture, model.conv, likelihood.kind
+  template <class V>
+  void visit(V& v) {
+    v.pick("inference.kind", asked, choices(), "how the network's parameters are learned: auto = model.kind's own (variational for whvi, mfg, mcd, nf-whvi, vsd, tt; ensemble for ensemble; sghmc; nng); ensemble with a variational model.kind trains ensemble.members independent variational networks of that kind and predicts with their mixture");
+    v.use("model.kind", kind);
+    v.use("model.architecture", arch);
+    v.use("model.conv", conv);
+    v.use("likelihood.kind", likelihood);
+  }
+  static std::vector<std::string> choices() {
+    std::vector<std::string> c = {"auto"};
+    for (const auto& m : registered_methods()) c.push_back(m);
+    return c;
+  }
+};
+
 }  // namespace
 
-std::string method_of(const std::string& model_kind) {
-  if (model_kind == "sghmc" || model_kind == "nng" || model_kind == "ensemble") return model_kind;
-  return "variational";
-}
+std::string method_of(const std::string& model_kind) { return models::recipe(model_kind).method; }
 
-std::string method_of(const config::Config& cfg) {
-  const std::string kind = cfg.get_string("model.kind");
+std::string method_of(const options::Source& cfg) {
+  const auto c = options::read<Choice>(cfg);
+  const std::string& kind = c.kind;
   const std::string own = method_of(kind);
-  const std::string asked = cfg.get_string("inference.kind");
+  const std::string& asked = c.asked;
   if (asked == "auto" || asked == own) return own;
   // a variational network can also be trained as a deep ensemble of itself
   WHVI_CHECK(asked == "ensemble" && own == "variational", cfg.source(), ": inference.kind ", asked,
@@ -50,54 +57,61 @@ std::string method_of(const config::Config& cfg) {
   return asked;
 }
 
-std::string model_label(const config::Config& cfg) {
-  const std::string kind = cfg.get_string("model.kind");
+std::string model_label(const options::Source& cfg) {
+  const std::string kind = options::read<Choice>(cfg).kind;
   const std::string method = method_of(cfg);
   return method == method_of(kind) ? kind : method + "-" + kind;
 }
 
-std::unique_ptr<Inference> make_inference(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
+std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& cfg, double y_mean, double y_std,
                                           const at::Generator& init, int64_t num_classes) {
   const auto method = method_of(cfg);
-  const std::string kind = cfg.get_string("model.kind");
+  const auto c = options::read<Choice>(cfg);
+  const std::string& kind = c.kind;
   // SGHMC's noise prior assumes the Gaussian; its classification path is not
   // written yet.
   WHVI_CHECK(num_classes == 0 || method != "sghmc", cfg.source(), ": model.kind ", kind,
              " supports regression only for now; for classification use "
              "whvi, nf-whvi, mfg, mcd, vsd, nng or ensemble");
-  WHVI_CHECK(method != "sghmc" || cfg.get_string("likelihood.kind") == "gaussian", cfg.source(),
+  WHVI_CHECK(method != "sghmc" || c.likelihood == "gaussian", cfg.source(),
              ": model.kind sghmc samples the gaussian likelihood's noise variance; likelihood.kind ",
-             cfg.get_string("likelihood.kind"), " is not written for it yet; set likelihood.kind: gaussian");
+             c.likelihood, " is not written for it yet; set likelihood.kind: gaussian");
   WHVI_CHECK(method == "variational" || method == "ensemble" ||
-                 VariationalOptions::from(cfg).plain_elbo(),
+                 options::read<VariationalOptions>(cfg).plain_elbo(),
              cfg.source(), ": training.kl_warmup and training.kl_weight weight the KL term of variational methods "
              "and ensembles; model.kind ", kind, " has none", method == "nng" ? " (its own is model.nng.kl_weight)" : "",
              "; remove them");
-  const std::string arch = cfg.get_string("model.architecture");
+  const std::string& arch = c.arch;
   const bool conv = arch != "mlp" && arch != "rff";
   const bool trunk_ok = method == "variational" || (method == "ensemble" && kind != "ensemble");
   WHVI_CHECK(arch == "mlp" || trunk_ok || (conv && method == "nng"), cfg.source(), ": model.kind ", kind,
              " has no ", arch == "rff" ? "random-feature" : "convolutional",
              " layers yet; use model.architecture: mlp, or whvi, nf-whvi, mfg, mcd, vsd", arch == "rff" ? "" : " or nng",
              " for this architecture");
-  WHVI_CHECK(!conv || method != "nng" || cfg.get_string("model.conv") == "nng", cfg.source(),
-             ": model.kind nng trains only noisy K-FAC layers, but model.conv is '", cfg.get_string("model.conv"),
+  WHVI_CHECK(!conv || method != "nng" || c.conv == "nng", cfg.source(),
+             ": model.kind nng trains only noisy K-FAC layers, but model.conv is '", c.conv,
              "'; set model.conv: nng");
-  WHVI_CHECK(cfg.get_string("model.conv") != "nng" || method == "nng" || !conv, cfg.source(),
+  WHVI_CHECK(c.conv != "nng" || method == "nng" || !conv, cfg.source(),
              ": model.conv nng filters are trained only by model.kind nng (its optimiser), but model.kind is '", kind,
              "'; set model.kind: nng or choose another model.conv");
   const NetworkMaker make_network = [=, &cfg]() {
     return std::make_shared<models::RegressionModel>(d_in, cfg, y_mean, y_std, init, num_classes);
   };
-  for (const auto& [name, factory] : registry())
-    if (name == method) return factory(make_network, cfg);
+  for (const auto& m : registry())
+    if (m.name == method) return m.make(make_network, cfg);
   throw Error("inference method '" + method + "' is not registered");
 }
 
 std::vector<std::string> registered_methods() {
   std::vector<std::string> out;
-  for (const auto& [name, f] : registry()) out.push_back(name);
+  for (const auto& m : registry()) out.push_back(m.name);
   return out;
+}
+
+std::vector<options::Spec> method_option_specs() {
+  auto specs = options::declare<Choice>();
+  for (const auto& m : registry()) options::append(specs, m.declare());
+  return specs;
 }
 
 }  // namespace whvi::infer

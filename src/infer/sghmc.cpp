@@ -37,16 +37,15 @@ struct SghmcOptions {
   bool precondition = true;
   int64_t samples = 100;
   double noise_shape = 1, noise_rate = 1;
-  static SghmcOptions from(const config::Config& cfg) {
-    SghmcOptions o;
-    o.lr = cfg.get_float("model.sghmc.lr");
-    o.friction = cfg.get_float("model.sghmc.friction");
-    o.burn_in = cfg.get_float("model.sghmc.burn_in");
-    o.samples = cfg.get_int("model.sghmc.samples");
-    o.precondition = cfg.get_bool("model.sghmc.precondition");
-    o.noise_shape = cfg.get_float("model.sghmc.noise_prior_shape");
-    o.noise_rate = cfg.get_float("model.sghmc.noise_prior_rate");
-    return o;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.sghmc.lr", lr, 1e-12, 100, "h: preconditioned, the step of coordinate i is h^2 / (N sqrt(v_i)) (0.1 chosen on validation data, results/selection/sghmc; BOHAMIANN's default is 0.01); plain, h / N (0.01 and above diverge on the toy problem; 0.001 works)");
+    v.flag("model.sghmc.precondition", precondition, "scale-adapted SGHMC (Springenberg et al. 2016): a diagonal mass matrix from squared gradients averaged during the burn-in, frozen after it");
+    v.num("model.sghmc.friction", friction, 1e-6, 1, "alpha: v <- (1 - alpha) v - eta grad U + N(0, 2 alpha eta)");
+    v.num("model.sghmc.burn_in", burn_in, 0, 0.99, "fraction of the steps before samples are kept");
+    v.num("model.sghmc.samples", samples, 1, 100000, "posterior samples kept (thinned evenly over the steps after the burn-in); predictions use all");
+    v.num("model.sghmc.noise_prior_shape", noise_shape, 1e-6, options::kInf, "a: Gamma(a, b) prior on the noise precision (standardised scale)");
+    v.num("model.sghmc.noise_prior_rate", noise_rate, 0, options::kInf, "b: Gamma(a, b) prior on the noise precision");
   }
 };
 
@@ -231,9 +230,12 @@ class Sghmc : public Inference {
 
 }  // namespace
 
-std::unique_ptr<Inference> make_sghmc(const NetworkMaker& make_network, const config::Config& cfg) {
-  auto model = make_network();
-  return std::make_unique<Sghmc>(std::move(model), SghmcOptions::from(cfg));
+namespace {
+std::unique_ptr<Inference> make_sghmc(const NetworkMaker& make_network, const SghmcOptions& o) {
+  return std::make_unique<Sghmc>(make_network(), o);
 }
+}  // namespace
+
+MethodKind sghmc_method() { return method_kind("sghmc", make_sghmc); }
 
 }  // namespace whvi::infer

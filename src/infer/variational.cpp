@@ -18,21 +18,6 @@
 
 namespace whvi::infer {
 
-VariationalOptions VariationalOptions::from(const config::Config& cfg) {
-  VariationalOptions o;
-  o.lr = cfg.get_float("training.lr");
-  o.lr_gamma = cfg.get_float("training.lr_gamma");
-  o.lr_power = cfg.get_float("training.lr_power");
-  o.mc_samples = cfg.get_int("training.mc_samples");
-  o.optimizer = cfg.get_string("training.optimizer");
-  o.momentum = cfg.get_float("training.momentum");
-  o.fused = cfg.get_string("training.engine") == "fused";
-  o.auto_engine = cfg.get_string("training.engine") == "auto";
-  o.kl_warmup = cfg.get_int("training.kl_warmup");
-  o.kl_weight = cfg.get_float("training.kl_weight");
-  return o;
-}
-
 double VariationalOptions::kl_factor(int64_t t) const {
   if (kl_warmup <= 0 || t + 1 >= kl_warmup) return kl_weight;
   return kl_weight * static_cast<double>(t + 1) / static_cast<double>(kl_warmup);
@@ -251,5 +236,13 @@ NamedTensors VariationalInference::state() {
   for (const auto& b : model_->named_buffers()) out.emplace_back(b.key(), b.value());
   return out;
 }
+
+namespace {
+std::unique_ptr<Inference> make_variational(const NetworkMaker& make_network, const VariationalOptions& o) {
+  return std::make_unique<VariationalInference>(make_network(), o);
+}
+}  // namespace
+
+MethodKind variational_method() { return method_kind("variational", make_variational); }
 
 }  // namespace whvi::infer

@@ -8,19 +8,35 @@
 namespace whvi::infer {
 
 struct VariationalOptions {
-  double lr = 1e-3, lr_gamma = 5e-4, lr_power = 0.3;  // training.lr, training.lr_gamma, training.lr_power
-  int64_t mc_samples = 1;                             // training.mc_samples
-  std::string optimizer = "adam";                     // training.optimizer: adam, sgd, rmsprop
-  double momentum = 0.9;                              // training.momentum (sgd)
-  bool fused = false;                                 // training.engine: fused (infer/fused_step.h)
-  bool auto_engine = true;                            // training.engine: auto (fused where it applies)
-  int64_t kl_warmup = 0;                              // training.kl_warmup: KL annealing over this many steps
-  double kl_weight = 1.0;                             // training.kl_weight: the KL term's weight after the warm-up
+  double lr = 0.001, lr_gamma = 0.0005, lr_power = 0.3;
+  int64_t mc_samples = 1;
+  std::string optimizer = "adam";
+  double momentum = 0.9;     // sgd
+  std::string engine = "auto";
+  bool fused = false;        // engine fused (infer/fused_step.h)
+  bool auto_engine = true;   // engine auto (fused where it applies)
+  int64_t kl_warmup = 0;     // KL annealing over this many steps
+  double kl_weight = 1.0;    // the KL term's weight after the warm-up
   // The KL term's weight at step t (from 0): kl_weight min(1, (t + 1) / kl_warmup).
   double kl_factor(int64_t t) const;
   // true when every step's objective is the ELBO itself (no warm-up, weight 1)
   bool plain_elbo() const { return kl_warmup == 0 && kl_weight == 1.0; }
-  static VariationalOptions from(const config::Config& cfg);
+  void finish() {
+    fused = engine == "fused";
+    auto_engine = engine == "auto";
+  }
+  template <class V>
+  void visit(V& v) {
+    v.num("training.lr", lr, 0, 10, "lr_0 of the optimiser");
+    v.pick("training.optimizer", optimizer, {"adam", "sgd", "rmsprop"}, "optimiser of the variational models (the paper's GP experiments use SGD and RMSprop); nng and sghmc bring their own");
+    v.num("training.momentum", momentum, 0, 0.999, "momentum of training.optimizer: sgd");
+    v.num("training.lr_gamma", lr_gamma, 0, options::kInf, "lr_t = lr_0 (1 + gamma t)^-p");
+    v.num("training.lr_power", lr_power, 0, options::kInf, "p of the learning-rate decay");
+    v.num("training.mc_samples", mc_samples, 1, 4096, "Monte Carlo samples per data point in training");
+    v.num("training.kl_warmup", kl_warmup, 0, 1e9, "variational methods: KL annealing, the KL term's weight grows linearly from 1/W to training.kl_weight over the first W steps (0: off, the full weight from the first step)");
+    v.num("training.kl_weight", kl_weight, 1e-6, 1e6, "variational methods: the weight of the KL term in the objective after any warm-up (1: the ELBO; below 1 tempers the posterior towards the data)");
+    v.pick("training.engine", engine, {"auto", "autograd", "fused"}, "how a variational step computes its gradient: fused (infer/fused_step.h: hand-written forward and backward on reused buffers, the same draws, the same numbers to float rounding, faster; mcd, mfg and default-structure whvi MLPs with the gaussian likelihood on the CPU, one split at a time), autograd (LibTorch's, the reference), or auto: fused wherever it applies, autograd otherwise. Every split record says which ran (engine)");
+  }
 };
 
 // lr_t = lr0 (1 + gamma t)^-power: the paper's decay, t counted from 0 over both phases.
@@ -38,7 +54,7 @@ torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor&
 torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& x, int64_t S,
                            const at::Generator& gen);
 
-class VariationalInference : public Inference {
+class VariationalInference : public Inference, public SplitStep {
  public:
   VariationalInference(std::shared_ptr<models::RegressionModel> model, const VariationalOptions& o);
   ~VariationalInference() override;
@@ -60,11 +76,11 @@ class VariationalInference : public Inference {
   double kl_factor(int64_t t) const override { return opt_.kl_factor(t); }
   models::RegressionModel& model() override { return *model_; }
   // Batched splits (train/batched.h): step() in two halves around a loss
-  // computed and back-propagated outside: zero the gradients (and freeze the
-  // likelihood while it says so), then the optimiser's update at step t.
-  void zero_grad(int64_t t);
-  void apply(int64_t t);
-  int64_t mc_samples() const { return opt_.mc_samples; }
+  // computed and back-propagated outside.
+  SplitStep* split_step() override { return this; }
+  void zero_grad(int64_t t) override;
+  void apply(int64_t t) override;
+  int64_t mc_samples() const override { return opt_.mc_samples; }
   int64_t n_train() const { return n_train_; }
 
  private:

@@ -11,14 +11,6 @@ namespace {
 constexpr double kLnTwoPi = 1.8378770664093453;  // ln(2 pi)
 }
 
-GaussianOptions GaussianOptions::from(const config::Config& cfg) {
-  GaussianOptions o;
-  o.init_log_noise_var = cfg.get_float("likelihood.init_log_noise_var");
-  o.steps_fixed = cfg.get_int("training.steps_fixed_noise");
-  o.lr_factor = cfg.get_float("likelihood.lr_factor");
-  return o;
-}
-
 GaussianLikelihood::GaussianLikelihood(const GaussianOptions& o, double y_mean, double y_std)
     : opt_(o), y_mean_(y_mean), y_std_(y_std) {
   WHVI_CHECK(y_std > 0 && std::isfinite(y_std) && std::isfinite(y_mean),
@@ -60,7 +52,7 @@ double GaussianLikelihood::noise_var_original() const {
 
 torch::Tensor Likelihood::predictive_cdf(const torch::Tensor& f, const torch::Tensor& y) const {
   const auto [mu, var] = regression_samples(f, noise_var_original());
-  return train::mixture_cdf(mu, y, var);
+  return metrics::mixture_cdf(mu, y, var);
 }
 
 std::pair<torch::Tensor, torch::Tensor> Likelihood::predictive_interval(const torch::Tensor& f, double mass) const {
@@ -98,7 +90,7 @@ double Evaluation::metric(const std::string& name) const {
 }
 
 Evaluation GaussianLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
-  return {train::to_metrics(train::regression_metrics(f, y, noise_var_original())), {}};
+  return {metrics::to_metrics(metrics::regression_metrics(f, y, noise_var_original())), {}};
 }
 
 std::optional<std::string> regression_fit_problem(const torch::Tensor& f, const torch::Tensor& y) {

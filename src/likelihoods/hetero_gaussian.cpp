@@ -41,7 +41,7 @@ torch::Tensor HeteroGaussianLikelihood::to_original(const torch::Tensor& f) cons
 
 Evaluation HeteroGaussianLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
   const auto [mean, var] = regression_samples(f, std::nan(""));
-  return {train::to_metrics(train::regression_metrics(mean, y, var)), {}};
+  return {metrics::to_metrics(metrics::regression_metrics(mean, y, var)), {}};
 }
 
 std::optional<std::string> HeteroGaussianLikelihood::fit_problem(const torch::Tensor& f, const torch::Tensor& y) const {

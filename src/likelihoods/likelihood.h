@@ -13,16 +13,16 @@
 
 #include <torch/torch.h>
 
-#include "config/config.h"
-#include "train/metrics.h"
+#include "common/options.h"
+#include "likelihoods/metrics.h"
 
 namespace whvi::likelihoods {
 
 // What a likelihood reports about a set of predictions: its metrics, in
 // order, and (classification) the reliability diagram's bins.
 struct Evaluation {
-  train::Metrics metrics;
-  std::vector<train::ReliabilityBin> reliability;
+  metrics::Metrics metrics;
+  std::vector<metrics::ReliabilityBin> reliability;
   double metric(const std::string& name) const;  // NaN if absent
 };
 
@@ -80,10 +80,15 @@ class Likelihood : public torch::nn::Module {
 // Gaussian p(y | f) = N(y; f, σ²) with a learned log σ² on the standardised
 // scale, frozen for the first steps_fixed steps (the paper's schedule).
 struct GaussianOptions {
-  double init_log_noise_var = -1.5;  // likelihood.init_log_noise_var
-  int64_t steps_fixed = 500;         // training.steps_fixed_noise
-  double lr_factor = 1.0;            // likelihood.lr_factor
-  static GaussianOptions from(const config::Config& cfg);
+  double init_log_noise_var = -1.5;
+  int64_t steps_fixed = 500;  // training.steps_fixed_noise
+  double lr_factor = 1.0;
+  template <class V>
+  void visit(V& v) {
+    v.num("likelihood.init_log_noise_var", init_log_noise_var, -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5); student-t: its initial log scale^2");
+    v.num("likelihood.lr_factor", lr_factor, 0, options::kInf, "learning rate of the noise variance relative to training.lr");
+    v.use("training.steps_fixed_noise", steps_fixed);
+  }
 };
 
 class GaussianLikelihood : public Likelihood {
@@ -100,7 +105,7 @@ class GaussianLikelihood : public Likelihood {
   double lr_factor() const override { return opt_.lr_factor; }
   torch::Tensor to_original(const torch::Tensor& f) const override;
   Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
-  const std::vector<const char*>& metric_names() const override { return train::regression_metric_names(); }
+  const std::vector<const char*>& metric_names() const override { return metrics::regression_metric_names(); }
   std::optional<std::string> health_problem() const override;
   std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const override;
   double noise_var_original() const override;
@@ -115,7 +120,7 @@ class GaussianLikelihood : public Likelihood {
 
 // Softmax (categorical) p(y = c | f) = exp(f_c) / Σ_k exp(f_k) over C
 // network outputs; no parameters of its own. Predictions average the class
-// probabilities over the Monte Carlo samples (train/metrics.h).
+// probabilities over the Monte Carlo samples (likelihoods/metrics.h).
 class SoftmaxLikelihood : public Likelihood {
  public:
   explicit SoftmaxLikelihood(int64_t num_classes);
@@ -127,7 +132,7 @@ class SoftmaxLikelihood : public Likelihood {
   double lr_factor() const override { return 1.0; }
   torch::Tensor to_original(const torch::Tensor& f) const override;
   Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
-  const std::vector<const char*>& metric_names() const override { return train::classification_metric_names(); }
+  const std::vector<const char*>& metric_names() const override { return metrics::classification_metric_names(); }
   std::optional<std::string> health_problem() const override { return std::nullopt; }
   std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const override;
   double noise_var_original() const override;
@@ -153,7 +158,7 @@ class HeteroGaussianLikelihood : public Likelihood {
   double lr_factor() const override { return 1.0; }
   torch::Tensor to_original(const torch::Tensor& f) const override;
   Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
-  const std::vector<const char*>& metric_names() const override { return train::regression_metric_names(); }
+  const std::vector<const char*>& metric_names() const override { return metrics::regression_metric_names(); }
   std::optional<std::string> health_problem() const override { return std::nullopt; }
   std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const override;
   double noise_var_original() const override { return std::nan(""); }
@@ -170,10 +175,16 @@ class HeteroGaussianLikelihood : public Likelihood {
 // predictive is the mixture (1/S) Σ_s t_nu(y; f_s, sigma^2); see student_t.cpp.
 struct StudentTOptions {
   double init_log_scale2 = -1.5;  // likelihood.init_log_noise_var: log sigma^2 (standardised scale)
-  double init_df = 4.0;           // likelihood.student_t.init_df
+  double init_df = 4.0;
   int64_t steps_fixed = 500;      // training.steps_fixed_noise
   double lr_factor = 1.0;         // likelihood.lr_factor
-  static StudentTOptions from(const config::Config& cfg);
+  template <class V>
+  void visit(V& v) {
+    v.num("likelihood.student_t.init_df", init_df, 2.01, 1e4, "student-t: initial degrees of freedom nu (> 2, learned; 4: Lange, Little and Taylor 1989); its initial scale is likelihood.init_log_noise_var");
+    v.use("likelihood.init_log_noise_var", init_log_scale2);
+    v.use("training.steps_fixed_noise", steps_fixed);
+    v.use("likelihood.lr_factor", lr_factor);
+  }
 };
 
 class StudentTLikelihood : public Likelihood {
@@ -187,7 +198,7 @@ class StudentTLikelihood : public Likelihood {
   double lr_factor() const override { return opt_.lr_factor; }
   torch::Tensor to_original(const torch::Tensor& f) const override;
   Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
-  const std::vector<const char*>& metric_names() const override { return train::regression_metric_names(); }
+  const std::vector<const char*>& metric_names() const override { return metrics::regression_metric_names(); }
   std::optional<std::string> health_problem() const override;
   std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const override;
   // The noise's variance sigma^2 nu / (nu - 2) in original units.
@@ -214,7 +225,7 @@ class StudentTLikelihood : public Likelihood {
 // of its Gamma(nu/2, nu/2) precision (M = 512 / S, from 8 to 64), so that the
 // Gaussian mixture's exact CRPS applies: accurate to about 1%.
 torch::Tensor student_t_cdf(const torch::Tensor& t, double nu);
-train::RegressionMetrics student_t_metrics(const torch::Tensor& f, const torch::Tensor& y, double scale2, double nu);
+metrics::RegressionMetrics student_t_metrics(const torch::Tensor& f, const torch::Tensor& y, double scale2, double nu);
 
 // The regression likelihoods' fit check: the mean network's training RMSE
 // (standardised scale) above 10 target standard deviations is a divergence.
@@ -229,8 +240,10 @@ std::pair<torch::Tensor, torch::Tensor> regression_samples(const torch::Tensor& 
 // y_mean, y_std: the training targets' statistics (regression); num_classes:
 // the data set's classes (0 for regression). A kind that does not fit the
 // data (softmax on regression targets, gaussian on classes) is refused.
-std::shared_ptr<Likelihood> make_likelihood(const config::Config& cfg, double y_mean, double y_std,
+std::shared_ptr<Likelihood> make_likelihood(const options::Source& src, double y_mean, double y_std,
                                             int64_t num_classes = 0);
 std::vector<std::string> registered_likelihoods();
+// likelihood.kind and every registered likelihood's options, declared.
+std::vector<options::Spec> likelihood_option_specs();
 
 }  // namespace whvi::likelihoods

@@ -36,8 +36,8 @@ torch::Tensor SoftmaxLikelihood::to_original(const torch::Tensor& f) const {
 }
 
 Evaluation SoftmaxLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
-  const auto m = train::classification_metrics(f, y);
-  return {train::to_metrics(m), m.bins};
+  const auto m = metrics::classification_metrics(f, y);
+  return {metrics::to_metrics(m), m.bins};
 }
 
 std::optional<std::string> SoftmaxLikelihood::fit_problem(const torch::Tensor& f, const torch::Tensor& y) const {

@@ -86,13 +86,13 @@ torch::Tensor student_t_cdf(const torch::Tensor& t_in, double nu) {
   return out;
 }
 
-train::RegressionMetrics student_t_metrics(const torch::Tensor& f_in, const torch::Tensor& y_in, double scale2,
+metrics::RegressionMetrics student_t_metrics(const torch::Tensor& f_in, const torch::Tensor& y_in, double scale2,
                                            double nu) {
   WHVI_CHECK_AS(ShapeError, f_in.dim() == 2 && y_in.dim() == 1 && f_in.size(1) == y_in.size(0),
                 "student-t metrics: expected f [S, N] and y [N], got ", f_in.sizes(), " and ", y_in.sizes());
   WHVI_CHECK(scale2 > 0 && std::isfinite(scale2) && nu > 2 && std::isfinite(nu), "student-t metrics: scale^2 ",
              scale2, " and degrees of freedom ", nu, " must be finite, positive and nu > 2");
-  train::RegressionMetrics m;
+  metrics::RegressionMetrics m;
   if (y_in.size(0) == 0) {
     m.rmse = m.mnll = m.mnll_paper = m.coverage_50 = m.coverage_90 = m.coverage_95 = m.calibration_error = m.crps =
         std::nan("");
@@ -107,28 +107,15 @@ train::RegressionMetrics student_t_metrics(const torch::Tensor& f_in, const torc
   m.mnll = -(torch::logsumexp(logp, 0) - std::log(static_cast<double>(S))).mean().item<double>();
   m.mnll_paper = -logp.mean().item<double>();
   const auto pit = student_t_cdf((y.unsqueeze(0) - f) / std::sqrt(scale2), nu).mean(0);
-  train::set_coverage(m, pit);
+  metrics::set_coverage(m, pit);
   // CRPS: each t as M Gaussians N(f_s, scale2 / lambda_k), laid out sample-major
   // so that the mixture's CRPS pairs every quantile with every other.
   const int64_t M = std::clamp<int64_t>(512 / S, 8, 64);
   const auto var_k = scale2 / precision_quantiles(nu, M);  // [M]
   const auto fm = f.unsqueeze(1).expand({S, M, N}).reshape({S * M, N});
   const auto vm = var_k.view({1, M, 1}).expand({S, M, N}).reshape({S * M, N});
-  m.crps = train::mixture_crps(fm, y, vm).mean().item<double>();
+  m.crps = metrics::mixture_crps(fm, y, vm).mean().item<double>();
   return m;
-}
-
-StudentTOptions StudentTOptions::from(const config::Config& cfg) {
-  StudentTOptions o;
-  o.init_log_scale2 = cfg.get_float("likelihood.init_log_noise_var");
-  o.init_df = cfg.get_float("likelihood.student_t.init_df");
-  o.steps_fixed = cfg.get_int("training.steps_fixed_noise");
-  o.lr_factor = cfg.get_float("likelihood.lr_factor");
-  return o;
-}
-
-std::shared_ptr<Likelihood> make_student_t(const config::Config& cfg, double y_mean, double y_std) {
-  return std::make_shared<StudentTLikelihood>(StudentTOptions::from(cfg), y_mean, y_std);
 }
 
 StudentTLikelihood::StudentTLikelihood(const StudentTOptions& o, double y_mean, double y_std)
@@ -169,7 +156,7 @@ double StudentTLikelihood::noise_var_original() const {
 }
 
 Evaluation StudentTLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
-  return {train::to_metrics(student_t_metrics(f, y, scale2_original(), df())), {}};
+  return {metrics::to_metrics(student_t_metrics(f, y, scale2_original(), df())), {}};
 }
 
 torch::Tensor StudentTLikelihood::predictive_cdf(const torch::Tensor& f, const torch::Tensor& y) const {

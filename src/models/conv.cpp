@@ -24,7 +24,7 @@
 //        dropout and weight decay as mcd.
 //   nng  noisy K-FAC filters (shared/notes/baselines.md §4.3): the filter
 //        matrix with its bias row, W̄ [C_in·k² + 1, C_out] (rows in im2col
-//        order), is an NNG layer's matrix-variate Gaussian (models/nng_layer.h);
+//        order), is an NNG layer's matrix-variate Gaussian (nn/nng_layer.h);
 //        one weight particle per draw (ForwardCtx::draws), shared by the
 //        draw's images and positions, applied as a plain convolution. In a
 //        training step with a capture it records the im2col patches with a 1
@@ -46,13 +46,13 @@
 // and VGG16's 256 (head: the output layer only).
 #include "common/draws.h"
 #include "models/conv.h"
-#include "models/layer_options.h"
+#include "nn/layer_options.h"
 
 #include <cmath>
 
 #include "common/errors.h"
-#include "models/nng_layer.h"
-#include "models/whvi_params.h"
+#include "nn/nng_layer.h"
+#include "nn/whvi_params.h"
 #include "ops/fwht_op.h"
 
 namespace whvi::models {
@@ -235,12 +235,11 @@ std::vector<int64_t> image_shape_for(int64_t d_in) {
                              " input columns; use model.architecture: mlp"));
 }
 
-ConvTrunk::ConvTrunk(const std::string& arch, int64_t d_in, const config::Config& cfg, const at::Generator& gen)
+ConvTrunk::ConvTrunk(const std::string& arch, int64_t d_in, const ConvOptions& co, const at::Generator& gen)
     : impl_(std::make_unique<Impl>()) {
   shape_ = image_shape_for(d_in);
   impl_->plan = plan_of(arch);
-  const auto co = ConvOptions::from(cfg);
-  const bool bn = cfg.get_string("model.batch_norm") == "on";
+  const bool bn = co.batch_norm == "on";
   int64_t c = shape_[0], h = shape_[1], w = shape_[2];
   for (int64_t step : impl_->plan) {
     if (step == 0) {
@@ -327,10 +326,9 @@ struct BasicBlock : torch::nn::Module {
 // LINEAR 10 x 512 is the output layer: model.depth 0).
 class ResNetTrunk : public Trunk {
  public:
-  ResNetTrunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen) {
+  ResNetTrunk(int64_t d_in, const ConvOptions& co, const at::Generator& gen) {
     shape_ = image_shape_for(d_in);
-    const auto co = ConvOptions::from(cfg);
-    const bool bn = cfg.get_string("model.batch_norm") != "off";
+    const bool bn = co.batch_norm != "off";
     stem_ = register_module("stem", std::make_shared<ConvLayer>(co, shape_[0], 64, gen, 3, 1));
     if (bn) stem_bn_ = register_module("stem_bn", std::make_shared<BatchNorm>(64));
     int64_t c = 64;
@@ -367,8 +365,20 @@ class ResNetTrunk : public Trunk {
 
 }  // namespace
 
-std::shared_ptr<Trunk> make_resnet18_trunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen) {
-  return std::make_shared<ResNetTrunk>(d_in, cfg, gen);
+namespace {
+std::shared_ptr<Trunk> make_conv_trunk(const std::string& arch, int64_t d_in, const ConvOptions& co,
+                                       const at::Generator& gen) {
+  return std::make_shared<ConvTrunk>(arch, d_in, co, gen);
+}
+std::shared_ptr<Trunk> make_resnet18_trunk(const std::string&, int64_t d_in, const ConvOptions& co,
+                                           const at::Generator& gen) {
+  return std::make_shared<ResNetTrunk>(d_in, co, gen);
+}
+}  // namespace
+
+std::vector<TrunkKind> conv_trunk_kinds() {
+  return {trunk_kind("simple-cnn", make_conv_trunk), trunk_kind("alexnet", make_conv_trunk),
+          trunk_kind("vgg16", make_conv_trunk), trunk_kind("resnet18", make_resnet18_trunk)};
 }
 
 }  // namespace whvi::models

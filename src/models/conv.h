@@ -7,15 +7,14 @@
 
 #include <torch/torch.h>
 
-#include "config/config.h"
-#include "models/layer.h"
+#include "nn/layer.h"
 #include "models/trunk.h"
 
 namespace whvi::models {
 
-struct WhviParams;   // models/whvi_params.h
-struct ConvOptions;  // models/layer_options.h
-class NngLayer;     // models/nng_layer.h
+struct WhviParams;   // nn/whvi_params.h
+struct ConvOptions;  // nn/layer_options.h
+class NngLayer;     // nn/nng_layer.h
 
 // One 3x3 convolution (stride 1, padding 1) of kind mcd, mfg, whvi,
 // lowrank-mcd or nng (conv.cpp), on [N, C, H, W].
@@ -63,7 +62,7 @@ class ConvTrunk : public Trunk {
  public:
   // arch: model.architecture (not mlp); d_in: the flattened image size, which
   // fixes the image shape (3072 -> 3x32x32, 784 -> 1x28x28).
-  ConvTrunk(const std::string& arch, int64_t d_in, const config::Config& cfg, const at::Generator& gen);
+  ConvTrunk(const std::string& arch, int64_t d_in, const ConvOptions& co, const at::Generator& gen);
   ~ConvTrunk() override;
   // x [N, C*H*W] -> [N, features()]
   torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx) override;

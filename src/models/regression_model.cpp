@@ -6,65 +6,58 @@
 
 namespace whvi::models {
 
-double estimated_param_count(int64_t d_in, const config::Config& cfg) {
-  const double depth = static_cast<double>(cfg.get_int("model.depth"));
-  const double w = static_cast<double>(cfg.get_int("model.width"));
+double estimated_param_count(int64_t d_in, const NetworkOptions& o) {
+  const double depth = static_cast<double>(o.depth);
+  const double w = static_cast<double>(o.width);
   const double in = static_cast<double>(d_in);
   if (depth == 0) return 2.0 * (in + 1.0);
   // mean-field layers hold two numbers per weight; WHVI far fewer
   return 2.0 * ((in + 1.0) * w + (depth - 1.0) * (w + 1.0) * w + (w + 1.0));
 }
 
-RegressionModel::RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean,
+std::vector<std::string> architectures() {
+  std::vector<std::string> out = {"mlp"};
+  for (const auto& k : trunk_kinds()) out.push_back(k.name);
+  return out;
+}
+
+RegressionModel::RegressionModel(int64_t d_in, const options::Source& src, double y_mean,
                                  double y_std, const at::Generator& init, int64_t num_classes) {
+  const auto o = options::read<NetworkOptions>(src);
   {
     // parameters, gradients and Adam's two moments, in float64 at most
-    const double bytes = estimated_param_count(d_in, cfg) * 4.0 * 8.0;
+    const double bytes = estimated_param_count(d_in, o) * 4.0 * 8.0;
     const double mem = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
                        static_cast<double>(::sysconf(_SC_PAGESIZE));
-    WHVI_CHECK(!(mem > 0) || bytes < 0.5 * mem, "model.depth = ", cfg.get_int("model.depth"),
-               " and model.width = ", cfg.get_int("model.width"), " make a network that needs about ",
-               bytes / 1e9, " GB for its parameters and optimiser state, more than half of this "
-               "machine's ", mem / 1e9, " GB: lower model.width (or model.depth)");
+    WHVI_CHECK(!(mem > 0) || bytes < 0.5 * mem, "model.depth = ", o.depth, " and model.width = ", o.width,
+               " make a network that needs about ", bytes / 1e9, " GB for its parameters and optimiser state, "
+               "more than half of this machine's ", mem / 1e9, " GB: lower model.width (or model.depth)");
   }
-  const std::string kind = hidden_layer_kind(cfg.get_string("model.kind"));
-  const int64_t depth = cfg.get_int("model.depth"), width = cfg.get_int("model.width");
-  activation_ = cfg.get_string("model.activation");
-  const std::string out_kind = output_layer_kind(cfg.get_string("model.kind"), cfg.get_string("model.output_layer"));
+  const std::string kind = hidden_layer_kind(o.kind);
+  activation_ = o.activation;
+  const std::string out_kind = output_layer_kind(o.kind, o.output_layer);
   int64_t in = d_in;
-  const std::string arch = cfg.get_string("model.architecture");
-  if (arch != "mlp") {
-    trunk_ = register_module("trunk", make_trunk(arch, d_in, cfg, init));
+  if (o.architecture != "mlp") {
+    trunk_ = register_module("trunk", make_trunk(o.architecture, d_in, src, init));
     in = trunk_->features();
   }
-  for (int64_t l = 0; l < depth; ++l) {
-    layers_.push_back(make_layer(kind, in, width, cfg, {false, init}));
+  for (int64_t l = 0; l < o.depth; ++l) {
+    layers_.push_back(make_layer(kind, in, o.width, src, {false, init}));
     register_module("layer" + std::to_string(l), layers_.back());
-    in = width;
+    in = o.width;
   }
-  auto lik = likelihoods::make_likelihood(cfg, y_mean, y_std, num_classes);
-  layers_.push_back(make_layer(out_kind, in, lik->out_dim(), cfg, {true, init}));
-  register_module("layer" + std::to_string(depth), layers_.back());
+  auto lik = likelihoods::make_likelihood(src, y_mean, y_std, num_classes);
+  layers_.push_back(make_layer(out_kind, in, lik->out_dim(), src, {true, init}));
+  register_module("layer" + std::to_string(o.depth), layers_.back());
   likelihood_ = register_module("likelihood", lik);
 }
 
-std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const config::Config& cfg,
-                                  const at::Generator& gen) {
-  if (arch == "rff") return make_rff_trunk(d_in, cfg, gen);
-  if (arch == "resnet18") return make_resnet18_trunk(d_in, cfg, gen);
-  return std::make_shared<ConvTrunk>(arch, d_in, cfg, gen);
-}
-
-std::string hidden_layer_kind(const std::string& model_kind) {
-  return model_kind == "sghmc" || model_kind == "ensemble" ? "linear" : model_kind;
-}
+std::string hidden_layer_kind(const std::string& model_kind) { return recipe(model_kind).hidden; }
 
 std::string output_layer_kind(const std::string& model_kind, const std::string& output_layer) {
   if (output_layer == "same") return hidden_layer_kind(model_kind);
   if (output_layer != "auto") return output_layer;
-  if (model_kind == "mcd" || model_kind == "nng" || model_kind == "vsd") return model_kind;
-  if (model_kind == "sghmc" || model_kind == "ensemble") return "linear";  // tt and the others: mfg
-  return "mfg";
+  return recipe(model_kind).output;
 }
 
 torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, Mode mode,
@@ -92,7 +85,7 @@ std::string group_unsupported(const RegressionModel& model) {
     return "training.batched_splits: model.architecture must be mlp (a convolutional or RFF trunk cannot be "
            "batched over splits); set training.batched_splits: 1";
   for (const auto& l : model.layers())
-    if (!l->supports_group())
+    if (!l->group())
       return "training.batched_splits: layer kind '" + l->kind() + "' cannot train splits as one batched model "
              "(supported: whvi with its default structure, mfg, mcd, and their output layers); set "
              "training.batched_splits: 1";
@@ -113,7 +106,7 @@ torch::Tensor forward_group(const std::vector<RegressionModel*>& models, const t
       group.push_back(m->layers()[l].get());
     }
     torch::Tensor kl_l;
-    h = group.front()->forward_group(group, h, mode, gens, kl ? &kl_l : nullptr);
+    h = group.front()->group()->forward_group(group, h, mode, gens, kl ? &kl_l : nullptr);
     if (kl) *kl = kl->defined() ? *kl + kl_l : kl_l;
     if (l + 1 == L) break;
     const auto& a = first.activation();

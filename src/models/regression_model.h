@@ -9,12 +9,25 @@
 
 #include <torch/torch.h>
 
-#include "config/config.h"
+#include "common/options.h"
 #include "likelihoods/likelihood.h"
 #include "models/conv.h"
-#include "models/layer.h"
+#include "nn/layer.h"
 
 namespace whvi::models {
+
+// The network's shape: the recipe model.kind names (its layers' kind and
+// inference method), the architecture and the fully connected layers.
+struct NetworkOptions {
+  std::string kind = "whvi";
+  std::string architecture = "mlp";
+  int64_t depth = 2;
+  int64_t width = 128;
+  std::string activation = "relu";
+  std::string output_layer = "auto";
+  template <class V>
+  void visit(V& v);
+};
 
 class RegressionModel : public torch::nn::Module {
  public:
@@ -23,7 +36,8 @@ class RegressionModel : public torch::nn::Module {
   // `init` draws the initial parameter values. A network whose parameters
   // would not fit in this machine's memory is refused before allocation.
   // num_classes > 0: a classifier (likelihood.kind softmax) with that many outputs.
-  RegressionModel(int64_t d_in, const config::Config& cfg, double y_mean, double y_std,
+  // Each component's options are read from `src` (the experiment's config).
+  RegressionModel(int64_t d_in, const options::Source& src, double y_mean, double y_std,
                   const at::Generator& init, int64_t num_classes = 0);
 
   // f on the standardised target scale: x [N, d_in] -> [N] (or [N, C] for a
@@ -51,7 +65,7 @@ class RegressionModel : public torch::nn::Module {
 
 // Batched splits (training.batched_splits): S models of the same config, one
 // per split, run as one: x [S, R, d_in] -> f [S, R] (standardised scale),
-// layer by layer through BayesianLayer::forward_group; split s draws from
+// layer by layer through GroupLayer::forward_group; split s draws from
 // gens[s] only. kl, when set, receives the models' KL terms as [S]. Refused
 // by name for a convolutional or RFF trunk or a layer kind without it.
 torch::Tensor forward_group(const std::vector<RegressionModel*>& models, const torch::Tensor& x, Mode mode,
@@ -59,14 +73,39 @@ torch::Tensor forward_group(const std::vector<RegressionModel*>& models, const t
 // Why `model` cannot be trained batched (empty if it can).
 std::string group_unsupported(const RegressionModel& model);
 
-// The layer kinds a model kind builds: hidden layers (sghmc: "linear", else
-// the kind itself) and the output layer for model.output_layer (auto: mcd ->
-// mcd, sghmc -> linear, nng -> nng, otherwise mfg; same: the hidden kind).
+// model.kind is a named recipe over the registries: the layer kind of its
+// hidden layers, of its output layer under model.output_layer auto, and its
+// inference method (infer/registry.cpp). A new model kind is one line in
+// recipes() (models/recipes.cpp).
+struct Recipe {
+  std::string kind, hidden, output, method;
+};
+const std::vector<Recipe>& recipes();
+// The recipe of `model_kind` (an unknown kind is an error listing the others).
+const Recipe& recipe(const std::string& model_kind);
+std::vector<std::string> model_kinds();
+
+// The layer kinds a model kind builds: its recipe's hidden layers, and the
+// output layer for model.output_layer (auto: the recipe's; same: the hidden
+// kind; else the kind named).
 std::string hidden_layer_kind(const std::string& model_kind);
 std::string output_layer_kind(const std::string& model_kind, const std::string& output_layer);
 
 // Rough count of the scalars a network of this config would hold (an upper
 // bound, for the memory check).
-double estimated_param_count(int64_t d_in, const config::Config& cfg);
+double estimated_param_count(int64_t d_in, const NetworkOptions& o);
+
+// model.architecture's allowed values: mlp and the registered trunks.
+std::vector<std::string> architectures();
+
+template <class V>
+void NetworkOptions::visit(V& v) {
+  v.pick("model.kind", kind, model_kinds(), "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd, tt (tensor train): variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network; ensemble: a deep ensemble of deterministic networks, ensemble.*)");
+  v.pick("model.architecture", architecture, architectures(), "mlp, or a convolutional trunk before the fully connected layers (image data; src/models/conv.cpp): simple-cnn (Fig. 7), alexnet, vgg16, resnet18 (the supplement's Tables 7-9); model.depth and model.width then set the fully connected head; or rff: random Fourier features of an RBF kernel (a GP approximation, Fig. 13; src/models/rff.cpp), usually with model.depth 0");
+  v.num("model.depth", depth, 0, 64, "number of hidden layers");
+  v.num("model.width", width, 1, 1 << 20, "units per hidden layer");
+  v.pick("model.activation", activation, {"relu", "cos", "tanh"}, "hidden activation");
+  v.pick("model.output_layer", output_layer, {"auto", "mfg", "same", "whvi-reshape"}, "output layer kind: auto = mfg for whvi, nf-whvi, tt and mfg, a dropout-free linear layer for mcd, an nng layer for nng, a vsd layer for vsd, a linear layer for sghmc and ensemble; same = the hidden layers' kind; whvi-reshape = the whole weight matrix read from one WHVI matrix (the paper's GP reshape trick, src/nn/whvi_reshape.cpp)");
+}
 
 }  // namespace whvi::models

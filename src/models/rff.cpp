@@ -52,9 +52,24 @@ class RffTrunk : public Trunk {
 
 }  // namespace
 
-std::shared_ptr<Trunk> make_rff_trunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen) {
-  return std::make_shared<RffTrunk>(d_in, cfg.get_int("model.rff.features"), cfg.get_float("model.rff.length_scale"),
-                                    cfg.get_bool("model.rff.learn_hyper"), gen);
+namespace {
+struct RffOptions {
+  int64_t features = 256;
+  double length_scale = 0;
+  bool learn_hyper = true;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.rff.features", features, 1, 1 << 20, "N_RF: random Fourier features (the trunk has 2 N_RF outputs: sin and cos)");
+    v.num("model.rff.length_scale", length_scale, 0, 1e6, "initial RBF length scale (0: sqrt(D)/2, as the authors' vardl)");
+    v.flag("model.rff.learn_hyper", learn_hyper, "optimise the length scale and the kernel variance with the ELBO (false: fixed at their initial values)");
+  }
+};
+
+std::shared_ptr<Trunk> make_rff_trunk(const std::string&, int64_t d_in, const RffOptions& o, const at::Generator& gen) {
+  return std::make_shared<RffTrunk>(d_in, o.features, o.length_scale, o.learn_hyper, gen);
 }
+}  // namespace
+
+TrunkKind rff_trunk_kind() { return trunk_kind("rff", make_rff_trunk); }
 
 }  // namespace whvi::models

@@ -3,13 +3,15 @@
 // features of a GP approximation (rff.cpp).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
-#include "config/config.h"
-#include "models/layer.h"
+#include "common/options.h"
+#include "nn/layer.h"
 
 namespace whvi::models {
 
@@ -21,10 +23,32 @@ class Trunk : public torch::nn::Module {
   virtual int64_t features() const = 0;
 };
 
-// The trunk of model.architecture (not mlp) for inputs of d_in columns.
-std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const config::Config& cfg,
+// A registered architecture (model.architecture other than mlp): its name,
+// its options' declarations and a factory reading them.
+struct TrunkKind {
+  std::string name;
+  std::vector<options::Spec> (*declare)();
+  std::function<std::shared_ptr<Trunk>(int64_t d_in, const options::Source&, const at::Generator&)> make;
+};
+
+// The registration of an architecture whose factory takes its options O.
+template <class O>
+TrunkKind trunk_kind(std::string name,
+                     std::shared_ptr<Trunk> (*make)(const std::string& arch, int64_t d_in, const O&, const at::Generator&)) {
+  return {name, &options::declare<O>, [make, name](int64_t d_in, const options::Source& src, const at::Generator& gen) {
+            return make(name, d_in, options::read<O>(src), gen);
+          }};
+}
+
+// The registered architectures (trunks.cpp), in registration order.
+const std::vector<TrunkKind>& trunk_kinds();
+// The trunk of model.architecture `arch` (not mlp) for inputs of d_in columns,
+// its options read from `src`.
+std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const options::Source& src,
                                   const at::Generator& gen);
-std::shared_ptr<Trunk> make_rff_trunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen);
-std::shared_ptr<Trunk> make_resnet18_trunk(int64_t d_in, const config::Config& cfg, const at::Generator& gen);
+
+// The registrations (defined beside each trunk).
+std::vector<TrunkKind> conv_trunk_kinds();  // simple-cnn, alexnet, vgg16, resnet18 (conv.cpp)
+TrunkKind rff_trunk_kind();                 // rff (rff.cpp)
 
 }  // namespace whvi::models

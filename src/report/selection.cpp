@@ -36,42 +36,159 @@ struct Run {
   std::map<std::string, json> config;
 };
 
+// One experiment record, checked to be a validation run named
+// <dataset>-<model>-<candidate>.
+Run read_run(const std::string& f) {
+  const auto j = load_json_file(f);
+  WHVI_CHECK(j.is_object() && j.contains("protocol") && j.contains("experiment"), f,
+             " is not a whvi experiment record");
+  WHVI_CHECK(j["protocol"].value("evaluated_on", std::string()) == "validation", f,
+             " was evaluated on ", j["protocol"].value("evaluated_on", std::string("test")),
+             " rows, not on validation rows; selection may only use runs with data.validation_fraction > 0");
+  Run r;
+  r.file = f;
+  r.dataset = j.value("dataset", std::string());
+  r.model = j.value("model", std::string());
+  const std::string name = j.value("experiment", std::string());
+  // a generated data set's name loses its "synthetic:" in file names
+  const std::string prefix = r.dataset.substr(r.dataset.find(':') + 1) + "-" + r.model + "-";
+  WHVI_CHECK(name.rfind(prefix, 0) == 0 && name.size() > prefix.size(), f, ": experiment name '", name,
+             "' is not <dataset>-<model>-<candidate> (", prefix, "...)");
+  r.candidate = name.substr(prefix.size());
+  r.complete = j.value("complete", false);
+  const auto& s = j["summary"];
+  auto mean = [&](const char* k) {
+    return s.contains(k) && s[k]["mean"].is_number() ? s[k]["mean"].get<double>() : NAN;
+  };
+  r.mnll = mean("mnll"), r.rmse = mean("rmse"), r.cov95 = mean("coverage_95"), r.crps = mean("crps");
+  r.error = mean("error");  // classifiers: no coverage; their error instead
+  flatten(j["config"], "", r.config);
+  return r;
+}
+
+using Candidates = std::map<std::string, std::map<std::string, Run>>;  // candidate -> data set -> run
+
+// One model's candidates ranked by validation MNLL per data set.
+struct Ranking {
+  std::vector<std::string> used, skipped;  // data sets ranked / not (a candidate's run missing or incomplete)
+  std::set<std::string> varying;           // settings that differ between candidates
+  std::map<std::string, double> mean_rank, mean_excess;
+  std::map<std::string, std::map<std::string, int>> rank;  // candidate -> data set -> rank
+  std::string chosen;
+};
+
+Ranking rank_candidates(Candidates& cands) {
+  Ranking k;
+  // data sets where every candidate has a complete run with a finite MNLL
+  std::set<std::string> all_ds;
+  for (auto& [c, by_ds] : cands)
+    for (auto& [ds, r] : by_ds) all_ds.insert(ds);
+  for (const auto& ds : all_ds) {
+    bool ok = true;
+    for (auto& [c, by_ds] : cands) ok &= by_ds.count(ds) && by_ds[ds].complete && std::isfinite(by_ds[ds].mnll);
+    (ok ? k.used : k.skipped).push_back(ds);
+  }
+  for (auto& [c, by_ds] : cands)
+    for (auto& [c2, by_ds2] : cands)
+      for (auto& [key, v] : by_ds.begin()->second.config)
+        if (key.rfind("output.", 0) != 0 && key != "data.dataset" && key != "data.dir" &&
+            by_ds2.begin()->second.config[key] != v)
+          k.varying.insert(key);
+  for (const auto& ds : k.used) {
+    std::vector<std::pair<double, std::string>> v;
+    for (auto& [c, by_ds] : cands) v.push_back({by_ds[ds].mnll, c});
+    std::sort(v.begin(), v.end());
+    for (size_t i = 0; i < v.size(); ++i) {
+      k.rank[v[i].second][ds] = static_cast<int>(i) + 1;
+      k.mean_rank[v[i].second] += (i + 1.0) / k.used.size();
+      k.mean_excess[v[i].second] += (v[i].first - v[0].first) / k.used.size();
+    }
+  }
+  for (auto& [c, by_ds] : cands)
+    if (!k.used.empty() && (k.chosen.empty() || k.mean_rank[c] < k.mean_rank[k.chosen] ||
+                            (k.mean_rank[c] == k.mean_rank[k.chosen] && k.mean_excess[c] < k.mean_excess[k.chosen])))
+      k.chosen = c;
+  return k;
+}
+
+// The model's heading: the chosen candidate, its settings, the data sets ranked.
+void write_heading(std::ostringstream& md, json& jm, const std::string& model, Candidates& cands, const Ranking& k) {
+  jm["chosen"] = k.chosen.empty() ? json(nullptr) : json(k.chosen);
+  jm["data_sets_ranked"] = k.used;
+  jm["data_sets_incomplete"] = k.skipped;
+  jm["varying_settings"] = std::vector<std::string>(k.varying.begin(), k.varying.end());
+  md << "\n## " << model << "\n\nChosen: **" << (k.chosen.empty() ? "none (no complete data set)" : k.chosen) << "**";
+  if (!k.chosen.empty()) {
+    md << " (";
+    bool first = true;
+    for (const auto& key : k.varying) {
+      md << (first ? "" : ", ") << "`" << key << "` = " << cands[k.chosen].begin()->second.config[key].dump();
+      jm["settings"][key] = cands[k.chosen].begin()->second.config[key];
+      first = false;
+    }
+    md << ")";
+  }
+  md << ". Ranked on " << k.used.size() << " data set(s)";
+  if (!k.skipped.empty()) {
+    md << "; not ranked (a candidate's run missing or incomplete):";
+    for (const auto& s : k.skipped) md << " " << s;
+  }
+  md << ".\n\n";
+}
+
+// The model's table: one row per candidate, best mean rank first.
+void write_table(std::ostringstream& md, json& jm, Candidates& cands, Ranking& k) {
+  md << "| candidate |";
+  for (const auto& key : k.varying) md << " `" << key << "` |";
+  md << " mean rank | mean excess MNLL |";
+  for (const auto& ds : k.used) md << " " << ds << " MNLL (rank) |";
+  // classifiers have no coverage: their validation error instead
+  bool classifier = true;
+  for (auto& [c, by_ds] : cands)
+    for (auto& [ds, r] : by_ds) classifier &= !std::isfinite(r.cov95) && std::isfinite(r.error);
+  md << (classifier ? " mean error |\n|---|" : " mean coverage 95 |\n|---|");
+  for (size_t i = 0; i < k.varying.size() + 3 + k.used.size(); ++i) md << "---|";
+  md << "\n";
+  std::vector<std::pair<double, std::string>> order;
+  for (auto& [c, by_ds] : cands) order.push_back({k.mean_rank[c], c});
+  std::sort(order.begin(), order.end());
+  for (const auto& [r_, c] : order) {
+    auto& by_ds = cands[c];
+    md << "| " << (c == k.chosen ? "**" + c + "**" : c) << " |";
+    json jc;
+    for (const auto& key : k.varying) {
+      md << " " << by_ds.begin()->second.config[key].dump() << " |";
+      jc["settings"][key] = by_ds.begin()->second.config[key];
+    }
+    md << " " << fmt(k.mean_rank[c], 3) << " | " << fmt(k.mean_excess[c], 3) << " |";
+    double cov = 0;
+    for (const auto& ds : k.used) {
+      const auto& r = by_ds[ds];
+      md << " " << fmt(r.mnll) << " (" << k.rank[c][ds] << ") |";
+      cov += (classifier ? r.error : r.cov95) / k.used.size();
+      jc["per_data_set"][ds] = {{"mnll", r.mnll}, {"rmse", r.rmse}, {"coverage_95", r.cov95}, {"crps", r.crps},
+                                {"rank", k.rank[c][ds]}, {"file", r.file}};
+      if (classifier) jc["per_data_set"][ds]["error"] = r.error;
+    }
+    md << " " << fmt(cov, 3) << " |\n";
+    jc["mean_rank"] = k.mean_rank[c];
+    jc["mean_excess_mnll"] = k.mean_excess[c];
+    jm["candidates"][c] = jc;
+  }
+}
+
 }  // namespace
 
 SelectionResult select_defaults(const std::vector<std::string>& files) {
   WHVI_CHECK(!files.empty(), "whvi select: no result files given");
-  std::map<std::string, std::map<std::string, std::map<std::string, Run>>> runs;  // model -> cand -> ds
+  std::map<std::string, Candidates> runs;  // model -> candidate -> data set
   for (const auto& f : files) {
-    const auto j = load_json_file(f);
-    WHVI_CHECK(j.is_object() && j.contains("protocol") && j.contains("experiment"), f,
-               " is not a whvi experiment record");
-    WHVI_CHECK(j["protocol"].value("evaluated_on", std::string()) == "validation", f,
-               " was evaluated on ", j["protocol"].value("evaluated_on", std::string("test")),
-               " rows, not on validation rows; selection may only use runs with data.validation_fraction > 0");
-    Run r;
-    r.file = f;
-    r.dataset = j.value("dataset", std::string());
-    r.model = j.value("model", std::string());
-    const std::string name = j.value("experiment", std::string());
-    // a generated data set's name loses its "synthetic:" in file names
-    const std::string prefix = r.dataset.substr(r.dataset.find(':') + 1) + "-" + r.model + "-";
-    WHVI_CHECK(name.rfind(prefix, 0) == 0 && name.size() > prefix.size(), f, ": experiment name '", name,
-               "' is not <dataset>-<model>-<candidate> (", prefix, "...)");
-    r.candidate = name.substr(prefix.size());
-    r.complete = j.value("complete", false);
-    const auto& s = j["summary"];
-    auto mean = [&](const char* k) {
-      return s.contains(k) && s[k]["mean"].is_number() ? s[k]["mean"].get<double>() : NAN;
-    };
-    r.mnll = mean("mnll"), r.rmse = mean("rmse"), r.cov95 = mean("coverage_95"), r.crps = mean("crps");
-    r.error = mean("error");  // classifiers: no coverage; their error instead
-    flatten(j["config"], "", r.config);
+    Run r = read_run(f);
     auto& slot = runs[r.model][r.candidate][r.dataset];
     WHVI_CHECK(slot.file.empty(), "two runs for ", r.model, " candidate ", r.candidate, " on ", r.dataset, ": ",
                slot.file, " and ", f);
-    slot = r;
+    slot = std::move(r);
   }
-
   SelectionResult out;
   std::ostringstream md;
   md << "# Default selection on validation data\n\n"
@@ -79,101 +196,10 @@ SelectionResult select_defaults(const std::vector<std::string>& files) {
         "training split (the test rows were never read). Candidates are ranked per data set by validation "
         "MNLL (1 = best); the chosen candidate has the lowest mean rank.\n";
   for (auto& [model, cands] : runs) {
-    // data sets where every candidate has a complete run with a finite MNLL
-    std::set<std::string> all_ds;
-    for (auto& [c, by_ds] : cands)
-      for (auto& [ds, r] : by_ds) all_ds.insert(ds);
-    std::vector<std::string> used, skipped;
-    for (const auto& ds : all_ds) {
-      bool ok = true;
-      for (auto& [c, by_ds] : cands)
-        ok &= by_ds.count(ds) && by_ds[ds].complete && std::isfinite(by_ds[ds].mnll);
-      (ok ? used : skipped).push_back(ds);
-    }
-    // settings that differ between candidates
-    std::set<std::string> varying;
-    for (auto& [c, by_ds] : cands)
-      for (auto& [c2, by_ds2] : cands)
-        for (auto& [k, v] : by_ds.begin()->second.config)
-          if (k.rfind("output.", 0) != 0 && k != "data.dataset" && k != "data.dir" &&
-              by_ds2.begin()->second.config[k] != v)
-            varying.insert(k);
-    std::map<std::string, double> mean_rank, mean_excess;
-    std::map<std::string, std::map<std::string, int>> rank;
-    for (const auto& ds : used) {
-      std::vector<std::pair<double, std::string>> v;
-      for (auto& [c, by_ds] : cands) v.push_back({by_ds[ds].mnll, c});
-      std::sort(v.begin(), v.end());
-      for (size_t i = 0; i < v.size(); ++i) {
-        rank[v[i].second][ds] = static_cast<int>(i) + 1;
-        mean_rank[v[i].second] += (i + 1.0) / used.size();
-        mean_excess[v[i].second] += (v[i].first - v[0].first) / used.size();
-      }
-    }
-    std::string chosen;
-    for (auto& [c, by_ds] : cands)
-      if (!used.empty() && (chosen.empty() || mean_rank[c] < mean_rank[chosen] ||
-                            (mean_rank[c] == mean_rank[chosen] && mean_excess[c] < mean_excess[chosen])))
-        chosen = c;
+    auto k = rank_candidates(cands);
     json jm;
-    jm["chosen"] = chosen.empty() ? json(nullptr) : json(chosen);
-    jm["data_sets_ranked"] = used;
-    jm["data_sets_incomplete"] = skipped;
-    jm["varying_settings"] = std::vector<std::string>(varying.begin(), varying.end());
-    md << "\n## " << model << "\n\nChosen: **" << (chosen.empty() ? "none (no complete data set)" : chosen)
-       << "**";
-    if (!chosen.empty()) {
-      md << " (";
-      bool first = true;
-      for (const auto& k : varying) {
-        md << (first ? "" : ", ") << "`" << k << "` = " << cands[chosen].begin()->second.config[k].dump();
-        jm["settings"][k] = cands[chosen].begin()->second.config[k];
-        first = false;
-      }
-      md << ")";
-    }
-    md << ". Ranked on " << used.size() << " data set(s)";
-    if (!skipped.empty()) {
-      md << "; not ranked (a candidate's run missing or incomplete):";
-      for (const auto& s : skipped) md << " " << s;
-    }
-    md << ".\n\n| candidate |";
-    for (const auto& k : varying) md << " `" << k << "` |";
-    md << " mean rank | mean excess MNLL |";
-    for (const auto& ds : used) md << " " << ds << " MNLL (rank) |";
-    // classifiers have no coverage: their validation error instead
-    bool classifier = true;
-    for (auto& [c, by_ds] : cands)
-      for (auto& [ds, r] : by_ds) classifier &= !std::isfinite(r.cov95) && std::isfinite(r.error);
-    md << (classifier ? " mean error |\n|---|" : " mean coverage 95 |\n|---|");
-    for (size_t i = 0; i < varying.size() + 3 + used.size(); ++i) md << "---|";
-    md << "\n";
-    std::vector<std::pair<double, std::string>> order;
-    for (auto& [c, by_ds] : cands) order.push_back({mean_rank[c], c});
-    std::sort(order.begin(), order.end());
-    for (const auto& [r_, c] : order) {
-      auto& by_ds = cands[c];
-      md << "| " << (c == chosen ? "**" + c + "**" : c) << " |";
-      json jc;
-      for (const auto& k : varying) {
-        md << " " << by_ds.begin()->second.config[k].dump() << " |";
-        jc["settings"][k] = by_ds.begin()->second.config[k];
-      }
-      md << " " << fmt(mean_rank[c], 3) << " | " << fmt(mean_excess[c], 3) << " |";
-      double cov = 0;
-      for (const auto& ds : used) {
-        const auto& r = by_ds[ds];
-        md << " " << fmt(r.mnll) << " (" << rank[c][ds] << ") |";
-        cov += (classifier ? r.error : r.cov95) / used.size();
-        jc["per_data_set"][ds] = {{"mnll", r.mnll}, {"rmse", r.rmse}, {"coverage_95", r.cov95}, {"crps", r.crps},
-                                  {"rank", rank[c][ds]}, {"file", r.file}};
-        if (classifier) jc["per_data_set"][ds]["error"] = r.error;
-      }
-      md << " " << fmt(cov, 3) << " |\n";
-      jc["mean_rank"] = mean_rank[c];
-      jc["mean_excess_mnll"] = mean_excess[c];
-      jm["candidates"][c] = jc;
-    }
+    write_heading(md, jm, model, cands, k);
+    write_table(md, jm, cands, k);
     out.summary[model] = jm;
   }
   out.markdown = md.str();

@@ -11,22 +11,23 @@
 
 namespace whvi::train {
 
-std::string batched_unsupported(const config::Config& cfg, infer::Inference& example) {
-  if (cfg.get_int("evaluation.every") > 0)
+std::string batched_unsupported(const options::Source& cfg, infer::Inference& example) {
+  const auto b = options::read<BatchedOptions>(cfg);
+  if (b.evaluation_every > 0)
     return "training.batched_splits: learning curves (evaluation.every) are taken one split at a time; set "
            "evaluation.every: 0 or training.batched_splits: 1";
-  if (cfg.get_bool("data.augment"))
+  if (b.augment)
     return "training.batched_splits: data.augment is for image data, which is not batched over splits; set "
            "training.batched_splits: 1";
-  if (!dynamic_cast<infer::VariationalInference*>(&example))
-    return "training.batched_splits: model.kind " + cfg.get_string("model.kind") + " is trained by " +
+  if (!example.split_step())
+    return "training.batched_splits: model.kind " + b.model_kind + " is trained by " +
            example.method() + ", not variational inference; batched splits support whvi, mfg and mcd; set "
            "training.batched_splits: 1";
-  if (!infer::VariationalOptions::from(cfg).plain_elbo())
+  if (!options::read<infer::VariationalOptions>(cfg).plain_elbo())
     return "training.batched_splits: training.kl_warmup and training.kl_weight are applied one split at a time; set "
            "training.batched_splits: 1";
-  if (cfg.get_string("likelihood.kind") != "gaussian")
-    return "training.batched_splits: likelihood.kind " + cfg.get_string("likelihood.kind") +
+  if (b.likelihood != "gaussian")
+    return "training.batched_splits: likelihood.kind " + b.likelihood +
            " is not batched over splits (supported: gaussian); set training.batched_splits: 1";
   return models::group_unsupported(example.model());
 }
@@ -49,128 +50,165 @@ torch::Tensor group_objective(const std::vector<models::RegressionModel*>& model
   return torch::tensor(scale, torch::TensorOptions().dtype(f.scalar_type())) * nll + kl;
 }
 
-void train_group(std::vector<SplitTask>& tasks, const config::Config& cfg) {
-  WHVI_ASSERT(!tasks.empty());
-  const auto o = LoopOptions::from(cfg);
-  const int64_t S = static_cast<int64_t>(tasks.size());
-  std::vector<infer::VariationalInference*> vi;
-  std::vector<models::RegressionModel*> models;
-  std::vector<likelihoods::Likelihood*> liks;
-  std::vector<at::Generator> gens;
-  std::vector<torch::Tensor> xs, ys;
-  std::vector<int64_t> n(S), offset(S);
-  const int64_t total = o.total_steps;
-  int64_t B = -1, rows = 0;
-  for (int64_t s = 0; s < S; ++s) {
-    auto& t = tasks[s];
-    const auto why = batched_unsupported(cfg, *t.inference);
-    WHVI_CHECK(why.empty(), why);
-    t.inference->to(o.dtype);
-    vi.push_back(dynamic_cast<infer::VariationalInference*>(t.inference));
-    models.push_back(&t.inference->model());
-    liks.push_back(&t.inference->likelihood());
-    gens.push_back(t.gen);
-    xs.push_back(t.x.to(o.dtype).contiguous());
-    ys.push_back(t.y.to(o.dtype).contiguous());
-    n[s] = xs.back().size(0);
-    WHVI_CHECK(n[s] > 0, t.label, ": the training set is empty");
-    const int64_t b = std::min<int64_t>(o.batch_size, n[s]);
-    WHVI_CHECK(B < 0 || b == B, "training.batched_splits: split '", t.label, "' has ", n[s],
-               " training rows, fewer than training.batch_size = ", o.batch_size,
-               ", so its mini-batches differ in size from the others'; lower training.batch_size or set "
-               "training.batched_splits: 1");
-    B = b;
-    offset[s] = rows;
-    rows += n[s];
-    t.inference->begin(n[s], total, t.gen);
-  }
-  const auto x_all = torch::cat(xs), y_all = torch::cat(ys);
-  const int64_t D = x_all.size(1), M = vi.front()->mc_samples();
+namespace {
 
-  constexpr double kMaxAbsParam = 1e6;
-  constexpr int64_t kCheckEvery = 100;
-  std::vector<torch::Tensor> perm(S);
-  std::vector<int64_t> pos(S, 0);
-  for (int64_t s = 0; s < S; ++s) perm[s] = torch::randperm(n[s], gens[s], torch::kInt64);
-  std::vector<bool> alive(S, true);
-  int64_t n_alive = S;
-  const std::string group_label = tasks.front().label + (S > 1 ? " (+" + std::to_string(S - 1) + " batched)" : "");
-  auto t0 = std::chrono::steady_clock::now();
-  torch::Tensor loss_vec;
-  auto fail = [&](int64_t s, int64_t t, const std::string& what) {
-    if (!alive[s]) return;
-    tasks[s].error = divergence_message(tasks[s].label, t, what, cfg);
-    spdlog::error("{}", *tasks[s].error);
-    alive[s] = false;
-    --n_alive;
-  };
-  for (int64_t t = 0; t < total && n_alive > 0; ++t) {
-    std::vector<torch::Tensor> idx(S);
-    for (int64_t s = 0; s < S; ++s) {
-      if (pos[s] + B > n[s]) {
-        perm[s] = torch::randperm(n[s], gens[s], torch::kInt64);
-        pos[s] = 0;
-      }
-      idx[s] = perm[s].narrow(0, pos[s], B) + offset[s];
-      pos[s] += B;
+constexpr double kMaxAbsParam = 1e6;
+constexpr int64_t kCheckEvery = 100;
+
+// The state of one group's training: every split's rows in one table, its own
+// permutation of them, and whether it is still alive.
+class GroupTrainer {
+ public:
+  GroupTrainer(std::vector<SplitTask>& tasks, const options::Source& cfg)
+      : tasks_(tasks), cfg_(cfg), o_(options::read<LoopOptions>(cfg)), S_(static_cast<int64_t>(tasks.size())) {
+    n_.resize(S_);
+    offset_.resize(S_);
+    int64_t rows = 0;
+    for (int64_t s = 0; s < S_; ++s) {
+      auto& t = tasks_[s];
+      const auto why = batched_unsupported(cfg_, *t.inference);
+      WHVI_CHECK(why.empty(), why);
+      t.inference->to(o_.dtype);
+      steps_.push_back(t.inference->split_step());
+      models_.push_back(&t.inference->model());
+      gens_.push_back(t.gen);
+      xs_.push_back(t.x.to(o_.dtype).contiguous());
+      ys_.push_back(t.y.to(o_.dtype).contiguous());
+      n_[s] = xs_.back().size(0);
+      WHVI_CHECK(n_[s] > 0, t.label, ": the training set is empty");
+      const int64_t b = std::min<int64_t>(o_.batch_size, n_[s]);
+      WHVI_CHECK(B_ < 0 || b == B_, "training.batched_splits: split '", t.label, "' has ", n_[s],
+                 " training rows, fewer than training.batch_size = ", o_.batch_size,
+                 ", so its mini-batches differ in size from the others'; lower training.batch_size or set "
+                 "training.batched_splits: 1");
+      B_ = b;
+      offset_[s] = rows;
+      rows += n_[s];
+      t.inference->begin(n_[s], o_.total_steps, t.gen);
     }
+    x_all_ = torch::cat(xs_);
+    y_all_ = torch::cat(ys_);
+    for (int64_t s = 0; s < S_; ++s) perm_.push_back(torch::randperm(n_[s], gens_[s], torch::kInt64));
+    pos_.assign(S_, 0);
+    alive_.assign(S_, true);
+    n_alive_ = S_;
+    label_ = tasks_.front().label + (S_ > 1 ? " (+" + std::to_string(S_ - 1) + " batched)" : "");
+  }
+
+  void run() {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int64_t total = o_.total_steps;
+    for (int64_t t = 0; t < total && n_alive_ > 0; ++t) {
+      const auto loss = step(t);
+      const bool log_line = (t + 1) % o_.log_every == 0 || t + 1 == total;
+      if (log_line || (t + 1) % kCheckEvery == 0) check(t, loss, log_line, t0);
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (int64_t s = 0; s < S_; ++s) finish(s, secs);
+  }
+
+ private:
+  // One step of every live split on its next mini-batch; returns the splits'
+  // negative ELBOs [S].
+  torch::Tensor step(int64_t t) {
+    std::vector<torch::Tensor> idx(S_);
+    for (int64_t s = 0; s < S_; ++s) {
+      if (pos_[s] + B_ > n_[s]) {
+        perm_[s] = torch::randperm(n_[s], gens_[s], torch::kInt64);
+        pos_[s] = 0;
+      }
+      idx[s] = perm_[s].narrow(0, pos_[s], B_) + offset_[s];
+      pos_[s] += B_;
+    }
+    const int64_t D = x_all_.size(1), M = steps_.front()->mc_samples();
     const auto index = torch::cat(idx);
-    const auto xb = x_all.index_select(0, index).view({S, B, D});
-    const auto yb = y_all.index_select(0, index).view({S, B});
-    loss_vec = group_objective(models, xb, yb, n, M, gens);  // [S]: each split's negative ELBO
-    for (int64_t s = 0; s < S; ++s)
-      if (alive[s]) vi[s]->zero_grad(t);
-    if (n_alive == S) {
-      loss_vec.sum().backward();
+    const auto xb = x_all_.index_select(0, index).view({S_, B_, D});
+    const auto yb = y_all_.index_select(0, index).view({S_, B_});
+    auto loss = group_objective(models_, xb, yb, n_, M, gens_);  // [S]: each split's negative ELBO
+    for (int64_t s = 0; s < S_; ++s)
+      if (alive_[s]) steps_[s]->zero_grad(t);
+    if (n_alive_ == S_) {
+      loss.sum().backward();
     } else {
       std::vector<int64_t> keep;
-      for (int64_t s = 0; s < S; ++s)
-        if (alive[s]) keep.push_back(s);
-      loss_vec.index_select(0, torch::tensor(keep, torch::kInt64)).sum().backward();
+      for (int64_t s = 0; s < S_; ++s)
+        if (alive_[s]) keep.push_back(s);
+      loss.index_select(0, torch::tensor(keep, torch::kInt64)).sum().backward();
     }
-    for (int64_t s = 0; s < S; ++s)
-      if (alive[s]) vi[s]->apply(t);
-
-    const bool last = t + 1 == total;
-    const bool log_line = (t + 1) % o.log_every == 0 || last;
-    if (log_line || (t + 1) % kCheckEvery == 0) {
-      const auto lv = loss_vec.detach().to(torch::kFloat64).contiguous();
-      const double* l = lv.data_ptr<double>();
-      for (int64_t s = 0; s < S; ++s) {
-        if (!alive[s]) continue;
-        tasks[s].stats.final_loss = l[s];
-        if (!std::isfinite(l[s])) fail(s, t + 1, detail::concat("the loss is ", l[s]));
-        const double max_abs = vi[s]->max_abs_param();
-        if (!(max_abs <= kMaxAbsParam)) fail(s, t + 1, detail::concat("a parameter reached magnitude ", max_abs));
-      }
-      if (log_line) {
-        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        double mean = 0;
-        for (int64_t s = 0; s < S; ++s)
-          if (alive[s]) mean += l[s] / static_cast<double>(n_alive);
-        spdlog::info("{} step {}/{}  mean -ELBO {:.5g} over {} split(s)  lr {:.3g}  {:.4g} steps/s", group_label,
-                     t + 1, total, mean, n_alive, vi.front()->step_size(t), (t + 1) / std::max(secs, 1e-9));
-      }
-    }
+    for (int64_t s = 0; s < S_; ++s)
+      if (alive_[s]) steps_[s]->apply(t);
+    return loss;
   }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (int64_t s = 0; s < S; ++s) {
-    auto& st = tasks[s].stats;
+
+  // The divergence checks after step t (and the log line).
+  void check(int64_t t, const torch::Tensor& loss, bool log_line, std::chrono::steady_clock::time_point t0) {
+    const auto lv = loss.detach().to(torch::kFloat64).contiguous();
+    const double* l = lv.data_ptr<double>();
+    for (int64_t s = 0; s < S_; ++s) {
+      if (!alive_[s]) continue;
+      tasks_[s].stats.final_loss = l[s];
+      if (!std::isfinite(l[s])) fail(s, t + 1, detail::concat("the loss is ", l[s]));
+      const double max_abs = tasks_[s].inference->max_abs_param();
+      if (!(max_abs <= kMaxAbsParam)) fail(s, t + 1, detail::concat("a parameter reached magnitude ", max_abs));
+    }
+    if (!log_line) return;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double mean = 0;
+    for (int64_t s = 0; s < S_; ++s)
+      if (alive_[s]) mean += l[s] / static_cast<double>(n_alive_);
+    spdlog::info("{} step {}/{}  mean -ELBO {:.5g} over {} split(s)  lr {:.3g}  {:.4g} steps/s", label_, t + 1,
+                 o_.total_steps, mean, n_alive_, tasks_.front().inference->step_size(t),
+                 (t + 1) / std::max(secs, 1e-9));
+  }
+
+  // Split s's statistics, its method's end() and the final health checks.
+  void finish(int64_t s, double secs) {
+    const int64_t total = o_.total_steps;
+    auto& st = tasks_[s].stats;
     st.steps = total;
     st.seconds = secs;
     st.steps_per_second = total / std::max(secs, 1e-9);
-    st.final_lr = vi[s]->step_size(std::max<int64_t>(total - 1, 0));
-    tasks[s].inference->end();
-    if (!alive[s]) continue;
-    auto& lik = *liks[s];
+    st.final_lr = tasks_[s].inference->step_size(std::max<int64_t>(total - 1, 0));
+    tasks_[s].inference->end();
+    if (!alive_[s]) return;
+    auto& lik = tasks_[s].inference->likelihood();
     if (const auto problem = lik.health_problem()) {
       fail(s, total, *problem);
-      continue;
+      return;
     }
-    const int64_t n_fit = std::min<int64_t>(n[s], 2048);
-    const auto fit = tasks[s].inference->mean_standardized(xs[s].narrow(0, 0, n_fit));
-    if (const auto problem = lik.fit_problem(fit, ys[s].narrow(0, 0, n_fit))) fail(s, total, *problem);
+    const int64_t n_fit = std::min<int64_t>(n_[s], 2048);
+    const auto fit = tasks_[s].inference->mean_standardized(xs_[s].narrow(0, 0, n_fit));
+    if (const auto problem = lik.fit_problem(fit, ys_[s].narrow(0, 0, n_fit))) fail(s, total, *problem);
   }
+
+  void fail(int64_t s, int64_t t, const std::string& what) {
+    if (!alive_[s]) return;
+    tasks_[s].error = divergence_message(tasks_[s].label, t, what, cfg_);
+    spdlog::error("{}", *tasks_[s].error);
+    alive_[s] = false;
+    --n_alive_;
+  }
+
+  std::vector<SplitTask>& tasks_;
+  const options::Source& cfg_;
+  const LoopOptions o_;
+  const int64_t S_;
+  int64_t B_ = -1, n_alive_ = 0;
+  std::vector<infer::SplitStep*> steps_;
+  std::vector<models::RegressionModel*> models_;
+  std::vector<at::Generator> gens_;
+  std::vector<torch::Tensor> xs_, ys_, perm_;
+  torch::Tensor x_all_, y_all_;
+  std::vector<int64_t> n_, offset_, pos_;
+  std::vector<bool> alive_;
+  std::string label_;
+};
+
+}  // namespace
+
+void train_group(std::vector<SplitTask>& tasks, const options::Source& cfg) {
+  WHVI_ASSERT(!tasks.empty());
+  GroupTrainer(tasks, cfg).run();
 }
 
 }  // namespace whvi::train

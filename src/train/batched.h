@@ -29,7 +29,7 @@
 
 #include <torch/torch.h>
 
-#include "config/config.h"
+#include "common/options.h"
 #include "infer/inference.h"
 #include "train/loop.h"
 
@@ -46,7 +46,23 @@ struct SplitTask {
 
 // Why a config cannot train batched (empty if it can), checked before any
 // training: evaluation.every, data.augment, the likelihood, the network.
-std::string batched_unsupported(const config::Config& cfg, infer::Inference& example);
+std::string batched_unsupported(const options::Source& cfg, infer::Inference& example);
+
+// training.batched_splits, and what batched_unsupported() weighs.
+struct BatchedOptions {
+  int64_t splits = 1;
+  int64_t evaluation_every = 0;
+  bool augment = false;
+  std::string model_kind, likelihood;
+  template <class V>
+  void visit(V& v) {
+    v.num("training.batched_splits", splits, 1, 1024, "train this many of the config's splits at once as one batched model (train/batched.h: one forward and backward pass for all, each split with its own generator, optimiser state and checks, so its numbers do not depend on the others in its group); 1: one split at a time. Variational whvi, mfg and mcd MLPs with the gaussian likelihood");
+    v.use("evaluation.every", evaluation_every);
+    v.use("data.augment", augment);
+    v.use("model.kind", model_kind);
+    v.use("likelihood.kind", likelihood);
+  }
+};
 
 // The splits' negative ELBOs [S] on one mini-batch each: xb [S, B, D], yb
 // [S, B] (standardised), n_train[s] the split's training rows, mc_samples
@@ -59,6 +75,6 @@ torch::Tensor group_objective(const std::vector<models::RegressionModel*>& model
 
 // Trains the tasks as one batched model. A split that diverges gets its error
 // and stops moving; the others go on.
-void train_group(std::vector<SplitTask>& tasks, const config::Config& cfg);
+void train_group(std::vector<SplitTask>& tasks, const options::Source& cfg);
 
 }  // namespace whvi::train

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/errors.h"
+#include "data/augment.h"
 #include "models/conv.h"
 
 namespace whvi::train {
@@ -50,13 +51,13 @@ torch::Tensor gather_rows(const torch::Tensor& x, const torch::Tensor& perm, int
 // Throws the divergence error for `label` at step t, with the method's own
 // diagnosis when it has one.
 [[noreturn]] void diverged(const std::string& label, int64_t t, const std::string& what,
-                           const config::Config& cfg, const infer::Inference& inf) {
+                           const options::Source& cfg, const infer::Inference& inf) {
   const auto why = inf.diagnose();
   throw Error(divergence_message(label, t, why.empty() ? what : detail::concat(what, " (", why, ")"), cfg));
 }
 
 TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
-                      const config::Config& cfg, const LoopOptions& o, const at::Generator& gen,
+                      const options::Source& cfg, const LoopOptions& o, const at::Generator& gen,
                       const std::string& label, int64_t every, const std::function<bool(int64_t)>& on_every,
                       const std::function<void()>& on_end) {
   const auto x = x_in.to(o.dtype).contiguous();
@@ -89,7 +90,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
     auto xb = gather_rows(x, perm, pos, B);
     auto yb = gather_rows(y, perm, pos, B);
     pos += B;
-    if (o.augment) xb = augment_images(xb, chw, gen);
+    if (o.augment) xb = data::augment_images(xb, chw, gen);
     if (!o.device.is_cpu()) {
       // The data stay on the CPU; each mini-batch is copied over.
       xb = xb.to(o.device);
@@ -167,26 +168,32 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
 }  // namespace
 
 std::string divergence_message(const std::string& label, int64_t t, const std::string& what,
-                               const config::Config& cfg) {
+                               const options::Source& cfg) {
   return detail::concat(label, ": training diverged at step ", t, ": ", what, ". Most likely cause: ",
                         divergence_suspects(cfg),
                         ". Lower the learning rate (or restore those settings) and run again; "
                         "nothing was written for this split");
 }
 
-std::string divergence_suspects(const config::Config& cfg) {
+std::string divergence_suspects(const options::Source& cfg) {
+  const auto& schema = cfg.declared();
+  const auto def_of = [&](const std::string& key) -> const std::string& {
+    for (const auto& p : schema)
+      if (p.key == key) return p.def;
+    throw Error("divergence_suspects: '" + key + "' is not declared");
+  };
   std::ostringstream os;
   // The step size that moves the weights comes first: the method's own for
   // nng and sghmc (training.lr only drives their noise variance's Adam there).
   const auto kind = cfg.get_string("model.kind");
   const std::string step_key =
       kind == "nng" ? "model.nng.lr" : kind == "sghmc" ? "model.sghmc.lr" : "training.lr";
-  os << step_key << " = " << cfg.get_float(step_key) << " (default " << config::find_param(step_key)->def << ")";
+  os << step_key << " = " << cfg.get_float(step_key) << " (default " << def_of(step_key) << ")";
   if (kind == "nng")
     os << ", model.nng.damping = " << cfg.get_float("model.nng.damping") << " (default "
-       << config::find_param("model.nng.damping")->def << "; extra damping steadies the K-FAC step)";
-  for (const auto& p : config::schema()) {
-    if (p.type != config::Type::kFloat || p.key == step_key || p.key == "model.nng.damping") continue;
+       << def_of("model.nng.damping") << "; extra damping steadies the K-FAC step)";
+  for (const auto& p : schema) {
+    if (p.type != options::Type::kFloat || p.key == step_key || p.key == "model.nng.damping") continue;
     if (p.key.rfind("model.", 0) != 0 && p.key.rfind("likelihood.", 0) != 0 &&
         p.key.rfind("training.", 0) != 0)
       continue;
@@ -199,36 +206,16 @@ std::string divergence_suspects(const config::Config& cfg) {
   return os.str();
 }
 
-torch::Tensor augment_images(const torch::Tensor& xb, const std::vector<int64_t>& chw, const at::Generator& gen) {
-  const int64_t B = xb.size(0), C = chw[0], H = chw[1], W = chw[2], P = 4;
-  const auto offsets = torch::randint(0, 2 * P + 1, {B, 2}, gen, torch::kInt64);
-  const auto flips = torch::rand({B}, gen) < 0.5;
-  const auto padded = torch::constant_pad_nd(xb.view({B, C, H, W}), {P, P, P, P});
-  auto out = torch::empty({B, C, H, W}, xb.options());
-  const auto* off = offsets.data_ptr<int64_t>();
-  const auto* flip = flips.data_ptr<bool>();
-  for (int64_t i = 0; i < B; ++i) {
-    auto crop = padded[i].narrow(1, off[2 * i], H).narrow(2, off[2 * i + 1], W);
-    out[i].copy_(flip[i] ? crop.flip({2}) : crop);
-  }
-  return out.view({B, C * H * W});
-}
-
-LoopOptions LoopOptions::from(const config::Config& cfg) {
-  LoopOptions o;
-  o.batch_size = cfg.get_int("training.batch_size");
-  o.total_steps = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
-  o.log_every = cfg.get_int("training.log_every");
-  o.dtype = cfg.get_string("training.dtype") == "float64" ? torch::kFloat64 : torch::kFloat32;
-  o.augment = cfg.get_bool("data.augment");
-  o.device = cfg.get_string("training.device") == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
-  return o;
+void LoopOptions::finish() {
+  total_steps = steps_fixed_noise + steps;
+  dtype = dtype_name == "float64" ? torch::kFloat64 : torch::kFloat32;
+  device = device_name == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
 }
 
 TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
-                 const config::Config& cfg, const at::Generator& gen, const std::string& label,
+                 const options::Source& cfg, const at::Generator& gen, const std::string& label,
                  int64_t every, const std::function<bool(int64_t)>& on_every, const std::function<void()>& on_end) {
-  const auto o = LoopOptions::from(cfg);
+  const auto o = options::read<LoopOptions>(cfg);
   inference.to(o.dtype);
   inference.to_device(o.device);
   return train_loop(inference, x, y, cfg, o, gen, label, every, on_every, on_end);

@@ -19,28 +19,33 @@
 
 #include <torch/torch.h>
 
-#include "config/config.h"
+#include "common/options.h"
 #include "infer/inference.h"
 
 namespace whvi::train {
 
 struct LoopOptions {
-  int64_t batch_size = 64;   // training.batch_size
-  int64_t total_steps = 0;   // training.steps_fixed_noise + training.steps
-  int64_t log_every = 5000;  // training.log_every
-  torch::ScalarType dtype = torch::kFloat32;  // training.dtype
-  bool augment = false;      // data.augment (image data only)
-  torch::Device device = torch::kCPU;  // training.device: where the steps run
-  static LoopOptions from(const config::Config& cfg);
+  int64_t steps_fixed_noise = 500, steps = 50000;
+  int64_t batch_size = 64;
+  int64_t log_every = 5000;
+  std::string dtype_name = "float32", device_name = "cpu";
+  bool augment = false;  // data.augment (image data only)
+  // derived by finish()
+  int64_t total_steps = 0;  // steps_fixed_noise + steps
+  torch::ScalarType dtype = torch::kFloat32;
+  torch::Device device = torch::kCPU;  // where the steps run
+  void finish();
+  template <class V>
+  void visit(V& v) {
+    v.num("training.steps_fixed_noise", steps_fixed_noise, 0, 1e9, "first phase: steps with the noise variance frozen");
+    v.num("training.steps", steps, 0, 1e9, "second phase: steps with the noise variance optimised");
+    v.num("training.batch_size", batch_size, 1, 1e9, "mini-batch size");
+    v.num("training.log_every", log_every, 1, 1e9, "steps between log lines (when not on a terminal)");
+    v.pick("training.dtype", dtype_name, {"float32", "float64"}, "parameter and activation precision");
+    v.pick("training.device", device_name, {"cpu", "cuda"}, "where the training steps run: cpu, or cuda (the first visible GPU; pick one with CUDA_VISIBLE_DEVICES) for a build with CUDA. The data and the run's generator stay on the CPU: each mini-batch and each draw is copied over, so a run draws the same numbers on either device. The parameters come back to the CPU after the last step, where prediction, evaluation and checkpoints happen. Variational methods with the autograd engine, one split at a time, no learning curve");
+    v.use("data.augment", augment);
+  }
 };
-
-// The standard CIFAR augmentation of a mini-batch of flattened C x H x W
-// images [B, C*H*W]: each image zero-padded by 4 pixels on every side,
-// cropped back to H x W at an offset drawn uniformly from the 9 x 9
-// positions, then mirrored left-right with probability 1/2; offsets and
-// flips from `gen` (offsets [B, 2], then flips [B]). Zero is the mean pixel
-// after the loaders' standardisation.
-torch::Tensor augment_images(const torch::Tensor& xb, const std::vector<int64_t>& chw, const at::Generator& gen);
 
 struct TrainStats {
   int64_t steps = 0;  // steps run: the configured total, or fewer when on_every stopped training
@@ -66,16 +71,16 @@ struct TrainStats {
 // end() and before the final health checks (e.g. to restore the parameters to
 // be kept).
 TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
-                 const config::Config& cfg, const at::Generator& gen, const std::string& label,
+                 const options::Source& cfg, const at::Generator& gen, const std::string& label,
                  int64_t every = 0, const std::function<bool(int64_t)>& on_every = {},
                  const std::function<void()>& on_end = {});
 
 // The settings that most plausibly make training diverge, for error messages:
 // "training.lr = 10 (default 0.001)" and every numeric model/likelihood/training
 // key that differs from its default by more than 10x.
-std::string divergence_suspects(const config::Config& cfg);
+std::string divergence_suspects(const options::Source& cfg);
 // The divergence error's text for `label` at step t ("... nothing was written for this split").
 std::string divergence_message(const std::string& label, int64_t t, const std::string& what,
-                               const config::Config& cfg);
+                               const options::Source& cfg);
 
 }  // namespace whvi::train

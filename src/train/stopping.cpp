@@ -12,42 +12,34 @@
 
 namespace whvi::train {
 
-StoppingOptions StoppingOptions::from(const config::Config& cfg) {
-  StoppingOptions o;
-  o.on = stopping_on(cfg);
-  o.asked = cfg.get_string("training.stopping") == "validation";
-  o.fraction = cfg.get_float("training.stopping_fraction");
-  o.every = cfg.get_int("training.stopping_every");
-  o.patience = cfg.get_int("training.stopping_patience");
-  o.mc_samples = cfg.get_int("training.stopping_mc_samples");
-  o.min_steps = cfg.get_int("training.steps_fixed_noise");
-  return o;
-}
-
-bool stopping_on(const config::Config& cfg, std::string* why_off) {
-  const std::string mode = cfg.get_string("training.stopping");
+bool StoppingOptions::resolve(std::string* why_off) {
+  asked = mode == "validation";
   if (mode == "off") return false;
-  const bool asked = mode == "validation";
   auto off = [&](const std::string& why) {
-    WHVI_CHECK(!asked, cfg.source(), ": training.stopping validation: ", why,
-               "; set training.stopping: off (or auto)");
+    WHVI_CHECK(!asked, "training.stopping validation: ", why, "; set training.stopping: off (or auto)");
     if (why_off) *why_off = why;
     return false;
   };
-  if (cfg.get_string("model.kind") == "sghmc" || cfg.get_string("inference.kind") == "sghmc")
+  if (model_kind == "sghmc" || inference_kind == "sghmc")
     return off("SGHMC predicts with the samples it keeps after its burn-in, not with the parameters of one step");
-  if (cfg.get_int("training.batched_splits") > 1)
-    return off("batched splits (training.batched_splits) train their group to the same step");
-  if (cfg.get_string("training.device") != "cpu")
-    return off("the validation rows are measured on the CPU during training, and training.device is " +
-               cfg.get_string("training.device"));
+  if (batched_splits > 1) return off("batched splits (training.batched_splits) train their group to the same step");
+  if (device != "cpu")
+    return off("the validation rows are measured on the CPU during training, and training.device is " + device);
   if (asked) return true;
-  const std::string ds = cfg.get_string("data.dataset");
-  if (!data::is_csv_path(ds) && ds.rfind("synthetic:", 0) != 0) {
+  if (!data::is_csv_path(dataset) && dataset.rfind("synthetic:", 0) != 0) {
     if (why_off) *why_off = "a named data set keeps its paper's fixed schedule";
     return false;
   }
   return true;
+}
+
+bool stopping_on(const options::Source& cfg, std::string* why_off) {
+  try {
+    auto o = options::read<StoppingOptions>(cfg);
+    return o.resolve(why_off);
+  } catch (const Error& e) {
+    throw Error(cfg.source() + ": " + e.what());
+  }
 }
 
 Holdout carve_holdout(int64_t n, double fraction, uint64_t seed) {

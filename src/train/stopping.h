@@ -18,7 +18,7 @@
 
 #include <torch/torch.h>
 
-#include "config/config.h"
+#include "common/options.h"
 #include "infer/inference.h"
 
 namespace whvi::train {
@@ -27,20 +27,30 @@ namespace whvi::train {
 constexpr int64_t kMinRows = 20;
 
 struct StoppingOptions {
+  std::string mode = "auto";  // training.stopping
+  double fraction = 0.1;    // share of the training rows held out
+  int64_t every = 500;      // steps between measurements
+  int64_t patience = 10;    // measurements without improvement before stopping
+  int64_t mc_samples = 32;
+  int64_t min_steps = 0;    // never stop before this step (training.steps_fixed_noise: the frozen-noise phase)
+  // what resolve() weighs
+  std::string model_kind, inference_kind, device, dataset;
+  int64_t batched_splits = 1;
+  // derived by finish()
   bool on = false;          // training.stopping resolved for this data set and method
-  bool asked = false;       // training.stopping: validation (auto leaves splits of under kMinRows rows alone)
-  double fraction = 0.1;    // training.stopping_fraction: share of the training rows held out
-  int64_t every = 500;      // training.stopping_every: steps between measurements
-  int64_t patience = 10;    // training.stopping_patience: measurements without improvement before stopping
-  int64_t mc_samples = 32;  // training.stopping_mc_samples
-  int64_t min_steps = 0;    // never stop before this step (the frozen-noise phase)
-  static StoppingOptions from(const config::Config& cfg);
+  bool asked = false;       // mode validation (auto leaves splits of under kMinRows rows alone)
+  void finish() { on = resolve(); }
+  // Whether stopping acts: "validation", or "auto" on a CSV file or a
+  // synthetic problem. Throws when it is asked for where it cannot act
+  // (SGHMC, batched splits, a GPU). `why_off` receives the reason when auto
+  // resolves to off.
+  bool resolve(std::string* why_off = nullptr);
+  template <class V>
+  void visit(V& v);
 };
 
-// Whether training.stopping acts for cfg: "validation", or "auto" on a CSV
-// file or a synthetic problem. Throws when it is asked for where it cannot act (SGHMC, batched
-// splits). `why_off` receives the reason when auto resolves to off.
-bool stopping_on(const config::Config& cfg, std::string* why_off = nullptr);
+// StoppingOptions of `cfg` resolved (see StoppingOptions::resolve).
+bool stopping_on(const options::Source& cfg, std::string* why_off = nullptr);
 
 // The rows of a training split, carved into those that train and those that
 // stop training: a random `fraction` of the n rows (at least 1; at least 2
@@ -78,5 +88,27 @@ class ValidationStopping {
   int64_t since_best_ = 0;
   std::vector<double> steps_, nll_;
 };
+
+template <class V>
+void StoppingOptions::visit(V& v) {
+  v.pick("training.stopping", mode, {"auto", "off", "validation"},
+         "validation: hold out training.stopping_fraction of each split's training rows, measure the predictive NLL "
+         "on them every training.stopping_every steps, stop after training.stopping_patience measurements without "
+         "improvement (the configured steps are then the maximum) and keep the parameters of the best measurement "
+         "(train/stopping.h; the record's `stopping` says where); off: the fixed schedule; auto: validation for a "
+         "CSV file of yours and the synthetic problems (splits of 20 training rows or more), off for the named data "
+         "sets (their papers' schedules); chosen on validation rows (results/selection/stopping/). Not for sghmc, "
+         "batched splits or a GPU");
+  v.num("training.stopping_fraction", fraction, 0.01, 0.5, "training.stopping: share of the training rows held out (at least 1 row)");
+  v.num("training.stopping_every", every, 1, 1e9, "training.stopping: steps between measurements on the held-out rows");
+  v.num("training.stopping_patience", patience, 1, 1e6, "training.stopping: measurements without improvement before training stops (never inside training.steps_fixed_noise)");
+  v.num("training.stopping_mc_samples", mc_samples, 1, 1e6, "training.stopping: Monte Carlo samples of each measurement");
+  v.use("training.steps_fixed_noise", min_steps);
+  v.use("model.kind", model_kind);
+  v.use("inference.kind", inference_kind);
+  v.use("training.device", device);
+  v.use("training.batched_splits", batched_splits);
+  v.use("data.dataset", dataset);
+}
 
 }  // namespace whvi::train

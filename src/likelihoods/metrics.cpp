@@ -1,4 +1,4 @@
-#include "train/metrics.h"
+#include "likelihoods/metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "common/errors.h"
 
-namespace whvi::train {
+namespace whvi::metrics {
 namespace {
 
 torch::Tensor std_normal_cdf(const torch::Tensor& z) { return 0.5 * torch::erfc(-z * M_SQRT1_2); }
@@ -269,4 +269,4 @@ Uncertainty predictive_uncertainty(const torch::Tensor& log_p) {
   return u;
 }
 
-}  // namespace whvi::train
+}  // namespace whvi::metrics

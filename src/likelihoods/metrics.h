@@ -12,7 +12,7 @@
 
 #include <torch/torch.h>
 
-namespace whvi::train {
+namespace whvi::metrics {
 
 struct RegressionMetrics {
   double rmse = 0;        // RMSE of the MC-mean prediction
@@ -121,4 +121,4 @@ struct Uncertainty {
 };
 Uncertainty predictive_uncertainty(const torch::Tensor& log_p);
 
-}  // namespace whvi::train
+}  // namespace whvi::metrics

@@ -27,7 +27,7 @@
 #include <cmath>
 
 #include "common/draws.h"
-#include "models/layer.h"
+#include "nn/layer.h"
 
 namespace whvi::models {
 
@@ -53,18 +53,17 @@ namespace {
 
 // The layer's own options (`model.vsd.*`): the layer never sees the config.
 struct VsdOptions {
-  int64_t householder = 0;
+  int64_t householder = 1;
   bool hierarchical = false;
   double z_prior_shape = 1, z_prior_rate = 1;
   double init_dropout = 0.1;
-  static VsdOptions from(const config::Config& cfg) {
-    VsdOptions o;
-    o.householder = cfg.get_int("model.vsd.householder");
-    o.hierarchical = cfg.get_bool("model.vsd.hierarchical");
-    o.z_prior_shape = cfg.get_float("model.vsd.z_prior_shape");
-    o.z_prior_rate = cfg.get_float("model.vsd.z_prior_rate");
-    o.init_dropout = cfg.get_float("model.vsd.init_dropout");
-    return o;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.vsd.householder", householder, 0, 16, "T: Householder reflections of VSD's noise covariance U diag(alpha) U^T (paper: 1 or 2 at scale; 0 = Gaussian dropout); v_{t+1} = A_t v_t + c_t");
+    v.num("model.vsd.init_dropout", init_dropout, 1e-4, 0.99, "initial alpha = p / (1 - p) of VSD's multiplicative noise (Gaussian dropout with rate p)");
+    v.flag("model.vsd.hierarchical", hierarchical, "VSD's prior hierarchy (paper 3.3): a scale z per input unit, q(z) LogNormal, p(z) Gamma(shape, rate)");
+    v.num("model.vsd.z_prior_shape", z_prior_shape, 1e-6, options::kInf, "a: Gamma(a, rate b) prior on z (model.vsd.hierarchical)");
+    v.num("model.vsd.z_prior_rate", z_prior_rate, 1e-6, options::kInf, "b: Gamma(a, rate b) prior on z (model.vsd.hierarchical)");
   }
 };
 
@@ -146,8 +145,10 @@ class VsdLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_vsd_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<VsdLayer>(in, out, VsdOptions::from(cfg), ctx.gen);
+LayerPtr make_vsd_layer(int64_t in, int64_t out, const VsdOptions& o, const LayerContext& ctx) {
+  return std::make_shared<VsdLayer>(in, out, o, ctx.gen);
 }
+
+LayerKind vsd_layer_kind() { return layer_kind("vsd", make_vsd_layer); }
 
 }  // namespace whvi::models

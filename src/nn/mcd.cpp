@@ -8,14 +8,14 @@
 #include <cmath>
 
 #include "common/draws.h"
-#include "models/fused_ops.h"
-#include "models/layer.h"
-#include "models/layer_options.h"
+#include "nn/fused_ops.h"
+#include "nn/layer.h"
+#include "nn/layer_options.h"
 
 namespace whvi::models {
 namespace {
 
-class McdLayer : public BayesianLayer {
+class McdLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
  public:
   McdLayer(int64_t in, int64_t out, const McdOptions& o, bool is_output, const at::Generator& gen)
       : BayesianLayer("mcd", in, out) {
@@ -41,7 +41,7 @@ class McdLayer : public BayesianLayer {
   torch::Tensor kl_impl() override { return decay_ * (w_.square().sum() + b_.square().sum()); }
 
   // Fused step: the same draws as forward_impl (one Bernoulli per output element).
-  bool supports_fused() const override { return true; }
+  FusedLayer* fused() override { return this; }
   torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
     torch::NoGradGuard ng;
     const int64_t n = x.size(0), out = out_features();
@@ -79,7 +79,7 @@ class McdLayer : public BayesianLayer {
     return decay_ * (w_.square().sum().item<double>() + b_.square().sum().item<double>());
   }
 
-  bool supports_group() const override { return true; }
+  GroupLayer* group() override { return this; }
   torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
                               const std::vector<at::Generator>& gens, torch::Tensor* kl) override {
     const auto w = stack_group<McdLayer>(group, [](McdLayer& l) { return l.w_; });  // [S, in, out]
@@ -101,8 +101,10 @@ class McdLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_mcd_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<McdLayer>(in, out, McdOptions::from(cfg), ctx.is_output, ctx.gen);
+LayerPtr make_mcd_layer(int64_t in, int64_t out, const McdOptions& o, const LayerContext& ctx) {
+  return std::make_shared<McdLayer>(in, out, o, ctx.is_output, ctx.gen);
 }
+
+LayerKind mcd_layer_kind() { return layer_kind("mcd", make_mcd_layer); }
 
 }  // namespace whvi::models

@@ -8,7 +8,7 @@
 // Init: U(+-1/sqrt(fan_in)) for W and b (LibTorch's Linear default).
 #include <cmath>
 
-#include "models/layer.h"
+#include "nn/layer.h"
 
 namespace whvi::models {
 namespace {
@@ -34,9 +34,20 @@ class LinearLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_linear_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  const double pv = cfg.get_float("model.sghmc.prior_var");
+// The deterministic layer's prior (SGHMC's target, an ensemble's MAP fit).
+struct LinearOptions {
+  double prior_var = 0;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.sghmc.prior_var", prior_var, 0, options::kInf, "prior N(0, v) on every weight and bias of the deterministic network; 0 = 1/fan_in (as model.mfg.prior_var)");
+  }
+};
+
+LayerPtr make_linear_layer(int64_t in, int64_t out, const LinearOptions& o, const LayerContext& ctx) {
+  const double pv = o.prior_var;
   return std::make_shared<LinearLayer>(in, out, pv > 0 ? pv : 1.0 / static_cast<double>(in), ctx.gen);
 }
+
+LayerKind linear_layer_kind() { return layer_kind("linear", make_linear_layer); }
 
 }  // namespace whvi::models

@@ -10,24 +10,36 @@
 #include <torch/torch.h>
 
 #include "common/draws.h"
-#include "config/config.h"
+#include "common/options.h"
 #include "fwht.h"
-#include "models/layer.h"
+#include "nn/layer.h"
 
 namespace whvi::models {
 
 struct WhviOptions {
-  bool shared_g = false;                     // model.whvi.shared_g
-  double prior_var = 1;                      // model.whvi.prior_var
-  double init_g_mean_std = 0.7071067811865476;  // model.whvi.init_g_mean_std
-  double init_g_logvar = -9.2103403719761836;   // model.whvi.init_g_logvar
-  std::string bias = "deterministic";        // model.whvi.bias
-  double bias_prior_var = 0.01;              // model.whvi.bias_prior_var
-  // The paper's Table 2 alternatives (issue 12): which diagonal factors W
-  // has, and whether S1, S2 are optimised or mean-field variational.
-  std::string structure = "s1hghs2";         // model.whvi.structure
-  std::string s_posterior = "optimised";     // model.whvi.s_posterior
-  double s_prior_var = 0;                    // model.whvi.s_prior_var (0: 2/D)
+  bool shared_g = false;
+  double prior_var = 1;
+  double init_g_mean_std = 0.7071067811865476;
+  double init_g_logvar = -9.2103403719761836;
+  std::string bias = "deterministic";
+  double bias_prior_var = 0.01;
+  // The paper's Table 2 alternatives: which diagonal factors W has, and
+  // whether S1, S2 are optimised or mean-field variational.
+  std::string structure = "s1hghs2";
+  std::string s_posterior = "optimised";
+  double s_prior_var = 0;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.whvi.prior_var", prior_var, 1e-12, options::kInf, "lambda: prior N(0, lambda I) on g (chosen on validation data, docs/reference.md; the paper says 1e-5)");
+    v.num("model.whvi.init_g_mean_std", init_g_mean_std, 0, 1e6, "g mean initialised N(0, s^2): s = 1/sqrt(2) gives W a He-scale variance with kaiming-uniform S1, S2");
+    v.num("model.whvi.init_g_logvar", init_g_logvar, -50, 10, "initial log variance of g (default log(1e-4): starts near a deterministic net)");
+    v.flag("model.whvi.shared_g", shared_g, "one g shared by the stacked blocks (authors' linear layer) instead of one per block");
+    v.pick("model.whvi.bias", bias, {"deterministic", "bayesian", "none"}, "bias of WHVI layers");
+    v.num("model.whvi.bias_prior_var", bias_prior_var, 1e-12, options::kInf, "prior variance of a Bayesian bias (authors: 0.01)");
+    v.pick("model.whvi.structure", structure, {"s1hghs2", "s1hghs2h", "shgh", "gh"}, "W's factorisation (the paper's Table 2): s1hghs2 = S1 H G H S2 (WHVI), s1hghs2h = S1 H G H S2 H, shgh = S H G H, gh = G H; G = diag(g) variational; g's initial scale and prior variance are multiplied by c^2 (1, 1/D, 2/D, 4/D) so every structure starts at the same weight variance");
+    v.pick("model.whvi.s_posterior", s_posterior, {"optimised", "mean-field"}, "S1, S2 optimised (WHVI) or mean-field Gaussian variational (Table 2's S_var rows; prior N(0, model.whvi.s_prior_var))");
+    v.num("model.whvi.s_prior_var", s_prior_var, 0, options::kInf, "prior variance of mean-field S1, S2; 0 = 2/D (the variance of their initial values)");
+  }
   bool is_default_structure() const { return structure == "s1hghs2" && s_posterior == "optimised"; }
   bool has_s1() const { return structure != "gh"; }
   bool has_s2() const { return structure == "s1hghs2" || structure == "s1hghs2h"; }
@@ -42,19 +54,6 @@ struct WhviOptions {
     if (structure == "shgh") return 2.0 / dd;
     if (structure == "gh") return 4.0 / dd;
     return 1.0;
-  }
-  static WhviOptions from(const config::Config& cfg) {
-    WhviOptions o;
-    o.structure = cfg.get_string("model.whvi.structure");
-    o.s_posterior = cfg.get_string("model.whvi.s_posterior");
-    o.s_prior_var = cfg.get_float("model.whvi.s_prior_var");
-    o.shared_g = cfg.get_bool("model.whvi.shared_g");
-    o.prior_var = cfg.get_float("model.whvi.prior_var");
-    o.init_g_mean_std = cfg.get_float("model.whvi.init_g_mean_std");
-    o.init_g_logvar = cfg.get_float("model.whvi.init_g_logvar");
-    o.bias = cfg.get_string("model.whvi.bias");
-    o.bias_prior_var = cfg.get_float("model.whvi.bias_prior_var");
-    return o;
   }
 };
 

@@ -15,8 +15,8 @@
 #include <cmath>
 
 #include "common/draws.h"
-#include "models/layer.h"
-#include "models/whvi_params.h"
+#include "nn/layer.h"
+#include "nn/whvi_params.h"
 #include "ops/fwht_op.h"
 
 namespace whvi::models {
@@ -75,11 +75,22 @@ class WhviReshapeLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_whvi_reshape_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  const auto o = WhviOptions::from(cfg);
+// model.whvi.* (declared by the whvi layer kind)
+struct WhviReshapeOptions {
+  WhviOptions whvi;
+  template <class V>
+  void visit(V& v) {
+    v.part(whvi);
+  }
+};
+
+LayerPtr make_whvi_reshape_layer(int64_t in, int64_t out, const WhviReshapeOptions& ro, const LayerContext& ctx) {
+  const WhviOptions& o = ro.whvi;
   WHVI_CHECK(o.is_default_structure(), "whvi-reshape supports only WHVI's own structure (S1 H G H S2 with "
              "optimised S); remove model.whvi.structure and model.whvi.s_posterior");
   return std::make_shared<WhviReshapeLayer>(in, out, o, ctx.gen);
 }
+
+LayerKind whvi_reshape_layer_kind() { return layer_kind("whvi-reshape", make_whvi_reshape_layer); }
 
 }  // namespace whvi::models

@@ -33,15 +33,15 @@
 #include "common/errors.h"
 #include "common/runtime.h"
 #include "fwht.h"
-#include "models/fused_ops.h"
-#include "models/layer.h"
-#include "models/whvi_params.h"
+#include "nn/fused_ops.h"
+#include "nn/layer.h"
+#include "nn/whvi_params.h"
 #include "ops/fwht_op.h"
 
 namespace whvi::models {
 namespace {
 
-class WhviLayer : public BayesianLayer {
+class WhviLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
  public:
   WhviLayer(int64_t in, int64_t out, const WhviOptions& o, const at::Generator& gen)
       : BayesianLayer("whvi", in, out), p_(*this, in, out, o, gen) {}
@@ -61,7 +61,7 @@ class WhviLayer : public BayesianLayer {
 
   // Fused step: the default structure without a Bayesian bias, on the CPU;
   // the same draws as forward_impl (one normal per row, group and D).
-  bool supports_fused() const override { return p_.opt.is_default_structure() && p_.opt.bias != "bayesian"; }
+  FusedLayer* fused() override { return p_.opt.is_default_structure() && p_.opt.bias != "bayesian" ? this : nullptr; }
   torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
     torch::NoGradGuard ng;
     WHVI_CHECK(x.is_cpu(), "training.engine fused: the WHVI layer's fused step runs on the CPU; set training.engine: autograd");
@@ -144,10 +144,9 @@ class WhviLayer : public BayesianLayer {
   // Batched splits: S1 H diag(g) H S2 through the differentiable FWHT op
   // (the generic path; the fused kernel takes one layer's vectors), one draw
   // of g per row as forward(), then the bias.
-  bool supports_group() const override { return p_.opt.is_default_structure(); }
+  GroupLayer* group() override { return p_.opt.is_default_structure() ? this : nullptr; }
   torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
                               const std::vector<at::Generator>& gens, torch::Tensor* kl) override {
-    if (!supports_group()) return BayesianLayer::forward_group(group, x, mode, gens, kl);
     const auto& o = p_.opt;
     const int64_t S = x.size(0), r = x.size(1), d = p_.d, out = out_features();
     auto get = [&](auto member) { return stack_group<WhviLayer>(group, [&](WhviLayer& l) { return l.p_.*member; }); };
@@ -210,8 +209,10 @@ class WhviLayer : public BayesianLayer {
 };
 }  // namespace
 
-LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<WhviLayer>(in, out, WhviOptions::from(cfg), ctx.gen);
+LayerPtr make_whvi_layer(int64_t in, int64_t out, const WhviOptions& o, const LayerContext& ctx) {
+  return std::make_shared<WhviLayer>(in, out, o, ctx.gen);
 }
+
+LayerKind whvi_layer_kind() { return layer_kind("whvi", make_whvi_layer); }
 
 }  // namespace whvi::models

@@ -8,14 +8,14 @@
 #include <cmath>
 
 #include "common/draws.h"
-#include "models/fused_ops.h"
-#include "models/layer.h"
-#include "models/layer_options.h"
+#include "nn/fused_ops.h"
+#include "nn/layer.h"
+#include "nn/layer_options.h"
 
 namespace whvi::models {
 namespace {
 
-class MfgLayer : public BayesianLayer {
+class MfgLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
  public:
   MfgLayer(int64_t in, int64_t out, const MfgOptions& o, const at::Generator& gen)
       : BayesianLayer("mfg", in, out) {
@@ -46,7 +46,7 @@ class MfgLayer : public BayesianLayer {
   }
 
   // Fused step: the same draws as forward_impl (one normal per output element).
-  bool supports_fused() const override { return true; }
+  FusedLayer* fused() override { return this; }
   torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
     torch::NoGradGuard ng;
     const int64_t n = x.size(0), out = out_features();
@@ -100,7 +100,7 @@ class MfgLayer : public BayesianLayer {
            kl_diag_gaussian_backward_exp(b_mu_, b_logvar_, fused_bv_, bias_prior_var_);
   }
 
-  bool supports_group() const override { return true; }
+  GroupLayer* group() override { return this; }
   torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
                               const std::vector<at::Generator>& gens, torch::Tensor* kl) override {
     const auto w_mu = stack_group<MfgLayer>(group, [](MfgLayer& l) { return l.w_mu_; });
@@ -125,8 +125,10 @@ class MfgLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_mfg_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<MfgLayer>(in, out, MfgOptions::from(cfg), ctx.gen);
+LayerPtr make_mfg_layer(int64_t in, int64_t out, const MfgOptions& o, const LayerContext& ctx) {
+  return std::make_shared<MfgLayer>(in, out, o, ctx.gen);
 }
+
+LayerKind mfg_layer_kind() { return layer_kind("mfg", make_mfg_layer); }
 
 }  // namespace whvi::models

@@ -19,7 +19,7 @@
 // gradient kept) for the optimiser.
 #pragma once
 
-#include "models/layer.h"
+#include "nn/layer.h"
 
 namespace whvi::models {
 

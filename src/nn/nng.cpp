@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "common/draws.h"
-#include "models/nng_layer.h"
+#include "nn/nng_layer.h"
 
 namespace whvi::models {
 
@@ -70,9 +70,23 @@ torch::Tensor NngLayer::kl_impl() {
   return 0.5 * (m_.square().sum() / prior_var_ + (tr / prior_var_ - d + d * std::log(prior_var_) - ld));
 }
 
-LayerPtr make_nng_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  return std::make_shared<NngLayer>(in, out, cfg.get_float("model.nng.prior_var"), ctx.gen,
-                                    cfg.get_string("model.nng.sampling") == "rows");
+namespace {
+// The noisy K-FAC layer's own options (its optimiser's are in infer/nng.h).
+struct NngLayerOptions {
+  double prior_var = 1;
+  std::string sampling = "weights";
+  template <class V>
+  void visit(V& v) {
+    v.num("model.nng.prior_var", prior_var, 1e-12, options::kInf, "eta: prior N(0, eta I) on the weights (authors' UCI config: 1)");
+    v.pick("model.nng.sampling", sampling, {"weights", "rows"}, "fully connected layers: form each particle's weights (the authors) or only its effect on the rows, the same draw, cheaper for wide layers and small batches (the prior term then uses the mean)");
+  }
+};
+
+LayerPtr make_nng_layer(int64_t in, int64_t out, const NngLayerOptions& o, const LayerContext& ctx) {
+  return std::make_shared<NngLayer>(in, out, o.prior_var, ctx.gen, o.sampling == "rows");
 }
+}  // namespace
+
+LayerKind nng_layer_kind() { return layer_kind("nng", make_nng_layer); }
 
 }  // namespace whvi::models

@@ -1,6 +1,6 @@
 // NF-WHVI (paper §2.4, supplement C): the WHVI layer W = S1 H diag(g) H S2
 // with q(g) a diagonal Gaussian q0 pushed through K planar flows
-// (Rezende & Mohamed 2015; models/planar_flow.h, with the invertibility
+// (Rezende & Mohamed 2015; nn/planar_flow.h, with the invertibility
 // constraint wᵀû > -1, so every flow is invertible).
 // The KL term has no closed form; it is split as
 //   KL(q_K || p) = KL(q0 || p) + E_q0[ log p(z_0) - log p(z_K) - Σ_k log|det J_k| ],   p = N(0, λ I),
@@ -30,9 +30,9 @@
 
 #include "common/draws.h"
 #include "fwht.h"
-#include "models/layer.h"
-#include "models/planar_flow.h"
-#include "models/whvi_params.h"
+#include "nn/layer.h"
+#include "nn/planar_flow.h"
+#include "nn/whvi_params.h"
 #include "ops/fwht_op.h"
 
 namespace whvi::models {
@@ -94,11 +94,24 @@ class NfWhviLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  const auto o = WhviOptions::from(cfg);
+// model.nf_whvi.* and WHVI's own options (declared by the whvi layer kind)
+struct NfWhviOptions {
+  WhviOptions whvi;
+  int64_t flows = 3;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.nf_whvi.flows", flows, 0, 1000, "planar flows on each WHVI layer's g (paper: 10 on the toy problem, 3 on the CNNs); the other settings are model.whvi.*");
+    v.part(whvi);
+  }
+};
+
+LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const NfWhviOptions& no, const LayerContext& ctx) {
+  const WhviOptions& o = no.whvi;
   WHVI_CHECK(o.is_default_structure(), "nf-whvi supports only WHVI's own structure (S1 H G H S2 with optimised S); "
              "remove model.whvi.structure and model.whvi.s_posterior, or use model.kind: whvi");
-  return std::make_shared<NfWhviLayer>(in, out, o, cfg.get_int("model.nf_whvi.flows"), ctx.gen);
+  return std::make_shared<NfWhviLayer>(in, out, o, no.flows, ctx.gen);
 }
+
+LayerKind nf_whvi_layer_kind() { return layer_kind("nf-whvi", make_nf_whvi_layer); }
 
 }  // namespace whvi::models

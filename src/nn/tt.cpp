@@ -27,7 +27,7 @@
 #include <cmath>
 
 #include "common/draws.h"
-#include "models/layer.h"
+#include "nn/layer.h"
 
 namespace whvi::models {
 
@@ -44,13 +44,12 @@ struct TtOptions {
   int64_t rank = 4, cores = 3;
   double prior_var = 1;
   std::string variational = "internal";
-  static TtOptions from(const config::Config& cfg) {
-    TtOptions o;
-    o.rank = cfg.get_int("model.tt.rank");
-    o.cores = cfg.get_int("model.tt.cores");
-    o.prior_var = cfg.get_float("model.tt.prior_var");
-    o.variational = cfg.get_string("model.tt.variational");
-    return o;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.tt.rank", rank, 1, 4096, "R: the TT-rank between cores (tensor-train layer, the paper's Fig. 3)");
+    v.num("model.tt.cores", cores, 1, 30, "K: number of TT cores; input and output sizes are padded to powers of two and split over them");
+    v.pick("model.tt.variational", variational, {"internal", "all"}, "which cores are mean-field Gaussian: internal (cores 2 ... K-1, the others optimised, as the paper) or all");
+    v.num("model.tt.prior_var", prior_var, 1e-12, options::kInf, "prior N(0, v) on the entries of variational TT cores");
   }
 };
 
@@ -128,12 +127,13 @@ class TtLayer : public BayesianLayer {
 
 }  // namespace
 
-LayerPtr make_tt_layer(int64_t in, int64_t out, const config::Config& cfg, const LayerContext& ctx) {
-  const auto o = TtOptions::from(cfg);
+LayerPtr make_tt_layer(int64_t in, int64_t out, const TtOptions& o, const LayerContext& ctx) {
   WHVI_CHECK(o.variational == "all" || o.cores >= 3, "model.tt.cores = ", o.cores,
              " leaves no internal core to be variational (model.tt.variational: internal); use at least 3 cores "
              "or model.tt.variational: all");
   return std::make_shared<TtLayer>(in, out, o, ctx.gen);
 }
+
+LayerKind tt_layer_kind() { return layer_kind("tt", make_tt_layer); }
 
 }  // namespace whvi::models

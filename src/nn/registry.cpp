@@ -1,29 +1,27 @@
 // Every layer kind, in one place. A new kind is <kind>.cpp, one line here and
-// its tests; the registry tests loop over registered_layer_kinds().
+// its tests; the registry tests loop over registered_layer_kinds(). Each kind's
+// options are declared in its own file and reach the schema from here.
 #include <cmath>
 #include <utility>
 
-#include "models/layer.h"
+#include "nn/layer.h"
 
 namespace whvi::models {
-namespace {
 
-const std::vector<std::pair<std::string, LayerFactory>>& registry() {
-  static const std::vector<std::pair<std::string, LayerFactory>> r = {
-      {"whvi", make_whvi_layer},
-      {"mfg", make_mfg_layer},
-      {"mcd", make_mcd_layer},
-      {"nf-whvi", make_nf_whvi_layer},
-      {"linear", make_linear_layer},
-      {"nng", make_nng_layer},
-      {"vsd", make_vsd_layer},
-      {"tt", make_tt_layer},
-      {"whvi-reshape", make_whvi_reshape_layer},
+const std::vector<LayerKind>& layer_kinds() {
+  static const std::vector<LayerKind> r = {
+      whvi_layer_kind(),
+      mfg_layer_kind(),
+      mcd_layer_kind(),
+      nf_whvi_layer_kind(),
+      linear_layer_kind(),
+      nng_layer_kind(),
+      vsd_layer_kind(),
+      tt_layer_kind(),
+      whvi_reshape_layer_kind(),
   };
   return r;
 }
-
-}  // namespace
 
 BayesianLayer::BayesianLayer(std::string kind, int64_t in, int64_t out)
     : kind_(std::move(kind)), in_(in), out_(out) {
@@ -47,24 +45,6 @@ torch::Tensor BayesianLayer::forward(const torch::Tensor& x, ForwardCtx& ctx) {
   auto y = forward_impl(x, ctx);
   WHVI_ASSERT(y.dim() == 2 && y.size(0) == x.size(0) && y.size(1) == out_);
   return y;
-}
-
-torch::Tensor BayesianLayer::forward_group(const std::vector<BayesianLayer*>&, const torch::Tensor&, Mode,
-                                           const std::vector<at::Generator>&, torch::Tensor*) {
-  throw Error("training.batched_splits: layer kind '" + kind_ + "' cannot train splits as one batched model "
-              "(supported: whvi with its default structure, mfg, mcd); set training.batched_splits: 1");
-}
-
-torch::Tensor BayesianLayer::fused_forward(const torch::Tensor&, const at::Generator&, FusedCache&) {
-  throw Error("training.engine fused: layer kind '" + kind_ + "' has no fused step; set training.engine: autograd");
-}
-
-torch::Tensor BayesianLayer::fused_backward(const torch::Tensor&, FusedCache&, bool) {
-  throw Error("training.engine fused: layer kind '" + kind_ + "' has no fused step; set training.engine: autograd");
-}
-
-double BayesianLayer::fused_kl_backward() {
-  throw Error("training.engine fused: layer kind '" + kind_ + "' has no fused step; set training.engine: autograd");
 }
 
 namespace {
@@ -142,11 +122,11 @@ int64_t count_trainable(const torch::nn::Module& m) {
 
 int64_t BayesianLayer::num_params() const { return count_trainable(*this); }
 
-LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const config::Config& cfg,
+LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const options::Source& src,
                     const LayerContext& ctx) {
   WHVI_ASSERT(ctx.gen.defined());
-  for (const auto& [name, factory] : registry())
-    if (name == kind) return factory(in, out, cfg, ctx);
+  for (const auto& k : layer_kinds())
+    if (k.name == kind) return k.make(in, out, src, ctx);
   std::string known;
   for (const auto& k : registered_layer_kinds()) known += (known.empty() ? "" : ", ") + k;
   throw Error("unknown layer kind '" + kind + "'; registered kinds: " + known);
@@ -154,7 +134,7 @@ LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const conf
 
 std::vector<std::string> registered_layer_kinds() {
   std::vector<std::string> out;
-  for (const auto& [name, f] : registry()) out.push_back(name);
+  for (const auto& k : layer_kinds()) out.push_back(k.name);
   return out;
 }
 

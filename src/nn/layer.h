@@ -21,7 +21,7 @@
 #include <torch/torch.h>
 
 #include "common/rng.h"
-#include "config/config.h"
+#include "common/options.h"
 
 namespace whvi::models {
 
@@ -34,7 +34,7 @@ enum class Mode { kSample, kMean };
 // need it), and what layers hand back: Monte Carlo KL terms (planar flows add
 // mean over draws of log q(g_K) - log p(g_K), as a tensor with its gradient)
 // and, when `capture` is set, the tensors the natural-gradient optimiser needs.
-struct KfacCapture;  // models/nng_layer.h
+struct KfacCapture;  // nn/nng_layer.h
 struct ForwardCtx {
   Mode mode = Mode::kMean;
   at::Generator gen;
@@ -63,6 +63,9 @@ struct FusedCache {
   torch::Tensor& operator[](size_t i) { return slots.at(i); }
 };
 
+class FusedLayer;  // below
+class GroupLayer;
+
 class BayesianLayer : public torch::nn::Module {
  public:
   BayesianLayer(std::string kind, int64_t in_features, int64_t out_features);
@@ -81,32 +84,10 @@ class BayesianLayer : public torch::nn::Module {
   // Number of trainable scalars.
   int64_t num_params() const;
 
-  // Batched splits (training.batched_splits; train/batched.h): the forward
-  // pass of S layers of this kind and shape, one per split (group[0] is
-  // this layer), on x [S, R, in] -> [S, R, out]. Split s draws from gens[s]
-  // only, the same draws in the same order as forward() with that generator,
-  // so a split's numbers do not depend on the others in its group. With `kl`
-  // set, also their KL terms as [S]. Kinds that implement it return true
-  // from supports_group(); the others are refused by name.
-  virtual bool supports_group() const { return false; }
-  virtual torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
-                                      const std::vector<at::Generator>& gens, torch::Tensor* kl);
-
-  // The fused training step (training.engine: fused; infer/fused_step.h):
-  // the sampling forward pass on x [n, in] without autograd, keeping in
-  // `cache` what the backward pass needs (buffers reused from step to step),
-  // and the backward pass from dL/dout [n, out], which ADDS the data term's
-  // gradients and those of `kl_weight` x the layer's closed-form KL into the
-  // parameters' .grad() and returns dL/dx (when need_dx). The draws are the
-  // ones forward() makes from the same generator, in the same order, so the
-  // two paths agree to float rounding (tests/test_fused_step.cpp). Kinds that
-  // implement it return true from supports_fused(); a network with any other
-  // layer takes the autograd step.
-  virtual bool supports_fused() const { return false; }
-  virtual torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& cache);
-  virtual torch::Tensor fused_backward(const torch::Tensor& dout, FusedCache& cache, bool need_dx);
-  // The closed-form KL (a double) with its gradient added into .grad().
-  virtual double fused_kl_backward();
+  // The opt-in steps below: this layer's, where its kind (with these
+  // options) has one, else nullptr.
+  virtual FusedLayer* fused() { return nullptr; }
+  virtual GroupLayer* group() { return nullptr; }
 
   const std::string& kind() const { return kind_; }
   int64_t in_features() const { return in_; }
@@ -121,6 +102,38 @@ class BayesianLayer : public torch::nn::Module {
   int64_t in_, out_;
 };
 
+// Opt-in: the fused training step (training.engine: fused;
+// infer/fused_step.h): the sampling forward pass on x [n, in] without
+// autograd, keeping in `cache` what the backward pass needs (buffers reused
+// from step to step), and the backward pass from dL/dout [n, out], which ADDS
+// the data term's gradients into the parameters' .grad() and returns dL/dx
+// (when need_dx). The draws are the ones forward() makes from the same
+// generator, in the same order, so the two paths agree to float rounding
+// (tests/test_fused_step.cpp). A network with a layer whose fused() is
+// nullptr takes the autograd step.
+class FusedLayer {
+ public:
+  virtual ~FusedLayer() = default;
+  virtual torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& cache) = 0;
+  virtual torch::Tensor fused_backward(const torch::Tensor& dout, FusedCache& cache, bool need_dx) = 0;
+  // The closed-form KL (a double) with its gradient added into .grad().
+  virtual double fused_kl_backward() = 0;
+};
+
+// Opt-in: batched splits (training.batched_splits; train/batched.h): the
+// forward pass of S layers of this kind and shape, one per split (group[0] is
+// this layer), on x [S, R, in] -> [S, R, out]. Split s draws from gens[s]
+// only, the same draws in the same order as forward() with that generator,
+// so a split's numbers do not depend on the others in its group. With `kl`
+// set, also their KL terms as [S]. A network with a layer whose group() is
+// nullptr is refused by name.
+class GroupLayer {
+ public:
+  virtual ~GroupLayer() = default;
+  virtual torch::Tensor forward_group(const std::vector<BayesianLayer*>& group, const torch::Tensor& x, Mode mode,
+                                      const std::vector<at::Generator>& gens, torch::Tensor* kl) = 0;
+};
+
 using LayerPtr = std::shared_ptr<BayesianLayer>;
 
 // Where a layer sits in the network (some kinds behave differently at the
@@ -131,13 +144,29 @@ struct LayerContext {
   at::Generator gen;
 };
 
-using LayerFactory =
-    std::function<LayerPtr(int64_t in, int64_t out, const config::Config&, const LayerContext&)>;
+// A registered layer kind: its name, its options' declarations (the schema
+// gathers them) and a factory that reads its options and builds a layer.
+struct LayerKind {
+  std::string name;
+  std::vector<options::Spec> (*declare)();
+  std::function<LayerPtr(int64_t in, int64_t out, const options::Source&, const LayerContext&)> make;
+};
 
-// Creates a layer of a registered kind; an unknown kind is an error listing
-// the registered ones.
-LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const config::Config& cfg,
+// The registration of a kind whose factory takes its options struct O.
+template <class O>
+LayerKind layer_kind(std::string name, LayerPtr (*make)(int64_t, int64_t, const O&, const LayerContext&)) {
+  return {std::move(name), &options::declare<O>,
+          [make](int64_t in, int64_t out, const options::Source& src, const LayerContext& ctx) {
+            return make(in, out, options::read<O>(src), ctx);
+          }};
+}
+
+// Creates a layer of a registered kind with its options read from `src`; an
+// unknown kind is an error listing the registered ones.
+LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const options::Source& src,
                     const LayerContext& ctx);
+// The registered kinds, in registration order.
+const std::vector<LayerKind>& layer_kinds();
 std::vector<std::string> registered_layer_kinds();
 
 // Number of trainable scalars of a module (parameters with requires_grad).
@@ -174,21 +203,21 @@ torch::Tensor draw_per_split(const std::vector<at::Generator>& gens, Make make) 
   return torch::stack(ts);
 }
 
-// The factories, one per kind (defined beside each layer).
-LayerPtr make_whvi_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
-LayerPtr make_mfg_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
-LayerPtr make_mcd_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
-LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
-LayerPtr make_linear_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
-LayerPtr make_nng_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
-LayerPtr make_vsd_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
-LayerPtr make_tt_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
-LayerPtr make_whvi_reshape_layer(int64_t in, int64_t out, const config::Config&, const LayerContext&);
+// The registrations, one per kind (defined beside each layer).
+LayerKind whvi_layer_kind();
+LayerKind mfg_layer_kind();
+LayerKind mcd_layer_kind();
+LayerKind nf_whvi_layer_kind();
+LayerKind linear_layer_kind();
+LayerKind nng_layer_kind();
+LayerKind vsd_layer_kind();
+LayerKind tt_layer_kind();
+LayerKind whvi_reshape_layer_kind();
 
 // The TT layer's mode sizes of a dimension 2^e over `cores` cores (tt.cpp).
 std::vector<int64_t> tt_modes(int64_t e, int64_t cores);
 
-// VSD's pieces (models/vsd.cpp), for tests: U = H_T ⋯ H_1 from Householder
+// VSD's pieces (nn/vsd.cpp), for tests: U = H_T ⋯ H_1 from Householder
 // vectors [T, K] (rows), and the paper's eq. 5 KL for Q outputs.
 torch::Tensor householder_product(const torch::Tensor& vs);
 torch::Tensor vsd_kl(const torch::Tensor& log_alpha, const torch::Tensor& u, int64_t q);

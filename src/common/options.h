@@ -1,0 +1,168 @@
+// Options declared once, beside the component that uses them.
+//
+// A component's options are one struct whose member initialisers are the
+// defaults and whose visit() names each field's key, bounds or allowed values
+// and one line of help:
+//
+//   struct MfgOptions {
+//     double prior_var = 0;
+//     template <class V> void visit(V& v) {
+//       v.num("model.mfg.prior_var", prior_var, 0, kInf, "prior variance of the weights; 0 = 1/fan_in");
+//     }
+//   };
+//
+// That one declaration feeds everything else: options::declare<T>() gives
+// the schema's entries (the config file's validation, `whvi config
+// --describe`, the fingerprint's keys), options::read<T>(source) fills the
+// struct from the experiment's config for the component's factory. A
+// component never sees the config itself: only an options::Source (which
+// config::Config implements) through read<T>.
+//
+// A field that reads a key declared by another component (the likelihood
+// reads training.steps_fixed_noise) says so with v.use(key, field); an
+// options struct that embeds another's (NF-WHVI's WhviOptions) visits it with
+// v.part(sub): neither declares the key a second time.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/errors.h"
+
+namespace whvi::options {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+enum class Type { kInt, kFloat, kString, kBool };
+
+// One key of the schema.
+struct Spec {
+  std::string key;    // dotted path, e.g. "model.width"
+  Type type;
+  std::string def;    // default, as YAML scalar text
+  double min = 0;     // inclusive numeric bounds
+  double max = 0;
+  std::vector<std::string> choices;  // allowed strings (empty: any)
+  std::string help;
+};
+
+// Where a component's options come from: typed reads by key. Validation
+// (types, bounds, allowed values) has happened before anything reads.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual int64_t get_int(const std::string& key) const = 0;
+  virtual double get_float(const std::string& key) const = 0;
+  virtual const std::string& get_string(const std::string& key) const = 0;
+  virtual bool get_bool(const std::string& key) const = 0;
+  // The name errors give the origin by (a config file's path).
+  virtual const std::string& source() const = 0;
+  // Every key the source holds, declared (its schema): defaults for messages.
+  virtual const std::vector<Spec>& declared() const = 0;
+};
+
+// Shortest decimal text that reads back as exactly `x` ("inf" for infinity).
+inline std::string format_double(double x) {
+  if (x == kInf) return ".inf";
+  if (x == -kInf) return "-.inf";
+  char buf[40];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
+  return buf;
+}
+
+namespace detail {
+template <class T, class = void>
+struct has_finish : std::false_type {};
+template <class T>
+struct has_finish<T, std::void_t<decltype(std::declval<T&>().finish())>> : std::true_type {};
+}  // namespace detail
+
+// The visitor that collects a struct's declarations (its defaults are the
+// struct's current values).
+class Declare {
+ public:
+  void num(const char* key, int64_t& v, double lo, double hi, const char* help) {
+    specs.push_back({key, Type::kInt, std::to_string(v), lo, hi, {}, help});
+  }
+  void num(const char* key, double& v, double lo, double hi, const char* help) {
+    specs.push_back({key, Type::kFloat, format_double(v), lo, hi, {}, help});
+  }
+  // a string from `choices` (empty: any string)
+  void pick(const char* key, std::string& v, std::vector<std::string> choices, const char* help) {
+    specs.push_back({key, Type::kString, v, 0, 0, std::move(choices), help});
+  }
+  void text(const char* key, std::string& v, const char* help) { pick(key, v, {}, help); }
+  void flag(const char* key, bool& v, const char* help) {
+    specs.push_back({key, Type::kBool, v ? "true" : "false", 0, 0, {}, help});
+  }
+  template <class T>
+  void use(const char*, T&) {}
+  template <class T>
+  void part(T&) {}
+
+  std::vector<Spec> specs;
+};
+
+// The visitor that fills a struct from a Source.
+class Read {
+ public:
+  explicit Read(const Source& s) : src_(s) {}
+  void num(const char* key, int64_t& v, double, double, const char*) { v = src_.get_int(key); }
+  void num(const char* key, double& v, double, double, const char*) { v = src_.get_float(key); }
+  void pick(const char* key, std::string& v, const std::vector<std::string>&, const char*) { v = src_.get_string(key); }
+  void text(const char* key, std::string& v, const char*) { v = src_.get_string(key); }
+  void flag(const char* key, bool& v, const char*) { v = src_.get_bool(key); }
+  void use(const char* key, int64_t& v) { v = src_.get_int(key); }
+  void use(const char* key, double& v) { v = src_.get_float(key); }
+  void use(const char* key, std::string& v) { v = src_.get_string(key); }
+  void use(const char* key, bool& v) { v = src_.get_bool(key); }
+  template <class T>
+  void part(T& sub) {
+    sub.visit(*this);
+    if constexpr (detail::has_finish<T>::value) sub.finish();
+  }
+
+ private:
+  const Source& src_;
+};
+
+// The schema entries a struct declares (use() and part() fields excluded).
+template <class T>
+std::vector<Spec> declare() {
+  T t;
+  Declare d;
+  t.visit(d);
+  return d.specs;
+}
+
+// The struct filled from `src`; then its finish(), where it has one, derives
+// what it computes from the values read.
+template <class T>
+T read(const Source& src) {
+  T t;
+  Read r(src);
+  t.visit(r);
+  if constexpr (detail::has_finish<T>::value) t.finish();
+  return t;
+}
+
+// The options of a component that has none.
+struct None {
+  template <class V>
+  void visit(V&) {}
+};
+
+// Appends `more` to `to` (a section of the schema).
+inline void append(std::vector<Spec>& to, const std::vector<Spec>& more) { to.insert(to.end(), more.begin(), more.end()); }
+
+}  // namespace whvi::options

@@ -1,0 +1,139 @@
+// The schema: the experiment's own keys (data, seed, evaluation, output)
+// and every component's, gathered from their declarations beside their code
+// (common/options.h) through the registries. Defaults reproduce the WHVI
+// paper's UCI protocol (supplement D.1).
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "config/config.h"
+#include "infer/inference.h"
+#include "likelihoods/likelihood.h"
+#include "nn/layer.h"
+#include "models/regression_model.h"
+#include "models/trunk.h"
+#include "train/batched.h"
+#include "train/loop.h"
+#include "train/stopping.h"
+
+namespace whvi::config {
+namespace {
+
+Param I(std::string key, std::string def, double lo, double hi, std::string help) {
+  return {std::move(key), Type::kInt, std::move(def), lo, hi, {}, std::move(help)};
+}
+Param F(std::string key, std::string def, double lo, double hi, std::string help) {
+  return {std::move(key), Type::kFloat, std::move(def), lo, hi, {}, std::move(help)};
+}
+Param S(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
+  return {std::move(key), Type::kString, std::move(def), 0, 0, std::move(choices), std::move(help)};
+}
+Param B(std::string key, std::string def, std::string help) {
+  return {std::move(key), Type::kBool, std::move(def), 0, 0, {}, std::move(help)};
+}
+
+// The experiment's own keys: where the data come from and how they split,
+// the seed, what is evaluated and where results go.
+std::vector<Param> data_keys() {
+  return {
+      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) MNIST (mnist-mini, mnist), Fashion-MNIST (fashion-mnist; Debian's dataset-fashion-mnist is found by itself) or CIFAR-10 (cifar10-mini, cifar10): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear; the GP benchmarks borehole, hartmann6, rastrigin5, robot, otlcircuit), a CSV/TSV file with a header row (path ending .csv, .tsv, .csv.gz or .tsv.gz; see data.target), or a path to a folder in the UCI layout"),
+      S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
+      S("data.protocol", "paper", {"paper", "standard", "stratified", "random", "kfold"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits; stratified (classification): random splits that keep each class's share; random: data.splits random splits holding out data.test_fraction (stratified for classification; what paper means for a CSV file); kfold: data.folds folds, each row tested once (stratified for classification)"),
+      S("data.target", "", {}, "CSV data: the target column's name (default: the last column)"),
+      S("data.features", "", {}, "CSV data: the feature columns' names, a list or comma-separated (default: every column but the target)"),
+      S("data.missing", "error", {"error", "drop"}, "CSV data: an empty cell, NA or NaN is an error naming row and column (error), or its row is dropped and counted (drop)"),
+      F("data.test_fraction", "0.1", 0.01, 0.99, "fraction of the rows held out for testing by protocol random"),
+      I("data.folds", "5", 2, 1000, "number of folds of protocol kfold (data.splits is not used)"),
+      I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),
+      I("data.split_seed", "0", 0, 9.0e15, "seed of the paper protocol's splits (and of the toy data)"),
+      F("data.train_fraction", "0.9", 0.01, 0.99, "training fraction of the paper protocol's splits"),
+      I("data.toy_points", "128", 8, 1000000, "number of toy inputs (paper: 128)"),
+      I("data.synthetic_rows", "0", 0, 10000000, "rows of a synthetic:<name> problem (0: the problem's default)"),
+      B("data.augment", "false", "image data (CIFAR-10, MNIST): random crops with 4-pixel zero padding and horizontal flips of each training mini-batch (off by default, as the authors' code)"),
+      F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
+  };
+}
+
+std::vector<Param> run_keys() {
+  return {
+      I("training.seed", "0", 0, 9.0e15, "seed of initialisation, batches and noise; split k's streams are derived from (seed, k) only"),
+      I("evaluation.mc_samples", "64", 1, 1000000, "Monte Carlo samples at test time"),
+      S("evaluation.ood_dataset", "", {}, "classifiers: also score this data set's stored test rows (e.g. mnist-mini for a Fashion-MNIST model; same input size) as out-of-distribution and record the AUROC and AUPR of telling them from the test rows by predictive entropy and by mutual information"),
+      I("evaluation.every", "0", 0, 1e9, "if > 0: also evaluate every this many steps during training (a learning curve, stored as `curve` in the split's record; the paper's Figs. 2, 3, 7); its Monte Carlo draws come from their own stream, so the trained model does not change"),
+      I("evaluation.curve_mc_samples", "16", 1, 1000000, "Monte Carlo samples of each learning-curve point"),
+      S("output.dir", "results/uci", {}, "folder for result files"),
+      S("output.name", "", {}, "experiment name (default: the config file's stem); a plain file name: letters, digits, -_.+, not starting with '.'"),
+      B("output.checkpoints", "true", "write a checkpoint per split (needed by `whvi eval`)"),
+      I("output.grid_points", "0", 0, 1000000, "if > 0 (1-D inputs): predictions on a grid written as CSV"),
+      F("output.grid_lo", "-2", -1e15, 1e15, "grid start (original input units)"),
+      F("output.grid_hi", "3", -1e15, 1e15, "grid end (original input units)"),
+      B("output.plot", "true", "with a grid: render a PNG with gnuplot (scripts/plot_toy.sh)"),
+  };
+}
+
+bool same(const Param& a, const Param& b) {
+  return a.type == b.type && a.def == b.def && a.min == b.min && a.max == b.max && a.choices == b.choices &&
+         a.help == b.help;
+}
+
+// The path component of `key` at `depth` ("model.whvi.bias", 1 -> "whvi").
+std::string component(const std::string& key, size_t depth) {
+  size_t start = 0;
+  for (size_t d = 0; d < depth; ++d) start = key.find('.', start) + 1;
+  return key.substr(start, key.find('.', start) - start);
+}
+
+// Keys grouped so that every section's keys are contiguous at every level
+// (a dump writes each section once), in the order the sections first appear.
+std::vector<Param> grouped(std::vector<Param> ps, size_t depth) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<Param>> by;
+  for (auto& p : ps) {
+    const bool leaf = std::count(p.key.begin(), p.key.end(), '.') == static_cast<long>(depth);
+    const std::string name = (leaf ? "=" : "") + component(p.key, depth);
+    if (!by.count(name)) order.push_back(name);
+    by[name].push_back(std::move(p));
+  }
+  std::vector<Param> out;
+  for (const auto& name : order) {
+    auto g = name[0] == '=' ? std::move(by[name]) : grouped(std::move(by[name]), depth + 1);
+    for (auto& p : g) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<Param> gather() {
+  std::vector<Param> all = data_keys();
+  options::append(all, options::declare<models::NetworkOptions>());
+  for (const auto& k : models::trunk_kinds()) options::append(all, k.declare());
+  for (const auto& k : models::layer_kinds()) options::append(all, k.declare());
+  options::append(all, infer::method_option_specs());
+  options::append(all, likelihoods::likelihood_option_specs());
+  options::append(all, options::declare<train::LoopOptions>());
+  options::append(all, options::declare<train::BatchedOptions>());
+  options::append(all, options::declare<train::StoppingOptions>());
+  options::append(all, run_keys());
+  // a key declared by two registrations of one component (the convolutional
+  // architectures share model.conv*) appears once; two different
+  // declarations of one key are a programming error
+  std::vector<Param> out;
+  std::map<std::string, size_t> at;
+  for (auto& p : all) {
+    const auto it = at.find(p.key);
+    if (it == at.end()) {
+      at[p.key] = out.size();
+      out.push_back(std::move(p));
+    } else if (!same(out[it->second], p)) {
+      throw std::logic_error("configuration key '" + p.key + "' is declared twice, differently");
+    }
+  }
+  return grouped(std::move(out), 0);
+}
+}  // namespace
+
+const std::vector<Param>& schema() {
+  static const std::vector<Param> params = gather();
+  return params;
+}
+
+}  // namespace whvi::config

@@ -1,0 +1,37 @@
+// Every model.kind, in one place: a named recipe over the layer and
+// inference registries.
+#include "models/regression_model.h"
+
+namespace whvi::models {
+
+const std::vector<Recipe>& recipes() {
+  static const std::vector<Recipe> r = {
+      // kind        hidden layers  output layer  method
+      {"whvi",       "whvi",        "mfg",        "variational"},
+      {"mfg",        "mfg",         "mfg",        "variational"},
+      {"mcd",        "mcd",         "mcd",        "variational"},  // its output layer applies no dropout
+      {"nf-whvi",    "nf-whvi",     "mfg",        "variational"},
+      {"vsd",        "vsd",         "vsd",        "variational"},
+      {"tt",         "tt",          "mfg",        "variational"},
+      {"nng",        "nng",         "nng",        "nng"},
+      {"sghmc",      "linear",      "linear",     "sghmc"},
+      {"ensemble",   "linear",      "linear",     "ensemble"},
+  };
+  return r;
+}
+
+const Recipe& recipe(const std::string& model_kind) {
+  for (const auto& r : recipes())
+    if (r.kind == model_kind) return r;
+  std::string known;
+  for (const auto& k : model_kinds()) known += (known.empty() ? "" : ", ") + k;
+  throw Error("model.kind '" + model_kind + "' is not a registered recipe; registered: " + known);
+}
+
+std::vector<std::string> model_kinds() {
+  std::vector<std::string> out;
+  for (const auto& r : recipes()) out.push_back(r.kind);
+  return out;
+}
+
+}  // namespace whvi::models
