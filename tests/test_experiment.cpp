@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -746,4 +747,44 @@ TEST(Predict, TestRowsGiveEvalsNumbers) {
   po.out = (sb.dir / "x.csv").string();
   EXPECT_NE(error_of([&] { experiment::run_predict(po); }).find("has no column 'b'"), std::string::npos);
   EXPECT_FALSE(fs::exists(sb.dir / "x.csv"));
+}
+
+// The fingerprint of every shipped config is pinned (tests/fingerprints.txt,
+// FNV-1a of the text): a change orphans committed results, which --resume
+// then refuses, so it must be deliberate. Regenerate with
+// WHVI_WRITE_FINGERPRINTS=1 after such a change.
+TEST(Fingerprint, ShippedConfigsKeepTheirFingerprints) {
+  const fs::path root(WHVI_SOURCE_DIR);
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(root / "configs"))
+    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(fs::relative(e.path(), root).string());
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 100u);
+  std::ostringstream now;
+  for (const auto& f : files) {
+    std::string line;
+    try {
+      const std::string fp = experiment::config_fingerprint((root / f).string());
+      uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits
+      for (unsigned char c : fp) h = (h ^ c) * 1099511628211ull;
+      char buf[20];
+      std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+      line = buf;
+    } catch (const Error&) {
+      line = "not-a-config";  // a protocol or candidate file of configs/selection
+    }
+    now << f << " " << line << "\n";
+  }
+  const fs::path golden = root / "tests" / "fingerprints.txt";
+  if (std::getenv("WHVI_WRITE_FINGERPRINTS")) {
+    std::ofstream(golden) << now.str();
+    GTEST_SKIP() << "wrote " << golden.string();
+  }
+  std::ifstream in(golden);
+  std::stringstream want;
+  want << in.rdbuf();
+  std::istringstream a(want.str()), b(now.str());
+  std::string la, lb;
+  while (std::getline(a, la) && std::getline(b, lb)) EXPECT_EQ(lb, la);
+  EXPECT_EQ(want.str().size(), now.str().size()) << "configs were added or removed: regenerate tests/fingerprints.txt";
 }

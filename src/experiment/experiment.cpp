@@ -1024,6 +1024,10 @@ void log_summary(const ExperimentRun& r) {
 
 }  // namespace
 
+std::string config_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides) {
+  return fingerprint(config::Config::load(config_path, overrides));
+}
+
 json run_train(const TrainOptions& o) {
   const auto cfg = config::Config::load(o.config_path, o.overrides);
   spdlog::info("config {} resolved:\n{}", o.config_path, cfg.dump_yaml());

@@ -44,6 +44,11 @@ struct TrainOptions {
 // Returns the experiment JSON document (also written to O/E.json).
 nlohmann::json run_train(const TrainOptions& options);
 
+// The configuration fingerprint of a config file (with `overrides`): what a
+// finished split's record must match for --resume to keep it. Data-dependent
+// parts (constant input columns) are added by run_train.
+std::string config_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides = {});
+
 struct EvalOptions {
   std::string checkpoint;
   int64_t mc_samples = 0;  // 0: the config's evaluation.mc_samples
