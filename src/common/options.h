@@ -136,6 +136,37 @@ class Read {
   const Source& src_;
 };
 
+// The visitor that lists every key a struct reads: its own, those it uses
+// and its parts'.
+class Keys {
+ public:
+  template <class T>
+  void num(const char* key, T&, double, double, const char*) {
+    keys.push_back(key);
+  }
+  void pick(const char* key, std::string&, const std::vector<std::string>&, const char*) { keys.push_back(key); }
+  void text(const char* key, std::string&, const char*) { keys.push_back(key); }
+  void flag(const char* key, bool&, const char*) { keys.push_back(key); }
+  template <class T>
+  void use(const char* key, T&) {
+    keys.push_back(key);
+  }
+  template <class T>
+  void part(T& sub) {
+    sub.visit(*this);
+  }
+  std::vector<std::string> keys;
+};
+
+// Every key a struct reads (declared, used and its parts').
+template <class T>
+std::vector<std::string> keys_read() {
+  T t;
+  Keys k;
+  t.visit(k);
+  return k.keys;
+}
+
 // The schema entries a struct declares (use() and part() fields excluded).
 template <class T>
 std::vector<Spec> declare() {

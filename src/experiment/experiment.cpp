@@ -62,25 +62,31 @@ std::string fingerprint(const config::Config& cfg) {
   j.erase("output");
   j["data"].erase("splits");
   const std::string kind = cfg.get_string("model.kind");
-  const std::string hidden = models::hidden_layer_kind(kind);
-  const std::string out = models::output_layer_kind(kind, cfg.get_string("model.output_layer"));
-  // the option group(s) of each layer kind
-  auto groups = [](const std::string& layer) -> std::vector<std::string> {
-    if (layer == "nf-whvi") return {"whvi", "nf_whvi"};
-    if (layer == "linear") return {"sghmc"};
-    if (layer == "whvi-reshape") return {"whvi"};
-    return {layer};
+  // the model.<group> sections of the layers' and methods' options (model.whvi,
+  // model.nng, ...), and those this run reads: its hidden and output layers'
+  // and its method's (a layer reads its kind's group, NF-WHVI also WHVI's)
+  auto groups_of = [](const std::vector<std::string>& keys, std::set<std::string>& out) {
+    for (const auto& k : keys) {
+      const auto a = k.find('.'), b = k.find('.', a + 1);
+      if (k.rfind("model.", 0) == 0 && b != std::string::npos) out.insert(k.substr(a + 1, b - a - 1));
+    }
   };
-  std::set<std::string> used = {kind == "nf-whvi" ? "nf_whvi" : kind};
-  for (const auto& l : {hidden, out})
-    for (const auto& g : groups(l)) used.insert(g);
+  std::set<std::string> groups, used;
+  for (const auto& l : models::layer_kinds()) groups_of(l.reads(), groups);
+  for (const auto& m : infer::method_kinds()) groups_of(m.reads(), groups);
+  for (const auto& l : {models::hidden_layer_kind(kind),
+                        models::output_layer_kind(kind, cfg.get_string("model.output_layer"))})
+    for (const auto& k : models::layer_kinds())
+      if (k.name == l) groups_of(k.reads(), used);
+  for (const auto& m : infer::method_kinds())
+    if (m.name == infer::method_of(kind)) groups_of(m.reads(), used);
   // convolutional filters read their kind's options too (lowrank-mcd: mcd's)
   if (cfg.get_string("model.architecture") != "mlp" && cfg.get_string("model.architecture") != "rff") {
     const std::string conv = cfg.get_string("model.conv");
     used.insert(conv == "lowrank-mcd" ? "mcd" : conv);
   }
-  for (const char* k : {"whvi", "mfg", "mcd", "nf_whvi", "sghmc", "nng", "vsd", "tt"})
-    if (!used.count(k)) j["model"].erase(k);
+  for (const auto& g : groups)
+    if (!used.count(g)) j["model"].erase(g);
   // keys added after results were committed, left out at their defaults so
   // those results still resume and extend
   if (cfg.get_string("inference.kind") == "auto") j.erase("inference");

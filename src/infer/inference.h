@@ -135,13 +135,15 @@ std::string model_label(const options::Source& cfg);
 struct MethodKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
+  std::vector<std::string> (*reads)();  // every key its options read
   std::function<std::unique_ptr<Inference>(const NetworkMaker&, const options::Source&)> make;
 };
 
 // The registration of a method whose factory takes its options O.
 template <class O>
 MethodKind method_kind(std::string name, std::unique_ptr<Inference> (*make)(const NetworkMaker&, const O&)) {
-  return {std::move(name), &options::declare<O>, [make](const NetworkMaker& net, const options::Source& src) {
+  return {std::move(name), &options::declare<O>, &options::keys_read<O>,
+          [make](const NetworkMaker& net, const options::Source& src) {
             return make(net, options::read<O>(src));
           }};
 }
@@ -152,6 +154,8 @@ MethodKind sghmc_method();
 MethodKind nng_method();
 MethodKind ensemble_method();
 
+// The registered methods, in registration order.
+const std::vector<MethodKind>& method_kinds();
 // inference.kind and every registered method's options, declared.
 std::vector<options::Spec> method_option_specs();
 

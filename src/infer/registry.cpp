@@ -8,9 +8,7 @@
 
 namespace whvi::infer {
 
-namespace {
-
-const std::vector<MethodKind>& registry() {
+const std::vector<MethodKind>& method_kinds() {
   static const std::vector<MethodKind> r = {
       variational_method(),
       ensemble_method(),
@@ -19,6 +17,10 @@ const std::vector<MethodKind>& registry() {
   };
   return r;
 }
+
+namespace {
+
+const std::vector<MethodKind>& registry() { return method_kinds(); }
 
 // inference.kind, and what make_inference checks it against
 struct Choice {

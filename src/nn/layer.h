@@ -149,13 +149,14 @@ struct LayerContext {
 struct LayerKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
+  std::vector<std::string> (*reads)();  // every key its options read
   std::function<LayerPtr(int64_t in, int64_t out, const options::Source&, const LayerContext&)> make;
 };
 
 // The registration of a kind whose factory takes its options struct O.
 template <class O>
 LayerKind layer_kind(std::string name, LayerPtr (*make)(int64_t, int64_t, const O&, const LayerContext&)) {
-  return {std::move(name), &options::declare<O>,
+  return {std::move(name), &options::declare<O>, &options::keys_read<O>,
           [make](int64_t in, int64_t out, const options::Source& src, const LayerContext& ctx) {
             return make(in, out, options::read<O>(src), ctx);
           }};
