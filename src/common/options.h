@@ -13,8 +13,10 @@
 //
 // That one declaration feeds everything else: options::declare<T>() gives
 // the schema's entries (the config file's validation, `whvi config
-// --describe`, the fingerprint's keys), options::read<T>(source) fills the
-// struct from the experiment's config for the component's factory. A
+// --describe`), options::keys_read<T>() every key it reads (the fingerprint
+// leaves out the options of components a run does not use), and
+// options::read<T>(source) fills the struct from the experiment's config for
+// the component's factory. A
 // component never sees the config itself: only an options::Source (which
 // config::Config implements) through read<T>.
 //
@@ -68,7 +70,8 @@ class Source {
   virtual const std::vector<Spec>& declared() const = 0;
 };
 
-// Shortest decimal text that reads back as exactly `x` ("inf" for infinity).
+// Shortest decimal text that reads back as exactly `x` (".inf" / "-.inf" for
+// infinities, as YAML writes them).
 inline std::string format_double(double x) {
   if (x == kInf) return ".inf";
   if (x == -kInf) return "-.inf";
