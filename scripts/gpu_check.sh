@@ -49,7 +49,7 @@ grep -E "whvi |Torch|CUDA" "$OUT_DIR/configure.log" | tee -a "$OUT_DIR/summary.t
 cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS} > "$OUT_DIR/build.log" 2>&1 \
   || { log "build FAILED"; grep -E "error|Error" "$OUT_DIR/build.log" | head -40; exit 1; }
 log "build: $(( $(date +%s) - start )) s"
-[ -n "${BUILD_ONLY:-}" ] && exit 0  # BUILD_ONLY=1: the build alone (scripts/gpu_fashion_mnist.sh)
+[ -n "${BUILD_ONLY:-}" ] && exit 0  # BUILD_ONLY=1: the build alone (scripts/experiments/gpu_fashion_mnist.sh)
 
 export WHVI_DATA_DIR=${WHVI_DATA_DIR:-$PWD/data}  # carry data/ (ignored) holding uci/ etc.
 # ONLY_CIFAR=1: a second call on the same machine: the build is reused, the tests and

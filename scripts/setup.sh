@@ -11,7 +11,7 @@ PACKAGES=(
   libtorch-dev libcli11-dev libyaml-cpp-dev libspdlog-dev nlohmann-json3-dev libgtest-dev zlib1g-dev
   # LibTorch's matmul runs ~60x faster on OpenBLAS than on the reference BLAS.
   libopenblas0-pthread
-  # sweeps (scripts/sweep.sh) and plots
+  # sweeps (scripts/sweep/sweep.sh) and plots
   parallel gnuplot-nox
   # the full Fashion-MNIST (data.dataset: fashion-mnist; /usr/share/datasets/fashion-mnist)
   dataset-fashion-mnist

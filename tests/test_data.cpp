@@ -500,7 +500,7 @@ TEST(DataErrors, MissingDataDir) {
   const std::string dir = (t.path() / "no_such_data").string();
   const auto msg = error_of([&] { load_uci("boston", dir); });
   expect_has(msg, {dir, "does not exist", "bostonHousing", "data.dir", "WHVI_DATA_DIR",
-                   "scripts/fetch_data.sh", "boston", "naval (naval-propulsion-plant)",
+                   "scripts/data/fetch.sh", "boston", "naval (naval-propulsion-plant)",
                    "protein (protein-tertiary-structure)", "yacht"});
 }
 
@@ -509,7 +509,7 @@ TEST(DataErrors, MissingDatasetFolder) {
   fs::create_directories(t.path() / "uci" / "yacht");
   const auto msg = error_of([&] { load_uci("wine", t.path().string()); });
   expect_has(msg, {"data set 'wine' not found", (t.path() / "uci" / "wine-quality-red").string(),
-                   "data.dir", "WHVI_DATA_DIR", "scripts/fetch_data.sh", "boston (bostonHousing)",
+                   "data.dir", "WHVI_DATA_DIR", "scripts/data/fetch.sh", "boston (bostonHousing)",
                    "kin8nm", "power (power-plant)"});
   expect_has(error_of([&] { load_uci("nosuch", t.path().string()); }),
              {"data set 'nosuch' not found", (t.path() / "uci" / "nosuch").string(),

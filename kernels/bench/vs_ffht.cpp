@@ -1,6 +1,6 @@
 // Torch-free side-by-side of our CPU FWHT (kernels/, the C API) and FFHT
 // (FALCONN-LIB/FFHT, fht_float, in place), one thread, float32, built and run
-// by scripts/bench_vs_ffht.sh. Two cases per D (the issue 11 table):
+// by scripts/bench/vs_ffht.sh. Two cases per D (the issue 11 table):
 //   batch 1    one in-cache row, transformed in place by many calls timed as
 //              one loop (the per-call cost), twice: the row 64-byte aligned (as
 //              LibTorch's CPU allocator places every tensor) and 16 bytes past

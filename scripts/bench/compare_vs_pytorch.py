@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Best-of-rounds table of `whvi bench train` rows against plain PyTorch rows
-(scripts/bench/plain_pytorch_train.py), as written by scripts/bench_vs_pytorch.sh.
+(scripts/bench/plain_pytorch_train.py), as written by scripts/bench/vs_pytorch.sh.
 
   python3 scripts/bench/compare_vs_pytorch.py --out PREFIX WHVI_JSON... PYTORCH_JSON...
 

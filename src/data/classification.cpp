@@ -175,7 +175,7 @@ RegressionData load_uci_class(const std::string& name, const std::string& data_d
   const fs::path path = fs::path(data_dir) / "uci-class" / set->alias / set->file;
   const std::string text = read_data_file(
       path.string(), ". Point data.dir or WHVI_DATA_DIR at the folder that holds uci-class/" + std::string(set->alias) +
-                         "/, or run scripts/fetch_data.sh to download it into data/uci-class/");
+                         "/, or run scripts/data/fetch.sh to download it into data/uci-class/");
   std::vector<std::string> known;
   for (std::string_view c : split_commas(set->classes))
     if (!c.empty()) known.emplace_back(c);

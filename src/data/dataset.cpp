@@ -40,7 +40,7 @@ constexpr Alias kAliases[] = {
 
 constexpr const char* kFetchHint =
     "Set data.dir in the config or the WHVI_DATA_DIR environment variable to the folder that "
-    "holds uci/<data set>/, or run scripts/fetch_data.sh to download the UCI data sets into "
+    "holds uci/<data set>/, or run scripts/data/fetch.sh to download the UCI data sets into "
     "data/uci/.";
 
 constexpr const char* kLayout =
@@ -70,7 +70,7 @@ std::string read_text(const fs::path& p, const std::string& folder) {
   WHVI_CHECK(!fs::is_directory(p, ec), "'", p.string(), "' is a directory, not a file: the data set folder '",
              folder, "' must hold a plain file '", p.filename().string(), "' (standard UCI layout: ", kLayout, ").");
   return read_data_file(p.string(), ": the data set folder '" + folder + "' is not in the standard UCI layout (" +
-                                        kLayout + "). Re-run scripts/fetch_data.sh or point data.dir / "
+                                        kLayout + "). Re-run scripts/data/fetch.sh or point data.dir / "
                                         "WHVI_DATA_DIR at a complete copy.");
 }
 
@@ -289,7 +289,7 @@ void read_stored_splits(RegressionData& d, const fs::path& dir, const std::strin
     for (const auto& p : {tr_path, te_path})
       WHVI_CHECK(fs::is_regular_file(p, ec), "'", p.string(), "' not found, but '",
                  ns_path.string(), "' says there are ", n_splits,
-                 " stored splits. Fix n_splits.txt, or re-run scripts/fetch_data.sh or point "
+                 " stored splits. Fix n_splits.txt, or re-run scripts/data/fetch.sh or point "
                  "data.dir / WHVI_DATA_DIR at a complete copy.");
     const auto tr = read_index_file(tr_path, folder);
     const auto te = read_index_file(te_path, folder);

@@ -403,7 +403,7 @@ json input_encoding(const data::RegressionData& d) {
 
 // ---- results ----------------------------------------------------------------------
 
-// Predictions on a 1-D grid (CSV) and a PNG via scripts/plot_toy.sh. For the
+// Predictions on a 1-D grid (CSV) and a PNG via scripts/render/toy.sh. For the
 // toy problem, returns the mean predictive std (noise included) at the data,
 // inside the gap (its middle, [0.35, 0.75]) and outside the data (beyond 0.5
 // of the domain's ends), as in the paper's Fig. 4; otherwise null.
@@ -454,12 +454,12 @@ json write_grid(infer::Inference& inf, const data::RegressionData& d,
     if (n[0] && n[2]) toy["outside_over_data"] = (sum[2] / n[2]) / (sum[0] / n[0]);
   }
   if (!cfg.get_bool("output.plot")) return toy;
-  if (!fs::exists("scripts/plot_toy.sh")) {
-    spdlog::warn("scripts/plot_toy.sh not found from {}: no plot (run from the repository root)",
+  if (!fs::exists("scripts/render/toy.sh")) {
+    spdlog::warn("scripts/render/toy.sh not found from {}: no plot (run from the repository root)",
                  fs::current_path().string());
     return toy;
   }
-  const std::string cmd = "bash scripts/plot_toy.sh '" + stem + "-grid.csv' '" + stem + "-data.csv' '" +
+  const std::string cmd = "bash scripts/render/toy.sh '" + stem + "-grid.csv' '" + stem + "-data.csv' '" +
                           stem + ".png' '" + cfg.get_string("output.name") + "'";
   if (std::system(cmd.c_str()) == 0)
     spdlog::info("wrote {}.png", stem);
@@ -513,7 +513,7 @@ json reliability_json(const std::vector<metrics::ReliabilityBin>& bins) {
 
 // The reliability diagram of all finished splits together (their bins
 // pooled: counts added, accuracy and confidence weighted by count), as a JSON
-// array, a CSV and a PNG (scripts/plot_reliability.sh) beside the experiment's record.
+// array, a CSV and a PNG (scripts/render/reliability.sh) beside the experiment's record.
 json pooled_reliability(const std::vector<json>& splits, const std::string& stem, const std::string& title,
                         bool plot) {
   std::vector<double> lo, hi, n, acc, conf;
@@ -552,10 +552,10 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
     csv << '\n';
   }
   write_file_atomic(stem + "-reliability.csv", csv.str());
-  if (plot && fs::exists("scripts/plot_reliability.sh")) {
+  if (plot && fs::exists("scripts/render/reliability.sh")) {
     char e[32];
     std::snprintf(e, sizeof e, "%.4f", ece);
-    const std::string cmd = "bash scripts/plot_reliability.sh '" + stem + "-reliability.csv' '" + stem +
+    const std::string cmd = "bash scripts/render/reliability.sh '" + stem + "-reliability.csv' '" + stem +
                             "-reliability.png' '" + title + ": ECE " + e + " (" + std::to_string(splits.size()) +
                             " split(s) pooled)' >/dev/null";
     if (std::system(cmd.c_str()) != 0) spdlog::warn("plotting the reliability diagram failed ({})", cmd);
@@ -566,7 +566,7 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
 // The shares of the in- and out-of-distribution rows per bin of predictive
 // entropy (30 bins over [0, ln C]) and of mutual information (30 bins over
 // [0, the largest value]) as stem-ood.csv (score,lo,hi,in,out), and their
-// histograms as stem-ood.png (scripts/plot_ood.sh) when plotting is on.
+// histograms as stem-ood.png (scripts/render/ood.sh) when plotting is on.
 void write_ood_histograms(const std::string& stem, const metrics::Uncertainty& in, const metrics::Uncertainty& out,
                           int64_t classes, const std::string& title, bool plot) {
   constexpr int kBins = 30;
@@ -593,7 +593,7 @@ void write_ood_histograms(const std::string& stem, const metrics::Uncertainty& i
   std::string t = title;
   for (char& c : t)
     if (c == '\'' || c == '\\' || c < 32) c = ' ';
-  const std::string cmd = "bash scripts/plot_ood.sh '" + stem + "-ood.csv' '" + stem + "-ood.png' '" + t + "' >/dev/null";
+  const std::string cmd = "bash scripts/render/ood.sh '" + stem + "-ood.csv' '" + stem + "-ood.png' '" + t + "' >/dev/null";
   if (std::system(cmd.c_str()) != 0) spdlog::warn("plotting the out-of-distribution histograms failed ({})", cmd);
 }
 

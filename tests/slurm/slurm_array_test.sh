@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs scripts/slurm_sweep.sbatch under a real, private, single-node Slurm:
+# Runs scripts/sweep/slurm.sbatch under a real, private, single-node Slurm:
 # starts munged, slurmctld and slurmd from a generated configuration in a
 # temporary folder, submits a two-task array of two short configs, waits for
 # both result files, renders them with `whvi table`, and stops the daemons it
@@ -145,7 +145,7 @@ printf '# two configs\ncfg/slurm-test-0.yaml\n\ncfg/slurm-test-1.yaml\n' >"$T/wo
 
 cd "$T/work" || fail "cd"
 JOB=$(WHVI=$WHVI sbatch --parsable --array=0-1 --cpus-per-task=1 --mem=256 --time=10 \
-  "$REPO/scripts/slurm_sweep.sbatch" list.txt 2>"$T/log/sbatch.err") ||
+  "$REPO/scripts/sweep/slurm.sbatch" list.txt 2>"$T/log/sbatch.err") ||
   fail "sbatch failed: $(cat "$T/log/sbatch.err")"
 JOB=${JOB%%;*}
 echo "slurm: submitted array job $JOB"
