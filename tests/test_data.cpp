@@ -524,7 +524,7 @@ TEST(DataErrors, MissingFiles) {
     write_small_uci(t.path() / "uci" / "small");
     fs::remove(t.path() / "uci" / "small" / f);
     const auto msg = error_of([&] { load_uci("small", t.path().string()); });
-    expect_has(msg, {(t.path() / "uci" / "small" / f).string() + "' not found", "fetch_data.sh",
+    expect_has(msg, {(t.path() / "uci" / "small" / f).string() + "' not found", "data/fetch.sh",
                      "WHVI_DATA_DIR"});
   }
 }

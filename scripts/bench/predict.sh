@@ -21,7 +21,7 @@ if [ -z "${PLOT_ONLY:-}" ]; then
   --repeats 3 --set model.architecture=simple-cnn --set model.output_layer=same \
   --json "$out/$name-predict-cnn.json" --csv "$out/$name-predict-cnn.csv"
 fi
-command -v gnuplot >/dev/null || { echo "bench_predict: gnuplot missing, no figure" >&2; exit 0; }
+command -v gnuplot >/dev/null || { echo "bench/predict: gnuplot missing, no figure" >&2; exit 0; }
 csv=$out/$name-predict-mlp.csv
 kinds=$(tail -n +2 "$csv" | cut -d, -f1 | awk '!seen[$0]++' | tr '\n' ' ')
 gnuplot <<GP
@@ -48,4 +48,4 @@ set title "whvi bench predict, simple CNN, one thread ($name)" font ",10"
 unset key
 plot "$cnn" every ::1 using 4:5:xtic(1)
 GP
-echo "bench_predict: wrote $out/$name-predict-*"
+echo "bench/predict: wrote $out/$name-predict-*"

@@ -19,7 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if (($#)); then
   FFHT=$1
-  [[ -f $FFHT/fht.c && -f $FFHT/fht.h ]] || { echo "bench_vs_ffht: '$FFHT' is not an FFHT checkout (no fht.c/fht.h)" >&2; exit 2; }
+  [[ -f $FFHT/fht.c && -f $FFHT/fht.h ]] || { echo "bench/vs_ffht: '$FFHT' is not an FFHT checkout (no fht.c/fht.h)" >&2; exit 2; }
 else
   git clone -q https://github.com/FALCONN-LIB/FFHT "$tmp/ffht"
   git -C "$tmp/ffht" checkout -q "$FFHT_COMMIT"

@@ -19,10 +19,10 @@ cd "$(dirname "$0")/../.."
 out=$1 rounds=${2:-3} widths=${3:-64,128,256}
 whvi=${WHVI:-build/whvi}
 py=${PYTHON:-/usr/bin/python3}
-[[ -x $whvi ]] || { echo "bench_vs_pytorch: no whvi binary at '$whvi' (build it, or set WHVI=...)" >&2; exit 2; }
-"$py" -c 'import torch' 2>/dev/null || { echo "bench_vs_pytorch: '$py' cannot import torch (apt-get install python3-torch; or PYTHON=...)" >&2; exit 2; }
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench_vs_pytorch: ROUNDS must be a positive integer (got '$rounds')" >&2; exit 2; }
-[[ $widths =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "bench_vs_pytorch: WIDTHS must be a comma list of integers (got '$widths')" >&2; exit 2; }
+[[ -x $whvi ]] || { echo "bench/vs_pytorch: no whvi binary at '$whvi' (build it, or set WHVI=...)" >&2; exit 2; }
+"$py" -c 'import torch' 2>/dev/null || { echo "bench/vs_pytorch: '$py' cannot import torch (apt-get install python3-torch; or PYTHON=...)" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench/vs_pytorch: ROUNDS must be a positive integer (got '$rounds')" >&2; exit 2; }
+[[ $widths =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "bench/vs_pytorch: WIDTHS must be a comma list of integers (got '$widths')" >&2; exit 2; }
 runs=$out-runs
 mkdir -p "$runs"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1

@@ -44,7 +44,7 @@ magic magic04.data 19020 ${UCI}/magic/magic04.data
 letter letter-recognition.data 20000 ${UCI}/letter-recognition/letter-recognition.data"
 
 usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-die() { echo "fetch_data.sh: $*" >&2; exit 1; }
+die() { echo "data/fetch.sh: $*" >&2; exit 1; }
 
 names=()
 while [[ $# -gt 0 ]]; do

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 OUT=${1:-results/analysis/approximation}
 shift || true
 WHVI=${WHVI:-build/whvi}
-[[ -x $WHVI ]] || { echo "analysis_approximation: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
+[[ -x $WHVI ]] || { echo "experiments/approximation: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
 mkdir -p "$OUT"
 "$WHVI" --threads 1 analysis approximation --json "$OUT/approximation.json" "$@"
 # points and medians as CSV for gnuplot
@@ -26,8 +26,8 @@ with open(sys.argv[2] + "/points.csv", "w") as p, open(sys.argv[2] + "/medians.c
             p.write(f"{math.log2(e['d'])},{r}\n")
         m.write(f"{math.log2(e['d'])},{e['median']}\n")
 PY
-  echo "analysis_approximation: python3 missing, no figure" >&2; exit 0; }
-command -v gnuplot >/dev/null || { echo "analysis_approximation: gnuplot missing, no figure" >&2; exit 0; }
+  echo "experiments/approximation: python3 missing, no figure" >&2; exit 0; }
+command -v gnuplot >/dev/null || { echo "experiments/approximation: gnuplot missing, no figure" >&2; exit 0; }
 zero=$(grep -o '"rmse_of_zero": [0-9.e-]*' "$OUT/approximation.json" | awk '{print $2}')
 gnuplot <<GP
 set terminal pngcairo size 640,440 enhanced font "sans,10"
@@ -42,4 +42,4 @@ plot '$OUT/points.csv' using 1:2 with points pt 7 ps 0.5 lc rgb '#7799cc' title 
      '$OUT/medians.csv' using 1:2 with linespoints lw 2 pt 5 lc rgb '#aa2222' title 'median', \
      $zero with lines dt 2 lc rgb 'black' title 'predicting 0'
 GP
-echo "analysis_approximation: wrote $OUT/approximation.json and $OUT/approximation.png"
+echo "experiments/approximation: wrote $OUT/approximation.json and $OUT/approximation.png"

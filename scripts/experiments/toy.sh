@@ -17,8 +17,8 @@ cd "$(dirname "$0")/../.."
 OUT=${1:-results/toy/fig4}
 WHVI=${WHVI:-build/whvi}
 JOBS=${JOBS:-2}
-[[ -x $WHVI ]] || { echo "toy_figure: $WHVI not built (run scripts/setup.sh)" >&2; exit 2; }
-command -v gnuplot >/dev/null || { echo "toy_figure: gnuplot is not installed (scripts/setup.sh)" >&2; exit 2; }
+[[ -x $WHVI ]] || { echo "experiments/toy: $WHVI not built (run scripts/setup.sh)" >&2; exit 2; }
+command -v gnuplot >/dev/null || { echo "experiments/toy: gnuplot is not installed (scripts/setup.sh)" >&2; exit 2; }
 mkdir -p "$OUT"
 
 models=(whvi nf-whvi mfg mcd sghmc)
@@ -34,8 +34,8 @@ run() {
   # shellcheck disable=SC2086
   "$WHVI" --threads 1 train --config configs/toy.yaml --set model.kind="$m" ${sets[$m]} \
     --set output.dir="$OUT" --set output.name="toy-$m" --set output.plot=false >"$OUT/toy-$m.log" 2>&1 ||
-    { echo "toy_figure: the $m run failed, see $OUT/toy-$m.log" >&2; return 1; }
-  echo "toy_figure: $m done"
+    { echo "experiments/toy: the $m run failed, see $OUT/toy-$m.log" >&2; return 1; }
+  echo "experiments/toy: $m done"
 }
 pids=()
 for m in "${models[@]}"; do
@@ -70,4 +70,4 @@ fi
   done
   echo "unset multiplot"
 } | gnuplot
-echo "toy_figure: wrote $OUT/fig4.png"
+echo "experiments/toy: wrote $OUT/fig4.png"

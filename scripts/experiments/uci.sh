@@ -26,7 +26,7 @@ for m in "${MODELS[@]}"; do
   done
 done
 if ((${#missing[@]})); then
-  echo "sweep_uci: missing configs: ${missing[*]}" >&2
+  echo "experiments/uci: missing configs: ${missing[*]}" >&2
   exit 2
 fi
 
@@ -36,9 +36,9 @@ bash scripts/sweep/sweep.sh --whvi "$WHVI" "$@" "${CONFIGS[@]}" || rc=$?
 shopt -s nullglob
 results=(results/uci/*.json)
 if ((${#results[@]} == 0)); then
-  echo "sweep_uci: no result files in results/uci/; no table rendered" >&2
+  echo "experiments/uci: no result files in results/uci/; no table rendered" >&2
   exit $((rc ? rc : 1))
 fi
 "$WHVI" table "${results[@]}" --paper results/paper/whvi-neurips2020-table3.json --out results/uci/TABLE.md
-echo "sweep_uci: table of ${#results[@]} result files in results/uci/TABLE.md"
+echo "experiments/uci: table of ${#results[@]} result files in results/uci/TABLE.md"
 exit "$rc"

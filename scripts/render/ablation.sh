@@ -30,4 +30,4 @@ order=(mcd gh svar-hgh s1var-hgh-s2var-h sopt-hgh s1opt-hgh-s2opt-h whvi)
       "${files[@]}" >/dev/null
   done
 } >"$DIR/TABLE.md.tmp" && mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
-echo "render_ablation: wrote $DIR/TABLE.md"
+echo "render/ablation: wrote $DIR/TABLE.md"

@@ -2,7 +2,7 @@
 # Steps/s against width, one line per kind, from the CSV of `whvi bench train --csv`.
 #   scripts/render/bench_train.sh BENCH.csv OUT.png [TITLE]
 set -euo pipefail
-die() { echo "plot_bench_train: $*" >&2; exit 2; }
+die() { echo "render/bench_train: $*" >&2; exit 2; }
 (($# == 2 || $# == 3)) || die "usage: scripts/render/bench_train.sh BENCH.csv OUT.png [TITLE]"
 CSV=$1 OUT=$2 TITLE=${3:-whvi bench train}
 [[ -f $CSV ]] || die "'$CSV' not found"
@@ -28,4 +28,4 @@ set key top right
 one(c) = ($split_col == 0 || column($split_col) == 1)
 plot for [k in "$kinds"] "$CSV" every ::1 using 2:(strcol(1) eq k && one(0) ? column($col) : 1/0) with linespoints title k
 GP
-echo "plot_bench_train: wrote $OUT"
+echo "render/bench_train: wrote $OUT"

@@ -13,7 +13,7 @@ set -euo pipefail
 (($# >= 5)) || { sed -n 2,12p "$0"; exit 2; }
 out=$1 title=$2 left=$3 right=$4
 shift 4
-command -v python3 >/dev/null || { echo "plot_curves: python3 missing, no figure" >&2; exit 0; }
+command -v python3 >/dev/null || { echo "render/curves: python3 missing, no figure" >&2; exit 0; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" "$left" "$right" "$@" <<'PY'
@@ -32,7 +32,7 @@ for i, f in enumerate(files):
                 continue
             a[0] += p[left]; a[1] += p[right]; a[2] += 1
     if not acc:
-        print(f"plot_curves: {f} has no learning curve (evaluation.every: 0)", file=sys.stderr)
+        print(f"render/curves: {f} has no learning curve (evaluation.every: 0)", file=sys.stderr)
         continue
     with open(f"{tmp}/{len(names)}.dat", "w") as o:
         for step in sorted(acc):
@@ -47,7 +47,7 @@ with open(f"{tmp}/all.csv", "w") as o:
     o.write("step,experiment," + left + "," + right + "\n" + "\n".join(rows) + "\n")
 PY
 cp "$tmp/all.csv" "${out%.png}.csv"
-command -v gnuplot >/dev/null || { echo "plot_curves: gnuplot missing, no figure (CSV written)" >&2; exit 0; }
+command -v gnuplot >/dev/null || { echo "render/curves: gnuplot missing, no figure (CSV written)" >&2; exit 0; }
 mapfile -t names <"$tmp/names"
 plots() {  # $1: column
   local s="" i
@@ -70,4 +70,4 @@ set ylabel 'test $right'
 plot $(plots 3)
 unset multiplot
 GP
-echo "plot_curves: wrote $out"
+echo "render/curves: wrote $out"

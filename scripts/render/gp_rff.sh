@@ -41,7 +41,7 @@ for f in funcs:
             for q in sorted(pts):
                 o.write("%d %g %g\n" % q)
 PY
-command -v gnuplot >/dev/null || { echo "render_gp_rff: gnuplot missing, TABLE.md only" >&2; exit 0; }
+command -v gnuplot >/dev/null || { echo "render/gp_rff: gnuplot missing, TABLE.md only" >&2; exit 0; }
 for m in rmse:2 mnll:3; do
   name=${m%:*} col=${m#*:}
   {
@@ -54,6 +54,6 @@ for m in rmse:2 mnll:3; do
       echo "plot '$tmp/$f-mfg.dat' using 1:$col with linespoints lw 2 pt 7 title 'mean field', '$tmp/$f-whvi.dat' using 1:$col with linespoints lw 2 pt 5 title 'WHVI'"
     done
     echo "unset multiplot"
-  } | gnuplot 2>/dev/null || echo "render_gp_rff: gnuplot failed for $name" >&2
+  } | gnuplot 2>/dev/null || echo "render/gp_rff: gnuplot failed for $name" >&2
 done
-echo "render_gp_rff: wrote $DIR/TABLE.md and the PNGs"
+echo "render/gp_rff: wrote $DIR/TABLE.md and the PNGs"

@@ -11,7 +11,7 @@
 # Needs python3 and gnuplot (scripts/setup.sh installs gnuplot-nox).
 set -euo pipefail
 die() {
-  echo "plot_objective: $*" >&2
+  echo "render/objective: $*" >&2
   exit 2
 }
 (($# >= 2)) || die "usage: scripts/render/objective.sh OUT.png SPLIT.json[:LABEL]..."
@@ -60,4 +60,4 @@ set ylabel 'data term (nats)'
 plot $plot_data
 unset multiplot
 GP
-echo "plot_objective: wrote $OUT and $CSV"
+echo "render/objective: wrote $OUT and $CSV"

@@ -10,7 +10,7 @@
 # record (split-KK-ood.csv). Needs gnuplot (scripts/setup.sh installs gnuplot-nox).
 set -euo pipefail
 die() {
-  echo "plot_ood: $*" >&2
+  echo "render/ood: $*" >&2
   exit 2
 }
 (($# == 2 || $# == 3)) || die "usage: scripts/render/ood.sh OOD.csv OUT.png [TITLE]"

@@ -10,7 +10,7 @@
 # classification result. Needs gnuplot (scripts/setup.sh installs gnuplot-nox).
 set -euo pipefail
 die() {
-  echo "plot_reliability: $*" >&2
+  echo "render/reliability: $*" >&2
   exit 2
 }
 (($# == 2 || $# == 3)) || die "usage: scripts/render/reliability.sh BINS.csv OUT.png [TITLE]"

@@ -5,7 +5,7 @@ cd "$(dirname "$0")/../.."
 DIR=${1:-results/analysis/tensor-train}
 files=()
 for w in 64 128 256; do for k in whvi tt; do [[ -f $DIR/letter-$k-w$w.json ]] && files+=("$DIR/letter-$k-w$w.json"); done; done
-((${#files[@]})) || { echo "render_tensor_train: no results in $DIR" >&2; exit 2; }
+((${#files[@]})) || { echo "render/tensor_train: no results in $DIR" >&2; exit 2; }
 {
   echo "# WHVI against a tensor-train factorisation (the paper's Fig. 3)"
   echo
@@ -19,4 +19,4 @@ for w in 64 128 256; do for k in whvi tt; do [[ -f $DIR/letter-$k-w$w.json ]] &&
 } >"$DIR/TABLE.md.tmp" && mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
 bash scripts/render/curves.sh "$DIR/tensor-train.png" "WHVI vs tensor train on LETTER (mean over splits)" error mnll \
   "${files[@]}" >/dev/null
-echo "render_tensor_train: wrote $DIR/TABLE.md and $DIR/tensor-train.png"
+echo "render/tensor_train: wrote $DIR/TABLE.md and $DIR/tensor-train.png"

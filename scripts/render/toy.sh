@@ -12,7 +12,7 @@
 set -euo pipefail
 
 die() {
-  echo "plot_toy: $*" >&2
+  echo "render/toy: $*" >&2
   exit 2
 }
 
@@ -74,4 +74,4 @@ plot pred using (column(cx)):(column(clo95)):(column(chi95)) with filledcurves l
      pred using (column(cx)):(column(cmean)) with lines lw 2.5 lc rgb "#08306b" title "predictive mean", \
      data using (column(dx)):(column(dy)) with points pt 7 ps 0.6 lc rgb "#000000" title "data"
 GNUPLOT
-echo "plot_toy: wrote $OUT"
+echo "render/toy: wrote $OUT"

@@ -11,10 +11,10 @@ cd "$(dirname "$0")/../.."
 DIR=${1:-results/uci-class}
 CONFIG_DIR=${CONFIG_DIR:-configs/uci-class}
 WHVI=${WHVI:-build/whvi}
-[[ -x $WHVI ]] || { echo "render_uci_class: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
+[[ -x $WHVI ]] || { echo "render/uci_class: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
 shopt -s nullglob
 all=("$DIR"/*-w*.json)
-((${#all[@]})) || { echo "render_uci_class: no results in $DIR" >&2; exit 2; }
+((${#all[@]})) || { echo "render/uci_class: no results in $DIR" >&2; exit 2; }
 {
   echo "# UCI classification (the paper's Table 13)"
   echo
@@ -35,4 +35,4 @@ all=("$DIR"/*-w*.json)
     echo
   done
 } >"$DIR/TABLE.md.tmp" && mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
-echo "render_uci_class: wrote $DIR/TABLE.md"
+echo "render/uci_class: wrote $DIR/TABLE.md"

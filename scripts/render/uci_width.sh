@@ -12,10 +12,10 @@ cd "$(dirname "$0")/../.."
 DIR=${1:-results/uci-width}
 CONFIG_DIR=${CONFIG_DIR:-configs/uci-width}
 WHVI=${WHVI:-build/whvi}
-[[ -x $WHVI ]] || { echo "render_uci_width: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
+[[ -x $WHVI ]] || { echo "render/uci_width: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
 shopt -s nullglob
 all=("$DIR"/*-w*.json)
-((${#all[@]})) || { echo "render_uci_width: no results in $DIR" >&2; exit 2; }
+((${#all[@]})) || { echo "render/uci_width: no results in $DIR" >&2; exit 2; }
 {
   echo "# UCI regression against the number of hidden units (the paper's Tables 11 and 12)"
   echo
@@ -31,8 +31,8 @@ all=("$DIR"/*-w*.json)
     echo
   done
 } >"$DIR/TABLE.md.tmp" && mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
-echo "render_uci_width: wrote $DIR/TABLE.md"
-command -v gnuplot >/dev/null || { echo "render_uci_width: gnuplot missing, no figures" >&2; exit 0; }
+echo "render/uci_width: wrote $DIR/TABLE.md"
+command -v gnuplot >/dev/null || { echo "render/uci_width: gnuplot missing, no figures" >&2; exit 0; }
 if gnuplot -e 'set terminal' 2>&1 | grep -q -w pngcairo; then
   TERMINAL='pngcairo size 700,480 enhanced font "sans,11"'
 else
@@ -63,7 +63,7 @@ set key top left
 set grid
 plot $plots
 GP
-    echo "render_uci_width: wrote $DIR/fig5-$ds-$metric.png"
+    echo "render/uci_width: wrote $DIR/fig5-$ds-$metric.png"
   done
   rm -f "$DIR"/.fig5-"$ds"-*.tmp
 done

@@ -157,7 +157,7 @@ done
 for i in 0 1; do
   [[ -f results/slurm-test-$i.json ]] || fail "task $i wrote no results/slurm-test-$i.json"
   [[ -f out/logs/slurm-${JOB}_$i.log ]] || fail "no Slurm log out/logs/slurm-${JOB}_$i.log"
-  grep -q "slurm_sweep: task $i " "out/logs/slurm-${JOB}_$i.log" || fail "task $i's log does not name it"
+  grep -q "sweep/slurm: task $i " "out/logs/slurm-${JOB}_$i.log" || fail "task $i's log does not name it"
 done
 "$WHVI" table results/slurm-test-0.json results/slurm-test-1.json --paper "" --out TABLE.md >"$T/log/table.out" 2>&1 ||
   fail "whvi table failed: $(cat "$T/log/table.out")"
