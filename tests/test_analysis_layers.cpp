@@ -34,6 +34,7 @@ using whvi::testing::cfg_with;
 [[maybe_unused]] static whvi::models::ConvOptions conv_options(const whvi::config::Config& cfg, const std::string& kind) {
   auto o = whvi::options::read<whvi::models::ConvOptions>(cfg);
   o.kind = kind;
+  o.filter = whvi::models::make_filter_maker(kind, cfg);
   return o;
 }
 

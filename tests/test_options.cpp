@@ -20,9 +20,11 @@
 #include "infer/nng.h"
 #include "infer/variational.h"
 #include "likelihoods/likelihood.h"
+#include "nn/conv_filter.h"
 #include "nn/layer.h"
 #include "models/regression_model.h"
 #include "models/trunk.h"
+#include "optim/rule.h"
 #include "train/batched.h"
 #include "train/loop.h"
 #include "train/stopping.h"
@@ -110,6 +112,10 @@ TEST(Options, EveryRegisteredComponentReadsDeclaredKeysOnly) {
   }
   EXPECT_NO_THROW(models::make_trunk("rff", 3, src, make_generator(1)));
   EXPECT_NO_THROW(models::make_trunk("simple-cnn", 784, src, make_generator(1)));
+  for (const auto& name : models::filter_names()) {
+    const Checked s(with({"model.conv=" + name}));
+    EXPECT_NO_THROW(models::make_trunk("simple-cnn", 784, s, make_generator(1))) << name;
+  }
   for (const auto& k : models::trunk_kinds()) EXPECT_FALSE(k.declare().empty()) << k.name;
   for (const auto& kind : likelihoods::registered_likelihoods()) {
     const Checked s(with({"likelihood.kind=" + kind}));
@@ -121,6 +127,10 @@ TEST(Options, EveryRegisteredComponentReadsDeclaredKeysOnly) {
   }
   const Checked ens(with({"inference.kind=ensemble", "model.kind=mfg", "training.engine=autograd"}));
   EXPECT_NO_THROW(infer::make_inference(4, ens, 0.0, 1.0, make_generator(2)));
+  for (const auto& name : optim::rule_names()) {
+    const Checked s(with({"training.optimizer=" + name}));
+    EXPECT_NO_THROW(optim::make_rule(name, s)) << name;
+  }
   EXPECT_NO_THROW(options::read<train::LoopOptions>(src));
   EXPECT_NO_THROW(options::read<train::StoppingOptions>(src));
   EXPECT_NO_THROW(options::read<train::BatchedOptions>(src));

@@ -14,13 +14,17 @@
 #include "config/config.h"
 #include "data/dataset.h"
 #include "experiment/experiment.h"
-#include "optim/flat_adam.h"
+#include "optim/flat_optimizer.h"
+#include "optim/rule.h"
 #include "models/regression_model.h"
 #include "likelihoods/metrics.h"
 #include "infer/inference.h"
 #include "train/loop.h"
+#include "helpers.h"
 
 using namespace whvi;
+using whvi::testing::cfg_with;
+using whvi::testing::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -135,10 +139,11 @@ TEST(Experiment, ResumeSkipsFinishedSplitsAndCheckpointsReevaluate) {
 
 }  // namespace
 
-// FlatAdam (optim/flat_adam.h) against LibTorch's Adam: the same updates for
+// FlatOptimizer (optim/flat_optimizer.h) with the default rule, Adam
+// (optim/adam.cpp), against LibTorch's Adam: the same updates for
 // each segment, its own learning-rate factor, and a frozen segment that does
 // not move and keeps no step count (it starts as a fresh Adam when thawed).
-TEST(FlatAdam, MatchesTorchAdamPerSegment) {
+TEST(FlatOptimizer, AdamMatchesTorchAdamPerSegment) {
   for (const bool tensor_ops : {false, true}) {
     SCOPED_TRACE(tensor_ops ? "step_tensor_ops (other devices)" : "step (the CPU loop)");
     auto gen = make_generator(11);
@@ -158,7 +163,7 @@ TEST(FlatAdam, MatchesTorchAdamPerSegment) {
       for (size_t i = 0; i < ps.size(); ++i) l = l + ((ps[i] - target(i)).pow(4) + ps[i].sin()).sum();
       return l;
     };
-    optim::FlatAdam<double> flat(a, torch::kFloat64);
+    optim::FlatOptimizer<double> flat(a, torch::kFloat64);
     flat.segment(1).lr_factor = 0.5;
     const double lr = 0.01;
     std::vector<torch::optim::Adam> ref;
@@ -182,18 +187,23 @@ TEST(FlatAdam, MatchesTorchAdamPerSegment) {
   }
 }
 
-// The other rules of the flat optimiser against LibTorch's SGD (momentum) and RMSprop.
-TEST(FlatAdam, SgdAndRmspropMatchTorch) {
+// The other registered rules (optim/sgd.cpp, optim/rmsprop.cpp), built from
+// their options as training.optimizer picks them, against LibTorch's SGD
+// (momentum) and RMSprop.
+TEST(FlatOptimizer, SgdAndRmspropMatchTorch) {
   for (const bool tensor_ops : {false, true}) {
-    for (auto rule : {optim::Rule::kSgd, optim::Rule::kRmsprop}) {
-      SCOPED_TRACE(tensor_ops ? "step_tensor_ops (other devices)" : "step (the CPU loop)");
+    for (const std::string name : {"sgd", "rmsprop"}) {
+      SCOPED_TRACE(name + (tensor_ops ? ": step_tensor_ops (other devices)" : ": step (the CPU loop)"));
       auto gen = make_generator(12);
       auto t = torch::randn({4, 3}, gen, torch::kFloat64);
       std::vector<torch::Tensor> a = {t.clone().requires_grad_(true)};
       auto b = t.clone().requires_grad_(true);
-      optim::FlatAdam<double> flat(a, torch::kFloat64, rule, 0.8);
+      const auto cfg = cfg_with({"training.optimizer=" + name, "training.momentum=0.8"});
+      const auto chosen = options::read<optim::OptimiserOptions>(cfg);
+      ASSERT_EQ(chosen.kind, name);
+      optim::FlatOptimizer<double> flat(a, torch::kFloat64, chosen.rule);
       std::unique_ptr<torch::optim::Optimizer> ref;
-      if (rule == optim::Rule::kSgd)
+      if (name == "sgd")
         ref = std::make_unique<torch::optim::SGD>(std::vector<torch::Tensor>{b}, torch::optim::SGDOptions(0.01).momentum(0.8));
       else
         ref = std::make_unique<torch::optim::RMSprop>(std::vector<torch::Tensor>{b}, torch::optim::RMSpropOptions(0.01));
@@ -210,4 +220,14 @@ TEST(FlatAdam, SgdAndRmspropMatchTorch) {
       EXPECT_GT((a[0] - t).abs().max().item<double>(), 1e-3);
     }
   }
+}
+
+// training.optimizer's allowed values are the registry's, and a name that is
+// not registered is refused with the registered ones.
+TEST(FlatOptimizer, TheRegistryNamesEveryRule) {
+  EXPECT_EQ(optim::rule_names(), (std::vector<std::string>{"adam", "sgd", "rmsprop"}));
+  const auto msg = error_of([] { optim::make_rule("lion", cfg_with({})); });
+  EXPECT_NE(msg.find("registered: adam, sgd, rmsprop"), std::string::npos) << msg;
+  const auto bad = error_of([] { cfg_with({"training.optimizer=lion"}); });
+  EXPECT_NE(bad.find("training.optimizer"), std::string::npos) << bad;
 }

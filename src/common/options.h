@@ -88,6 +88,11 @@ template <class T, class = void>
 struct has_finish : std::false_type {};
 template <class T>
 struct has_finish<T, std::void_t<decltype(std::declval<T&>().finish())>> : std::true_type {};
+template <class T, class = void>
+struct has_finish_from : std::false_type {};
+template <class T>
+struct has_finish_from<T, std::void_t<decltype(std::declval<T&>().finish(std::declval<const Source&>()))>>
+    : std::true_type {};
 }  // namespace detail
 
 // The visitor that collects a struct's declarations (its defaults are the
@@ -133,6 +138,7 @@ class Read {
   void part(T& sub) {
     sub.visit(*this);
     if constexpr (detail::has_finish<T>::value) sub.finish();
+    if constexpr (detail::has_finish_from<T>::value) sub.finish(src_);
   }
 
  private:
@@ -180,13 +186,16 @@ std::vector<Spec> declare() {
 }
 
 // The struct filled from `src`; then its finish(), where it has one, derives
-// what it computes from the values read.
+// what it computes from the values read, and its finish(src), where it has
+// one, builds what needs other keys: the component its kind names, from that
+// component's own options (optim::OptimiserOptions builds its update rule).
 template <class T>
 T read(const Source& src) {
   T t;
   Read r(src);
   t.visit(r);
   if constexpr (detail::has_finish<T>::value) t.finish();
+  if constexpr (detail::has_finish_from<T>::value) t.finish(src);
   return t;
 }
 

@@ -28,6 +28,7 @@
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "likelihoods/metrics.h"
+#include "nn/conv_filter.h"
 #include "train/batched.h"
 #include "train/loop.h"
 #include "train/stopping.h"
@@ -81,10 +82,9 @@ std::string fingerprint(const config::Config& cfg) {
   for (const auto& m : infer::method_kinds())
     if (m.name == infer::method_of(kind)) groups_of(m.reads(), used);
   // convolutional filters read their kind's options too (lowrank-mcd: mcd's)
-  if (cfg.get_string("model.architecture") != "mlp" && cfg.get_string("model.architecture") != "rff") {
-    const std::string conv = cfg.get_string("model.conv");
-    used.insert(conv == "lowrank-mcd" ? "mcd" : conv);
-  }
+  if (cfg.get_string("model.architecture") != "mlp" && cfg.get_string("model.architecture") != "rff")
+    for (const auto& f : models::filter_kinds())
+      if (f.name == cfg.get_string("model.conv")) groups_of(f.reads(), used);
   for (const auto& g : groups)
     if (!used.count(g)) j["model"].erase(g);
   // keys added after results were committed, left out at their defaults so

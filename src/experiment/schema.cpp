@@ -3,15 +3,16 @@
 // (common/options.h) through the registries. Defaults reproduce the WHVI
 // paper's UCI protocol (supplement D.1).
 #include <algorithm>
-#include <limits>
 #include <map>
 
 #include "config/config.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
+#include "nn/conv_filter.h"
 #include "nn/layer.h"
 #include "models/regression_model.h"
 #include "models/trunk.h"
+#include "optim/rule.h"
 #include "train/batched.h"
 #include "train/loop.h"
 #include "train/stopping.h"
@@ -107,8 +108,10 @@ std::vector<Param> gather() {
   options::append(all, options::declare<models::NetworkOptions>());
   for (const auto& k : models::trunk_kinds()) options::append(all, k.declare());
   for (const auto& k : models::layer_kinds()) options::append(all, k.declare());
+  options::append(all, models::filter_option_specs());
   options::append(all, infer::method_option_specs());
   options::append(all, likelihoods::likelihood_option_specs());
+  options::append(all, optim::rule_option_specs());
   options::append(all, options::declare<train::LoopOptions>());
   options::append(all, options::declare<train::BatchedOptions>());
   options::append(all, options::declare<train::StoppingOptions>());

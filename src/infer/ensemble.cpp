@@ -30,7 +30,7 @@
 #include "common/errors.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
-#include "optim/flat_adam.h"
+#include "optim/flat_optimizer.h"
 
 namespace whvi::infer {
 namespace {
@@ -94,13 +94,10 @@ class Ensemble : public Inference {
     }
     first_lik_ = params_.size();
     params_.insert(params_.end(), lik_params.begin(), lik_params.end());
-    const auto rule = vo_.optimizer == "sgd"       ? optim::Rule::kSgd
-                      : vo_.optimizer == "rmsprop" ? optim::Rule::kRmsprop
-                                                   : optim::Rule::kAdam;
-    if (dtype_ == torch::kFloat64)
-      opt_d_ = std::make_unique<optim::FlatAdam<double>>(params_, dtype_, rule, vo_.momentum);
+      if (dtype_ == torch::kFloat64)
+      opt_d_ = std::make_unique<optim::FlatOptimizer<double>>(params_, dtype_, vo_.optimiser.rule);
     else
-      opt_f_ = std::make_unique<optim::FlatAdam<float>>(params_, dtype_, rule, vo_.momentum);
+      opt_f_ = std::make_unique<optim::FlatOptimizer<float>>(params_, dtype_, vo_.optimiser.rule);
     visit([&](auto& a) {
       for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).lr_factor = lik.lr_factor();
       return 0;
@@ -222,8 +219,8 @@ class Ensemble : public Inference {
   int64_t n_train_ = 0;
   std::vector<torch::Tensor> params_;
   size_t first_lik_ = 0;
-  std::unique_ptr<optim::FlatAdam<float>> opt_f_;
-  std::unique_ptr<optim::FlatAdam<double>> opt_d_;
+  std::unique_ptr<optim::FlatOptimizer<float>> opt_f_;
+  std::unique_ptr<optim::FlatOptimizer<double>> opt_d_;
 };
 
 }  // namespace

@@ -20,8 +20,6 @@ const std::vector<MethodKind>& method_kinds() {
 
 namespace {
 
-const std::vector<MethodKind>& registry() { return method_kinds(); }
-
 // inference.kind, and what make_inference checks it against
 struct Choice {
   std::string asked = "auto";
@@ -99,20 +97,20 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& c
   const NetworkMaker make_network = [=, &cfg]() {
     return std::make_shared<models::RegressionModel>(d_in, cfg, y_mean, y_std, init, num_classes);
   };
-  for (const auto& m : registry())
+  for (const auto& m : method_kinds())
     if (m.name == method) return m.make(make_network, cfg);
   throw Error("inference method '" + method + "' is not registered");
 }
 
 std::vector<std::string> registered_methods() {
   std::vector<std::string> out;
-  for (const auto& m : registry()) out.push_back(m.name);
+  for (const auto& m : method_kinds()) out.push_back(m.name);
   return out;
 }
 
 std::vector<options::Spec> method_option_specs() {
   auto specs = options::declare<Choice>();
-  for (const auto& m : registry()) options::append(specs, m.declare());
+  for (const auto& m : method_kinds()) options::append(specs, m.declare());
   return specs;
 }
 

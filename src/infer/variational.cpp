@@ -3,7 +3,7 @@
 // KL = the layers' closed-form terms + their Monte Carlo terms from the
 // forward context (planar flows), one independent draw of the network's
 // randomness per (sample, row); minimised by Adam (or SGD with momentum, or
-// RMSprop: training.optimizer; optim/flat_adam.h) with lr_t = lr_0 (1 + γ t)^-p. The likelihood's parameters come last in the
+// RMSprop: training.optimizer; optim/rule.h) with lr_t = lr_0 (1 + γ t)^-p. The likelihood's parameters come last in the
 // optimiser, at their own learning-rate factor, frozen while the likelihood
 // says so (the Gaussian's first phase).
 #include "infer/variational.h"
@@ -14,7 +14,7 @@
 
 #include "common/errors.h"
 #include "infer/fused_step.h"
-#include "optim/flat_adam.h"
+#include "optim/flat_optimizer.h"
 
 namespace whvi::infer {
 
@@ -85,8 +85,8 @@ torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& 
 }
 
 struct VariationalInference::Optimiser {
-  std::unique_ptr<optim::FlatAdam<float>> f;
-  std::unique_ptr<optim::FlatAdam<double>> d;
+  std::unique_ptr<optim::FlatOptimizer<float>> f;
+  std::unique_ptr<optim::FlatOptimizer<double>> d;
   template <class Fn>
   auto visit(Fn&& fn) {
     return f ? fn(*f) : fn(*d);
@@ -122,15 +122,12 @@ void VariationalInference::begin(int64_t n_train, int64_t, const at::Generator&)
       params_.push_back(p);
   first_lik_ = params_.size();
   params_.insert(params_.end(), lik_params.begin(), lik_params.end());
-  adam_ = std::make_unique<Optimiser>();
-  const auto rule = opt_.optimizer == "sgd"       ? optim::Rule::kSgd
-                    : opt_.optimizer == "rmsprop" ? optim::Rule::kRmsprop
-                                                  : optim::Rule::kAdam;
+  optimiser_ = std::make_unique<Optimiser>();
   if (dtype_ == torch::kFloat64)
-    adam_->d = std::make_unique<optim::FlatAdam<double>>(params_, dtype_, rule, opt_.momentum);
+    optimiser_->d = std::make_unique<optim::FlatOptimizer<double>>(params_, dtype_, opt_.optimiser.rule);
   else
-    adam_->f = std::make_unique<optim::FlatAdam<float>>(params_, dtype_, rule, opt_.momentum);
-  adam_->visit([&](auto& a) {
+    optimiser_->f = std::make_unique<optim::FlatOptimizer<float>>(params_, dtype_, opt_.optimiser.rule);
+  optimiser_->visit([&](auto& a) {
     for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).lr_factor = lik.lr_factor();
     return 0;
   });
@@ -146,11 +143,11 @@ void VariationalInference::begin(int64_t n_train, int64_t, const at::Generator&)
 
 torch::Tensor VariationalInference::step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t,
                                          const at::Generator& gen) {
-  WHVI_ASSERT(adam_);
+  WHVI_ASSERT(optimiser_);
   auto& lik = model_->likelihood();
   if (fused_) {
     double loss = 0;
-    adam_->visit([&](auto& a) {
+    optimiser_->visit([&](auto& a) {
       for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).frozen = lik.frozen(t);
       a.zero_grad();
       loss = fused_->loss_and_grad(xb, yb, n_train_, opt_.mc_samples, gen);
@@ -160,7 +157,7 @@ torch::Tensor VariationalInference::step(const torch::Tensor& xb, const torch::T
     return torch::scalar_tensor(loss, torch::kFloat64);
   }
   const auto loss = negative_elbo(*model_, xb, yb, n_train_, opt_.mc_samples, gen, opt_.kl_factor(t));
-  adam_->visit([&](auto& a) {
+  optimiser_->visit([&](auto& a) {
     for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).frozen = lik.frozen(t);
     a.zero_grad();
     loss.backward();
@@ -171,9 +168,9 @@ torch::Tensor VariationalInference::step(const torch::Tensor& xb, const torch::T
 }
 
 void VariationalInference::zero_grad(int64_t t) {
-  WHVI_ASSERT(adam_);
+  WHVI_ASSERT(optimiser_);
   auto& lik = model_->likelihood();
-  adam_->visit([&](auto& a) {
+  optimiser_->visit([&](auto& a) {
     for (size_t i = first_lik_; i < params_.size(); ++i) a.segment(i).frozen = lik.frozen(t);
     a.zero_grad();
     return 0;
@@ -181,8 +178,8 @@ void VariationalInference::zero_grad(int64_t t) {
 }
 
 void VariationalInference::apply(int64_t t) {
-  WHVI_ASSERT(adam_);
-  adam_->visit([&](auto& a) {
+  WHVI_ASSERT(optimiser_);
+  optimiser_->visit([&](auto& a) {
     a.step(step_size(t));
     return 0;
   });
@@ -198,8 +195,8 @@ double VariationalInference::kl_value() {
 }
 
 double VariationalInference::max_abs_param() const {
-  WHVI_ASSERT(adam_);
-  return adam_->visit([](auto& a) { return a.max_abs_param(); });
+  WHVI_ASSERT(optimiser_);
+  return optimiser_->visit([](auto& a) { return a.max_abs_param(); });
 }
 
 void VariationalInference::end() {
@@ -209,7 +206,7 @@ void VariationalInference::end() {
     p.set_data(p.detach().clone());
     p.mutable_grad() = torch::Tensor();
   }
-  adam_.reset();
+  optimiser_.reset();
   fused_.reset();
   params_.clear();
   if (!device_.is_cpu()) {

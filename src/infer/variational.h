@@ -4,14 +4,14 @@
 #include <memory>
 
 #include "infer/inference.h"
+#include "optim/rule.h"
 
 namespace whvi::infer {
 
 struct VariationalOptions {
   double lr = 0.001, lr_gamma = 0.0005, lr_power = 0.3;
   int64_t mc_samples = 1;
-  std::string optimizer = "adam";
-  double momentum = 0.9;     // sgd
+  optim::OptimiserOptions optimiser;  // training.optimizer and the rule's own options
   std::string engine = "auto";
   bool fused = false;        // engine fused (infer/fused_step.h)
   bool auto_engine = true;   // engine auto (fused where it applies)
@@ -28,8 +28,7 @@ struct VariationalOptions {
   template <class V>
   void visit(V& v) {
     v.num("training.lr", lr, 0, 10, "lr_0 of the optimiser");
-    v.pick("training.optimizer", optimizer, {"adam", "sgd", "rmsprop"}, "optimiser of the variational models (the paper's GP experiments use SGD and RMSprop); nng and sghmc bring their own");
-    v.num("training.momentum", momentum, 0, 0.999, "momentum of training.optimizer: sgd");
+    v.part(optimiser);
     v.num("training.lr_gamma", lr_gamma, 0, options::kInf, "lr_t = lr_0 (1 + gamma t)^-p");
     v.num("training.lr_power", lr_power, 0, options::kInf, "p of the learning-rate decay");
     v.num("training.mc_samples", mc_samples, 1, 4096, "Monte Carlo samples per data point in training");
@@ -92,7 +91,7 @@ class VariationalInference : public Inference, public SplitStep {
   int64_t n_train_ = 0;
   std::vector<torch::Tensor> params_;
   size_t first_lik_ = 0;
-  std::unique_ptr<Optimiser> adam_;
+  std::unique_ptr<Optimiser> optimiser_;
   std::unique_ptr<class FusedStep> fused_;  // training.engine: fused
   std::string engine_ = "autograd";         // what begin() chose
 };

@@ -7,44 +7,32 @@
 
 #include <torch/torch.h>
 
+#include "nn/conv_filter.h"
 #include "nn/layer.h"
 #include "models/trunk.h"
 
 namespace whvi::models {
 
-struct WhviParams;   // nn/whvi_params.h
 struct ConvOptions;  // nn/layer_options.h
-class NngLayer;     // nn/nng_layer.h
 
-// One 3x3 convolution (stride 1, padding 1) of kind mcd, mfg, whvi,
-// lowrank-mcd or nng (conv.cpp), on [N, C, H, W].
+// One convolution of the kind model.conv names (its filter: nn/conv_filter.h),
+// on [N, C, H, W].
 class ConvLayer : public torch::nn::Module {
  public:
   // ksize x ksize filters (3 or 1), padding ksize / 2, the given stride.
-  // o: the convolution's typed options (o.kind picks the kind), read from the
-  // config by the trunk that builds it.
+  // o: the trunk's typed options, read from the config (o.filter builds the
+  // filter of the kind it names).
   ConvLayer(const ConvOptions& o, int64_t cin, int64_t cout, const at::Generator& gen, int64_t ksize = 3,
             int64_t stride = 1);
   ~ConvLayer() override;
   torch::Tensor forward(const torch::Tensor& x, ForwardCtx& ctx);
   torch::Tensor kl();
   // lowrank-mcd: the rank of its filter matrix; whvi: the padded patch size D.
-  int64_t rank() const { return rank_; }
+  int64_t rank() const;
 
  private:
-  torch::Tensor whvi_forward(const torch::Tensor& x, ForwardCtx& ctx);
-  torch::Tensor nng_forward(const torch::Tensor& x, ForwardCtx& ctx);
-  std::string kind_;
-  int64_t cin_ = 0, cout_ = 0, rank_ = 0, ksize_ = 3, stride_ = 1;
-  double p_ = 0, decay_ = 0, prior_var_ = 1, bias_prior_var_ = 1;
-  torch::Tensor w_, b_, w_logvar_, b_logvar_, a_;  // lowrank-mcd: filters = a_ w_
-  std::unique_ptr<WhviParams> whvi_;
-  std::shared_ptr<NngLayer> nng_;  // nng: the matrix-variate posterior over the filter matrix
+  std::unique_ptr<ConvFilter> filter_;
 };
-
-// The rank that gives a lowrank-mcd filter matrix [cout, cin*9] as many
-// parameters as a WHVI one (4 D per stacked block, D the padded patch size).
-int64_t matched_conv_rank(int64_t cin, int64_t cout, int64_t ksize = 3);
 
 // Batch normalisation over (N, H, W) per channel: batch statistics in a
 // training step (ForwardCtx::training; the running averages updated with

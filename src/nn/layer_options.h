@@ -1,6 +1,7 @@
 // Typed options of the layer kinds that more than one file builds: the
-// fully connected MFG and MCD layers (mfg.cpp, mcd.cpp) and the convolutions
-// (conv.cpp), whose MFG and MCD filters take the same keys. Each declares its
+// fully connected MFG and MCD layers (mfg.cpp, mcd.cpp), whose keys the
+// convolution filters (conv_mfg.cpp, conv_mcd.cpp) read too, and the
+// convolutions' own (models/conv.cpp). Each declares its
 // keys once (common/options.h); layers never see the config.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "common/options.h"
+#include "nn/conv_filter.h"
 #include "nn/whvi_params.h"
 
 namespace whvi::models {
@@ -36,26 +38,17 @@ struct McdOptions {
   }
 };
 
-// One convolution's options: its kind (model.conv) and what that kind reads.
+// A convolutional trunk's options: the filter kind (model.conv), whose maker is
+// built from that kind's own options, and batch normalisation.
 struct ConvOptions {
-  std::string kind = "mcd";  // mcd, mfg, whvi, lowrank-mcd or nng
-  double dropout = 0.005;    // mcd, lowrank-mcd
-  double length_scale = 1;   // model.mcd.length_scale (mcd, lowrank-mcd)
-  int64_t rank = 0;          // lowrank-mcd; 0: as many parameters as WHVI
+  std::string kind = "mcd";  // a registered filter kind (nn/conv_filter.h)
   std::string batch_norm = "auto";
-  MfgOptions mfg;            // mfg
-  WhviOptions whvi;          // whvi
-  double nng_prior_var = 1;  // model.nng.prior_var (nng)
+  FilterMaker filter;        // built from the kind's own options when read
+  void finish(const options::Source& src) { filter = make_filter_maker(kind, src); }
   template <class V>
   void visit(V& v) {
-    v.pick("model.conv", kind, {"mcd", "mfg", "whvi", "lowrank-mcd", "nng"}, "kind of the convolutional filters (the paper: MCD): mcd, mfg, whvi (WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*), lowrank-mcd (MCD with a rank-r filter matrix, Fig. 7), nng (noisy K-FAC filters; only with model.kind nng)");
+    v.pick("model.conv", kind, filter_names(), "kind of the convolutional filters (the paper: MCD; src/nn/conv_*.cpp): mcd, mfg, whvi (WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*), lowrank-mcd (MCD with a rank-r filter matrix, Fig. 7), nng (noisy K-FAC filters; only with model.kind nng)");
     v.pick("model.batch_norm", batch_norm, {"auto", "on", "off"}, "batch normalisation after every convolution (batch statistics in training steps, running averages at test time): auto = on for resnet18 only");
-    v.num("model.conv_rank", rank, 0, 1 << 20, "rank of lowrank-mcd filter matrices; 0 = as many parameters as WHVI filters of the same shape");
-    v.num("model.conv_dropout", dropout, 0, 0.99, "dropout rate of mcd convolutions (the paper's MCD rate, supplement D.1)");
-    v.use("model.mcd.length_scale", length_scale);
-    v.use("model.nng.prior_var", nng_prior_var);
-    v.part(mfg);
-    v.part(whvi);
   }
 };
 

@@ -1,30 +1,28 @@
-// The first-order optimiser of the variational methods (out of the trainer,
-// issue 9: the inference seam picks its optimiser; NNG and SGHMC bring theirs).
+// The flat first-order optimiser of the variational methods and deep
+// ensembles: the update rule (optim/rule.h, training.optimizer) applied to
+// every parameter at once.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "optim/rule.h"
+
 namespace whvi::optim {
 
-// Adam over all parameters at once: the parameters and their gradients are
-// re-homed as views into two flat buffers, so autograd accumulates straight
-// into one gradient array and the update is a single loop over raw memory
-// (LibTorch's optimiser launches ~10 small ops per parameter tensor, which
-// dominates the step time of these small networks). Each segment (one
-// parameter tensor) has its own learning-rate factor and step count, so a
-// frozen segment keeps no moments, as in PyTorch's Adam with requires_grad
-// off.
-// The update rule (training.optimizer): Adam (β = 0.9, 0.999, ε = 1e-8), SGD
-// with momentum μ (PyTorch's: b ← μ b + g, the first b = g; p ← p - lr b) or
-// RMSprop (PyTorch's defaults: v ← 0.99 v + 0.01 g², p ← p - lr g / (√v + 1e-8)).
-enum class Rule { kAdam, kSgd, kRmsprop };
-
+// The parameters and their gradients are re-homed as views into two flat
+// buffers, so autograd accumulates straight into one gradient array and the
+// update is a single loop over raw memory (LibTorch's optimiser launches ~10
+// small ops per parameter tensor, which dominates the step time of these small
+// networks). Each segment (one parameter tensor) has its own learning-rate
+// factor and update count, so a frozen segment keeps no state, as in
+// PyTorch's optimisers with requires_grad off.
 template <class T>
-class FlatAdam {
+class FlatOptimizer {
  public:
   struct Segment {
     int64_t offset, size;
@@ -33,9 +31,9 @@ class FlatAdam {
     int64_t t = 0;
   };
 
-  explicit FlatAdam(const std::vector<torch::Tensor>& params, torch::ScalarType dtype, Rule rule = Rule::kAdam,
-                    double momentum = 0.9)
-      : rule_(rule), momentum_(momentum) {
+  explicit FlatOptimizer(const std::vector<torch::Tensor>& params, torch::ScalarType dtype,
+                         std::shared_ptr<const UpdateRule> rule = default_rule())
+      : rule_(std::move(rule)) {
     int64_t total = 0;
     for (const auto& p : params) total += p.numel();
     // on the parameters' device (training.device)
@@ -72,9 +70,10 @@ class FlatAdam {
   }
   void zero_grad() { grad_.zero_(); }
 
-  // One update of every segment that is not frozen (flat_adam.cpp: compiled
-  // with -fno-math-errno so that the sqrt does not stop the loop from being
-  // vectorised; the same IEEE operations in the same order either way).
+  // One update of every segment that is not frozen, by the rule's loop (the
+  // rules' files are compiled with -fno-math-errno so that the sqrt does not
+  // stop the loop from being vectorised; the same IEEE operations in the same
+  // order either way).
   // On another device (training.device: cuda) step() takes step_tensor_ops:
   // the same rule as tensor operations on runs of segments that share their
   // step count, learning-rate factor and frozen state; the same numbers as
@@ -83,13 +82,12 @@ class FlatAdam {
   void step_tensor_ops(double lr);
 
  private:
-  Rule rule_ = Rule::kAdam;
-  double momentum_ = 0.9;
+  std::shared_ptr<const UpdateRule> rule_;
   torch::Tensor flat_, grad_, m_, v_;
   std::vector<Segment> segments_;
 };
 
-extern template class FlatAdam<float>;
-extern template class FlatAdam<double>;
+extern template class FlatOptimizer<float>;
+extern template class FlatOptimizer<double>;
 
 }  // namespace whvi::optim

@@ -1,0 +1,41 @@
+// The optimiser registry: training.optimizer -> its update rule and options.
+// A new rule is its own file and one line here.
+#include "optim/rule.h"
+
+#include "common/errors.h"
+
+namespace whvi::optim {
+
+const std::vector<RuleKind>& rule_kinds() {
+  static const std::vector<RuleKind> r = {
+      adam_rule(),
+      sgd_rule(),
+      rmsprop_rule(),
+  };
+  return r;
+}
+
+std::vector<std::string> rule_names() {
+  std::vector<std::string> out;
+  for (const auto& k : rule_kinds()) out.push_back(k.name);
+  return out;
+}
+
+std::shared_ptr<const UpdateRule> make_rule(const std::string& name, const options::Source& src) {
+  for (const auto& k : rule_kinds())
+    if (k.name == name) return k.make(src);
+  std::string known;
+  for (const auto& k : rule_kinds()) known += (known.empty() ? "" : ", ") + k.name;
+  throw Error("training.optimizer '" + name + "' is not registered; registered: " + known);
+}
+
+std::vector<options::Spec> rule_option_specs() {
+  auto out = options::declare<OptimiserOptions>();
+  for (const auto& k : rule_kinds()) {
+    const auto s = k.declare();
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  return out;
+}
+
+}  // namespace whvi::optim
