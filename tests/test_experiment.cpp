@@ -523,6 +523,56 @@ TEST(Pinned, AShortRunOfEachKindGivesThePinnedNumbers) {
   kernels::set_simd_level(level);
 }
 
+// Every registered component (model kinds, inference methods, likelihoods,
+// engines, batched splits, trunks, convolution filters, optimiser rules): a
+// short run of each case of tests/pinned/cases.txt, pinned to the numbers the
+// code gave before the options and registries moved beside their components
+// (tests/pinned/numbers.inc, written by tests/pinned/generate.py with the
+// build of that code). Scalar SIMD level, one thread; the tolerance covers
+// other BLAS builds' last bits, as above.
+TEST(Pinned, EveryComponentGivesThePinnedNumbers) {
+  set_threads(1);
+  const auto level = kernels::active_simd_level();
+  kernels::set_simd_level(kernels::SimdLevel::kScalar);
+  const std::map<std::string, std::map<std::string, double>> pinned = {
+#include "pinned/numbers.inc"
+  };
+  Sandbox sb("pinned_all");
+  std::ifstream in(std::string(WHVI_SOURCE_DIR) + "/tests/pinned/cases.txt");
+  ASSERT_TRUE(in) << "tests/pinned/cases.txt";
+  std::string line;
+  size_t ran = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::istringstream cols(line);
+    for (std::string c; std::getline(cols, c, '\t');) f.push_back(c);
+    ASSERT_EQ(f.size(), 5u) << line;
+    const std::string& name = f[0];
+    std::vector<std::string> sets = {"output.name=" + name};
+    std::istringstream words(f[4]);
+    for (std::string w; words >> w;) sets.push_back(w);
+    const auto doc = experiment::run_train(opts(
+        sb.config("data: {dataset: " + f[1] + ", dir: '" + data_dir() + "', splits: " + f[2] + "}\nmodel: {kind: " +
+                      f[3] + "}\n",
+                  name + ".yaml"),
+        sets));
+    ASSERT_TRUE(pinned.count(name)) << name << " has no pinned numbers: run tests/pinned/generate.py";
+    for (const auto& [key, v] : pinned.at(name)) {
+      const auto dot = key.find('.');
+      const int split = std::stoi(key.substr(5, dot - 5));  // "split<k>.<metric>"
+      const auto& rec = doc["splits"][split];
+      const std::string metric = key.substr(dot + 1);
+      ASSERT_TRUE(rec.contains(metric) && rec[metric].is_number()) << name << " " << key;
+      const double g = rec[metric].get<double>();
+      EXPECT_NEAR(g, v, 1e-6 * std::max(1.0, std::abs(v))) << name << " " << key;
+    }
+    ++ran;
+  }
+  EXPECT_EQ(ran, pinned.size());
+  kernels::set_simd_level(level);
+}
+
 // The folder walks that stand in for std::filesystem's (common/io.h): checked
 // against a tree built here, including a link that must be removed, not
 // followed, and an empty file that must be copied.
