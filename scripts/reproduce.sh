@@ -9,10 +9,12 @@
 #   --list      the folders it knows, one per line
 #
 # RESULTS_FOLDER is a folder under results/ (results/uci, results/analysis/gp-rff, ...).
+# Each recipe runs the protocol the committed records ran (their split counts included).
 # The binary is $WHVI (default build/whvi); data come from data.dir / WHVI_DATA_DIR as
-# for any run. The sweeps resume: splits whose records exist are kept, so on a complete
-# folder only the tables and figures are rendered again. To recompute records, delete
-# them first (git keeps the committed ones to compare with). Measurements that do not
+# for any run. The sweeps resume: splits whose records exist are kept, not retrained;
+# the experiment records, tables and figures are written again (an experiment record
+# then names this run's command and commit; each split record keeps its own). To
+# recompute splits, delete their records first (git keeps the committed ones). Measurements that do not
 # resume (results/bench, results/analysis/fwht-vs-matmul, results/analysis/approximation)
 # write new files named after $BENCH_LABEL (default cpu-<host>) beside the committed ones,
 # which whvi never overwrites.
@@ -47,11 +49,19 @@ recipe() {
   case $1 in
     results/uci) echo "bash scripts/experiments/uci.sh -j $j" ;;
     results/uci-fused) echo "bash scripts/experiments/uci_fused.sh -j $j" ;;
-    results/uci-shallow) echo "bash scripts/experiments/uci_shallow.sh -j $j" ;;
-    results/uci-width) echo "bash scripts/experiments/uci_width.sh -j $j" ;;
-    results/uci-class) echo "bash scripts/experiments/uci_class.sh -j $j" ;;
+    results/uci-shallow)  # the committed protocol: 4 splits of each model, all 20 (protein 5) of the ensembles
+      local m
+      for m in mcd mfg nng whvi; do echo "bash scripts/experiments/uci_shallow.sh -j $j --set data.splits=4 '*-$m'"; done
+      echo "bash scripts/experiments/uci_shallow.sh -j $j '*-ensemble'"
+      ;;
+    results/uci-width) echo "bash scripts/experiments/uci_width.sh -j $j --set data.splits=1" ;;
+    results/uci-class)  # 8 splits at width 128, one at the other widths
+      echo "bash scripts/experiments/uci_class.sh -j $j '*-w128'"
+      local w
+      for w in 64 256 512; do echo "bash scripts/experiments/uci_class.sh -j $j --set data.splits=1 '*-w$w'"; done
+      ;;
     results/uci-student-t) echo "bash scripts/experiments/uci_student_t.sh -j $j" ;;
-    results/synthetic) echo "bash scripts/experiments/synthetic.sh -j $j" ;;
+    results/synthetic) echo "bash scripts/experiments/synthetic.sh -j $j --set data.splits=4" ;;
     results/toy)
       recipe results/toy/fig4
       local m
