@@ -75,7 +75,7 @@ fi  # ONLY_CIFAR
 # WHVI and MCD heads on the repository's subset at the paper's batch of 128,
 # 10 epochs of the subset (157 steps) on the GPU and, side by side, 40 steps
 # (CIFAR_CPU_STEPS) on this machine's CPU cores; one epoch of the full set (391 steps) where data/cifar10
-# was carried. 4 test samples each: the evaluation runs on the CPU (docs/reference.md
+# was carried. 4 test samples each: the evaluation runs on the CPU (docs/kernels.md
 # "Training on a GPU"), and these runs are for the device path and its speed. The runs write into $BUILD/cifar-runs/; their experiment records
 # (steps_per_second, train_seconds, the metrics) are gathered into one file,
 # $OUT_DIR/cifar-runs.json (a lent machine sends back only a few files).

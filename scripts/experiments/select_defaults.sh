@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The default-selection experiment (docs/reference.md "How the defaults were chosen"):
+# The default-selection experiment (docs/modelling.md "How the defaults were chosen"):
 # every candidate of configs/selection/candidates.txt, for its model, on the 8
 # UCI data sets, under configs/selection/protocol.yaml (metrics on validation
 # rows carved from each training split; the test rows are never read). Then

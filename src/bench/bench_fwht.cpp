@@ -21,7 +21,7 @@
 namespace whvi::bench {
 namespace {
 
-constexpr int64_t kMaxSize = int64_t{1} << 30;  // the largest --sizes entry (docs/reference.md)
+constexpr int64_t kMaxSize = int64_t{1} << 30;  // the largest --sizes entry (docs/architecture.md, "Conventions")
 
 // Batches up to this many elements also get a per-call measurement.
 constexpr int64_t kPerCallMaxElems = int64_t{1} << 16;
@@ -147,7 +147,7 @@ torch::Device checked_device(const FwhtBenchOptions& o, torch::ScalarType st) {
 #else
     throw Error(
         "bench fwht: --device cuda needs a build against a CUDA LibTorch (this build's LibTorch is "
-        "CPU-only; see docs/reference.md 'CUDA')");
+        "CPU-only; see docs/kernels.md 'CUDA')");
 #endif
   } else {
     WHVI_CHECK(st == torch::kFloat32 || st == torch::kFloat64, "bench fwht: --dtype ", o.dtype,

@@ -102,7 +102,7 @@ std::string printable(const std::string& s, size_t max = 200);
 // Folder walks in plain POSIX (nftw, opendir), not std::filesystem: the torch
 // 2.x wheels' libtorch.so exports its own copy of libstdc++'s filesystem code
 // (pytorch/pytorch#133437), and on a GPU machine the loader bound
-// std::filesystem::remove_all to that copy, which crashed (docs/reference.md, "CUDA").
+// std::filesystem::remove_all to that copy, which crashed (docs/kernels.md, "CUDA").
 //
 // Removes `path` (a file, a symbolic link or a folder with everything under
 // it; links are removed, never followed). A missing path is no error. Returns

@@ -216,7 +216,7 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
 }
 
 // training.device other than cpu: a device this build and machine have, and
-// a run that can use it (docs/reference.md "Training on a GPU").
+// a run that can use it (docs/kernels.md "Training on a GPU").
 void check_device(const config::Config& cfg) {
   const std::string dev = cfg.get_string("training.device");
   const std::string kind = cfg.get_string("model.kind");

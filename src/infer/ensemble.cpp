@@ -9,7 +9,7 @@
 //  - inference.kind ensemble with a variational model.kind (whvi, mfg, ...):
 //    each member minimises its own negative ELBO.
 //
-// Choices where the paper leaves room, documented in docs/reference.md:
+// Choices where the paper leaves room, documented in docs/modelling.md:
 //  - Every member sees the same mini-batches (the training loop owns the
 //    batches); the members differ by their initial values (and, for variational
 //    members, their draws). The paper shuffles per member, and found

@@ -33,8 +33,8 @@ struct McdOptions {
   double length_scale = 1;
   template <class V>
   void visit(V& v) {
-    v.num("model.mcd.dropout", dropout, 0, 0.99, "dropout rate after each hidden linear layer, active at test time (chosen on validation data, docs/reference.md; the paper used 0.005)");
-    v.num("model.mcd.length_scale", length_scale, 0, options::kInf, "prior length-scale l: KL term (1-p) l^2/2 |W|^2 + l^2/2 |b|^2 (Gal & Ghahramani; chosen on validation data, docs/reference.md; the paper's code used 0.01)");
+    v.num("model.mcd.dropout", dropout, 0, 0.99, "dropout rate after each hidden linear layer, active at test time (chosen on validation data, docs/modelling.md; the paper used 0.005)");
+    v.num("model.mcd.length_scale", length_scale, 0, options::kInf, "prior length-scale l: KL term (1-p) l^2/2 |W|^2 + l^2/2 |b|^2 (Gal & Ghahramani; chosen on validation data, docs/modelling.md; the paper's code used 0.01)");
   }
 };
 

@@ -11,7 +11,7 @@
 // and its estimator is exactly 0 when the flows are the identity, where the
 // plain estimator log q0(z_0) - Σ log|det J| - log p(z_K) keeps the full noise
 // of log q0 - log p: on naval validation rows that noise alone (0 flows, i.e.
-// WHVI's q) doubled the RMSE after 10,000 steps (docs/reference.md). The authors' public
+// WHVI's q) doubled the RMSE after 10,000 steps (docs/modelling.md, NF-WHVI). The authors' public
 // code adds the log-determinants, evaluates the prior at z_0 only and
 // detaches the term (shared/notes/whvi-reference.md §2.3).
 //

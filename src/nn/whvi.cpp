@@ -11,7 +11,7 @@
 // mixes log-variance and log-std, see shared/notes/whvi-reference.md §1.3):
 // g_logvar is a log variance, used both for sampling and in the KL.
 //
-// Initialisation and prior (docs/reference.md "WHVI choices"): S1, S2 ~ U(+-sqrt(6/D))
+// Initialisation and prior (docs/modelling.md, "Modelling choices"): S1, S2 ~ U(+-sqrt(6/D))
 // (the authors' kaiming-uniform), mu ~ N(0, s^2) with s = 1/sqrt(2) so that
 // the mean weight matrix has He variance 2/D, logvar = log(1e-4), prior
 // N(0, lambda I) with lambda = 1. Because S1 and S2 are free, lambda only

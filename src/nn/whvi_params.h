@@ -30,7 +30,7 @@ struct WhviOptions {
   double s_prior_var = 0;
   template <class V>
   void visit(V& v) {
-    v.num("model.whvi.prior_var", prior_var, 1e-12, options::kInf, "lambda: prior N(0, lambda I) on g (chosen on validation data, docs/reference.md; the paper says 1e-5)");
+    v.num("model.whvi.prior_var", prior_var, 1e-12, options::kInf, "lambda: prior N(0, lambda I) on g (chosen on validation data, docs/modelling.md; the paper says 1e-5)");
     v.num("model.whvi.init_g_mean_std", init_g_mean_std, 0, 1e6, "g mean initialised N(0, s^2): s = 1/sqrt(2) gives W a He-scale variance with kaiming-uniform S1, S2");
     v.num("model.whvi.init_g_logvar", init_g_logvar, -50, 10, "initial log variance of g (default log(1e-4): starts near a deterministic net)");
     v.flag("model.whvi.shared_g", shared_g, "one g shared by the stacked blocks (authors' linear layer) instead of one per block");
@@ -47,7 +47,7 @@ struct WhviOptions {
   // c^2: the factor on g's initial mean variance, initial variance and prior
   // variance that gives every structure the default's initial weight
   // variance 2/D (unnormalised H): 1 for S1HGHS2, 1/D with the extra H,
-  // 2/D without S2, 4/D for GH (docs/reference.md "WHVI structures").
+  // 2/D without S2, 4/D for GH (docs/reference.md, "The paper's analyses", Table 2).
   double g_scale2(int64_t d) const {
     const double dd = static_cast<double>(d);
     if (structure == "s1hghs2h") return 1.0 / dd;
