@@ -14,7 +14,7 @@ constexpr double kB1 = 0.9, kB2 = 0.999, kEps = 1e-8;
 class Adam final : public LoopRule<Adam> {
  public:
   using LoopRule::update;
-  void update(torch::Tensor p, const torch::Tensor& g, torch::Tensor m, torch::Tensor v, int64_t t,
+  void update(at::Tensor p, const at::Tensor& g, at::Tensor m, at::Tensor v, int64_t t,
               double lr) const override {
     const double c1 = 1.0 - std::pow(kB1, static_cast<double>(t));
     const double c2 = 1.0 - std::pow(kB2, static_cast<double>(t));

@@ -10,7 +10,7 @@ namespace {
 class Rmsprop final : public LoopRule<Rmsprop> {
  public:
   using LoopRule::update;
-  void update(torch::Tensor p, const torch::Tensor& g, torch::Tensor, torch::Tensor v, int64_t,
+  void update(at::Tensor p, const at::Tensor& g, at::Tensor, at::Tensor v, int64_t,
               double lr) const override {
     v.mul_(0.99).addcmul_(g, g, 0.01);
     p.addcdiv_(g, v.sqrt().add_(1e-8), -lr);

@@ -17,7 +17,7 @@ class Sgd final : public LoopRule<Sgd> {
  public:
   using LoopRule::update;
   explicit Sgd(double momentum) : momentum_(momentum) {}
-  void update(torch::Tensor p, const torch::Tensor& g, torch::Tensor m, torch::Tensor, int64_t t,
+  void update(at::Tensor p, const at::Tensor& g, at::Tensor m, at::Tensor, int64_t t,
               double lr) const override {
     if (t == 1) m.copy_(g);
     else m.mul_(momentum_).add_(g);
