@@ -21,7 +21,7 @@ while (($#)); do
   case $1 in
     -j|--set) (($# >= 2)) || { echo "$name: $1 needs a value" >&2; exit 2; }; args+=("$1" "$2"); shift 2 ;;
     --render-only) render_only=1; shift ;;
-    -h|--help) sed -n "${help}p" "scripts/$name.sh"; exit 0 ;;
+    -h|--help) sed -n "${help}p" "scripts/experiments/$name.sh"; exit 0 ;;
     -*) echo "$name: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
