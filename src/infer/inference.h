@@ -13,6 +13,8 @@
 //                Gaussian posterior (infer/nng.cpp)
 //   ensemble     a deep ensemble: ensemble.members networks trained side by
 //                side, predicting with their uniform mixture (infer/ensemble.cpp)
+//   blr          Bayesian linear regression, fitted in closed form with its
+//                evidence-maximised prior and noise (infer/blr.cpp)
 #pragma once
 
 #include <cmath>
@@ -48,6 +50,16 @@ class SplitStep {
   virtual void apply(int64_t t) = 0;
   // Monte Carlo draws per row of the objective
   virtual int64_t mc_samples() const = 0;
+};
+
+// A method fitted in closed form from the whole training set: the training
+// loop calls fit() once, between begin() and end(), and runs no steps. Opt-in:
+// Inference::closed_form().
+class ClosedForm {
+ public:
+  virtual ~ClosedForm() = default;
+  // x [N, D], y [N]: every training row (standardised).
+  virtual void fit(const torch::Tensor& x, const torch::Tensor& y) = 0;
 };
 
 class Inference {
@@ -108,6 +120,8 @@ class Inference {
   virtual std::string diagnose() const { return {}; }
   // The split step, for a method that has one (else nullptr).
   virtual SplitStep* split_step() { return nullptr; }
+  // The closed-form fit, for a method that has one (else nullptr).
+  virtual ClosedForm* closed_form() { return nullptr; }
 };
 
 // Builds one network of the run's config, its initial values drawn next from
@@ -126,6 +140,8 @@ std::string method_of(const options::Source& cfg);
 // model.kind -> its own method (sghmc, nng, ensemble, else variational).
 std::string method_of(const std::string& model_kind);
 std::vector<std::string> registered_methods();
+// Whether cfg's method is fitted in closed form (MethodKind::closed_form).
+bool fits_in_closed_form(const options::Source& cfg);
 // How a result names its model: model.kind, or "<inference.kind>-<model.kind>"
 // when inference.kind is not the kind's own (e.g. ensemble-whvi).
 std::string model_label(const options::Source& cfg);
@@ -137,15 +153,18 @@ struct MethodKind {
   std::vector<options::Spec> (*declare)();
   std::vector<std::string> (*reads)();  // every key its options read
   std::function<std::unique_ptr<Inference>(const NetworkMaker&, const options::Source&)> make;
+  bool closed_form = false;  // fitted by ClosedForm::fit, not in steps (no stopping on validation rows)
 };
 
 // The registration of a method whose factory takes its options O.
 template <class O>
-MethodKind method_kind(std::string name, std::unique_ptr<Inference> (*make)(const NetworkMaker&, const O&)) {
+MethodKind method_kind(std::string name, std::unique_ptr<Inference> (*make)(const NetworkMaker&, const O&),
+                       bool closed_form = false) {
   return {std::move(name), &options::declare<O>, &options::keys_read<O>,
           [make](const NetworkMaker& net, const options::Source& src) {
             return make(net, options::read<O>(src));
-          }};
+          },
+          closed_form};
 }
 
 // The registrations (defined beside each method).
@@ -153,6 +172,7 @@ MethodKind variational_method();
 MethodKind sghmc_method();
 MethodKind nng_method();
 MethodKind ensemble_method();
+MethodKind blr_method();
 
 // The registered methods, in registration order.
 const std::vector<MethodKind>& method_kinds();

@@ -14,6 +14,7 @@ const std::vector<MethodKind>& method_kinds() {
       ensemble_method(),
       sghmc_method(),
       nng_method(),
+      blr_method(),
   };
   return r;
 }
@@ -100,6 +101,13 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& c
   for (const auto& m : method_kinds())
     if (m.name == method) return m.make(make_network, cfg);
   throw Error("inference method '" + method + "' is not registered");
+}
+
+bool fits_in_closed_form(const options::Source& cfg) {
+  const auto method = method_of(cfg);
+  for (const auto& m : method_kinds())
+    if (m.name == method) return m.closed_form;
+  return false;
 }
 
 std::vector<std::string> registered_methods() {

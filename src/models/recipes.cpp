@@ -16,6 +16,7 @@ const std::vector<Recipe>& recipes() {
       {"nng",        "nng",         "nng",        "nng"},
       {"sghmc",      "linear",      "linear",     "sghmc"},
       {"ensemble",   "linear",      "linear",     "ensemble"},
+      {"blr",        "linear",      "linear",     "blr"},          // model.depth: 0
   };
   return r;
 }

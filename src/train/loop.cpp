@@ -56,6 +56,35 @@ torch::Tensor gather_rows(const torch::Tensor& x, const torch::Tensor& perm, int
   throw Error(divergence_message(label, t, why.empty() ? what : detail::concat(what, " (", why, ")"), cfg));
 }
 
+// Final health checks: an exploded likelihood parameter (the Gaussian's
+// noise variance) or a fit far worse than the constant predictor is
+// divergence, not a result.
+void check_fit(infer::Inference& inf, const torch::Tensor& x, const torch::Tensor& y, const options::Source& cfg,
+               const std::string& label, int64_t done) {
+  auto& lik = inf.likelihood();
+  if (const auto problem = lik.health_problem()) diverged(label, done, *problem, cfg, inf);
+  const int64_t n_fit = std::min<int64_t>(x.size(0), 2048);
+  const auto fit = inf.mean_standardized(x.narrow(0, 0, n_fit));
+  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, done, *problem, cfg, inf);
+}
+
+// A method fitted in closed form (infer::ClosedForm): one fit on every
+// training row, no steps.
+TrainStats fit_closed_form(infer::Inference& inf, infer::ClosedForm& cf, const torch::Tensor& x,
+                           const torch::Tensor& y, const options::Source& cfg, const std::string& label,
+                           const std::function<void()>& on_end) {
+  const auto t0 = std::chrono::steady_clock::now();
+  cf.fit(x, y);
+  TrainStats st;
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.final_loss = std::nan("");
+  inf.end();
+  if (on_end) on_end();
+  check_fit(inf, x, y, cfg, label, 0);
+  spdlog::info("{}: fitted in closed form ({:.3g} s)", label, st.seconds);
+  return st;
+}
+
 TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
                       const options::Source& cfg, const LoopOptions& o, const at::Generator& gen,
                       const std::string& label, int64_t every, const std::function<bool(int64_t)>& on_every,
@@ -70,6 +99,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   auto& lik = inf.likelihood();
   const std::vector<int64_t> chw = o.augment ? models::image_shape_for(x.size(1)) : std::vector<int64_t>{};
   inf.begin(N, total, gen);
+  if (auto* cf = inf.closed_form()) return fit_closed_form(inf, *cf, x, y, cfg, label, on_end);
 
   constexpr double kMaxAbsParam = 1e6;
   constexpr int64_t kCheckEvery = 100;
@@ -155,13 +185,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   st.final_loss = loss_value;
   inf.end();
   if (on_end) on_end();
-  // Final health checks: an exploded likelihood parameter (the Gaussian's
-  // noise variance) or a fit far worse than the constant predictor is
-  // divergence, not a result.
-  if (const auto problem = lik.health_problem()) diverged(label, done, *problem, cfg, inf);
-  const int64_t n_fit = std::min<int64_t>(N, 2048);
-  const auto fit = inf.mean_standardized(x.narrow(0, 0, n_fit));
-  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, done, *problem, cfg, inf);
+  check_fit(inf, x, y, cfg, label, done);
   return st;
 }
 

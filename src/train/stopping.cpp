@@ -22,6 +22,7 @@ bool StoppingOptions::resolve(std::string* why_off) {
   };
   if (model_kind == "sghmc" || inference_kind == "sghmc")
     return off("SGHMC predicts with the samples it keeps after its burn-in, not with the parameters of one step");
+  if (model_kind == "blr") return off("Bayesian linear regression is fitted in closed form, with no steps to stop");
   if (batched_splits > 1) return off("batched splits (training.batched_splits) train their group to the same step");
   if (device != "cpu")
     return off("the validation rows are measured on the CPU during training, and training.device is " + device);

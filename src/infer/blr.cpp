@@ -1,0 +1,174 @@
+// Bayesian linear regression (model.kind: blr), the reference a network should
+// beat on small data: y = w·x + b + ε, ε ~ N(0, 1/β), prior (w, b) ~ N(0, I/α),
+// on the standardised inputs and targets (Bishop 2006, §3.3; MacKay 1992).
+// Fitted in closed form from the whole training set (the loop calls fit(), no
+// steps; `ClosedForm` in inference.h): with Φ = [x, 1] (N × P),
+//   A = α I + β ΦᵀΦ,   posterior N(m, A⁻¹),   m = β A⁻¹ Φᵀ y,
+// and α, β chosen by maximising the evidence p(y | α, β) with MacKay's
+// fixed-point updates (Bishop eq. 3.92, 3.95) in the eigenbasis of ΦᵀΦ:
+//   γ = Σ β e_i / (α + β e_i),   α = γ / |m|²,   β = (N − γ) / |y − Φ m|²,
+// until both move by less than 1e-12 relative, or model.blr.iterations.
+// model.blr.prior_var / model.blr.noise_var fix 1/α / 1/β instead (> 0).
+//
+// Choices: the bias has the weights' prior (the targets are standardised, so
+// its posterior mean is near 0 either way); the predictive is scored like every
+// other model's, the mixture over evaluation.mc_samples draws of (w, b) from the
+// posterior with the noise 1/β, which approaches the exact Gaussian predictive
+// N(Φ* m, Φ* A⁻¹ Φ*ᵀ + 1/β) as the draws grow. Regression with the gaussian
+// likelihood and the plain MLP input only.
+//
+// The network is a depth-0 "linear" layer holding m (its w, b), so the mean
+// prediction, checkpoints and `whvi predict` go through the usual paths; the
+// posterior covariance's factor L (A⁻¹ = L Lᵀ), α and β are the method's state.
+#include <cmath>
+
+#include <spdlog/spdlog.h>
+
+#include "common/draws.h"
+#include "common/errors.h"
+#include "infer/inference.h"
+
+namespace whvi::infer {
+namespace {
+
+struct BlrOptions {
+  double prior_var = 0, noise_var = 0;
+  int64_t iterations = 1000, depth = 0;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.blr.prior_var", prior_var, 0, options::kInf, "prior variance 1/alpha of the weights and bias (standardised scale); 0 = chosen by maximising the evidence");
+    v.num("model.blr.noise_var", noise_var, 0, options::kInf, "noise variance 1/beta (standardised scale); 0 = chosen by maximising the evidence");
+    v.num("model.blr.iterations", iterations, 1, 1000000, "most evidence fixed-point updates of alpha and beta (they stop when both move by < 1e-12 relative)");
+    v.use("model.depth", depth);
+  }
+};
+
+class Blr final : public Inference, public ClosedForm {
+ public:
+  Blr(std::shared_ptr<models::RegressionModel> model, const BlrOptions& o) : model_(std::move(model)), opt_(o) {
+    const auto& out = model_->layers().front();
+    p_ = out->named_parameters()["w"].size(0) + 1;
+    chol_ = torch::zeros({p_, p_}, torch::kFloat64);
+    alpha_ = torch::zeros({1}, torch::kFloat64);
+    beta_ = torch::zeros({1}, torch::kFloat64);
+  }
+
+  void to(torch::ScalarType dtype) override { model_->to(dtype); }
+  void begin(int64_t, int64_t, const at::Generator&) override {}
+  torch::Tensor step(const torch::Tensor&, const torch::Tensor&, int64_t, const at::Generator&) override {
+    throw Error("blr: Bayesian linear regression is fitted in closed form, not in steps (ClosedForm::fit)");
+  }
+  double step_size(int64_t) const override { return 0; }
+  double max_abs_param() const override {
+    const auto m = model_->layers().front()->named_parameters();
+    return std::max(m["w"].detach().abs().max().item<double>(), m["b"].detach().abs().max().item<double>());
+  }
+  void end() override {}
+  ClosedForm* closed_form() override { return this; }
+  std::string engine() const override { return "closed-form"; }
+
+  void fit(const torch::Tensor& x_in, const torch::Tensor& y_in) override {
+    torch::NoGradGuard ng;
+    const auto x = x_in.to(torch::kFloat64);
+    const auto y = y_in.to(torch::kFloat64).reshape({-1});
+    const int64_t n = x.size(0);
+    const auto phi = torch::cat({x, torch::ones({n, 1}, x.options())}, 1);
+    // ΦᵀΦ = V diag(e) Vᵀ; the posterior in that basis is diagonal
+    const auto [e_raw, v] = torch::linalg::eigh(phi.t().mm(phi), "L");
+    const auto e = e_raw.clamp_min(0);
+    const auto c = v.t().mv(phi.t().mv(y));  // Vᵀ Φᵀ y
+    double alpha = opt_.prior_var > 0 ? 1 / opt_.prior_var : 1.0;
+    double beta = opt_.noise_var > 0 ? 1 / opt_.noise_var : 1.0;
+    const auto mean_of = [&](double a, double b) { return v.mv(c * b / (a + b * e)); };
+    int64_t it = 0;
+    for (; it < opt_.iterations && (opt_.prior_var == 0 || opt_.noise_var == 0); ++it) {
+      const auto m = mean_of(alpha, beta);
+      const double gamma = (beta * e / (alpha + beta * e)).sum().item<double>();
+      const double a_new = opt_.prior_var > 0 ? alpha : gamma / m.dot(m).item<double>();
+      const double sse = (y - phi.mv(m)).square().sum().item<double>();
+      const double b_new = opt_.noise_var > 0 ? beta : (static_cast<double>(n) - gamma) / sse;
+      WHVI_CHECK(std::isfinite(a_new) && std::isfinite(b_new) && a_new > 0 && b_new > 0,
+                 "blr: the evidence maximisation left alpha = ", a_new, ", beta = ", b_new,
+                 " (a perfect linear fit, or no signal); fix them with model.blr.prior_var and model.blr.noise_var");
+      const bool done = std::fabs(a_new - alpha) <= 1e-12 * alpha && std::fabs(b_new - beta) <= 1e-12 * beta;
+      alpha = a_new, beta = b_new;
+      if (done) break;
+    }
+    const auto m = mean_of(alpha, beta);
+    chol_.copy_(v * (alpha + beta * e).rsqrt().unsqueeze(0));  // A⁻¹ = (V D^-1/2)(V D^-1/2)ᵀ
+    alpha_.fill_(alpha);
+    beta_.fill_(beta);
+    auto params = model_->layers().front()->named_parameters();
+    params["w"].detach().copy_(m.narrow(0, 0, p_ - 1).view({p_ - 1, 1}));
+    params["b"].detach().copy_(m.narrow(0, p_ - 1, 1));
+    lik().log_noise_var().detach().fill_(-std::log(beta));
+    spdlog::info("blr: alpha {:.6g}, beta {:.6g} (noise variance {:.6g}, standardised), log evidence {:.6g}, {} updates",
+                 alpha, beta, 1 / beta, log_evidence(e, c, y, alpha, beta, n), it);
+  }
+
+  torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator& gen) override {
+    torch::NoGradGuard ng;
+    WHVI_CHECK(alpha_.item<double>() > 0, "blr: the model was not fitted");
+    const auto x = x_in.to(torch::kFloat64);
+    const auto phi = torch::cat({x, torch::ones({x.size(0), 1}, x.options())}, 1);
+    const auto w = mean_weights().unsqueeze(0) + whvi::randn({S, p_}, gen, chol_.options()).mm(chol_.t());
+    return lik().to_original(w.mm(phi.t()));
+  }
+
+  torch::Tensor mean_standardized(const torch::Tensor& x) override {
+    torch::NoGradGuard ng;
+    return model_->forward_standardized(x, models::Mode::kMean);
+  }
+
+  likelihoods::Likelihood& likelihood() override { return model_->likelihood(); }
+  // the posterior's mean and covariance, and the noise variance
+  int64_t num_params() const override { return p_ + p_ * (p_ + 1) / 2 + 1; }
+  NamedTensors state() override {
+    NamedTensors out;
+    for (const auto& p : model_->named_parameters()) out.emplace_back(p.key(), p.value());
+    out.emplace_back("blr.chol", chol_);
+    out.emplace_back("blr.alpha", alpha_);
+    out.emplace_back("blr.beta", beta_);
+    return out;
+  }
+  const char* method() const override { return "blr"; }
+  models::RegressionModel& model() override { return *model_; }
+
+ private:
+  likelihoods::GaussianLikelihood& lik() { return static_cast<likelihoods::GaussianLikelihood&>(model_->likelihood()); }
+  torch::Tensor mean_weights() {
+    auto params = model_->layers().front()->named_parameters();
+    return torch::cat({params["w"].detach().reshape({-1}), params["b"].detach()}).to(torch::kFloat64);
+  }
+  // ln p(y | α, β) (Bishop eq. 3.86), in the eigenbasis
+  static double log_evidence(const torch::Tensor& e, const torch::Tensor& c, const torch::Tensor& y, double alpha,
+                             double beta, int64_t n) {
+    const double p = static_cast<double>(e.size(0));
+    const auto d = alpha + beta * e;
+    // E(m) = β/2 |y − Φm|² + α/2 |m|² = (β/2)(yᵀy − β Σ c_i² / d_i)
+    const double em = 0.5 * beta * (y.dot(y).item<double>() - beta * (c.square() / d).sum().item<double>());
+    return 0.5 * p * std::log(alpha) + 0.5 * static_cast<double>(n) * std::log(beta) - em -
+           0.5 * d.log().sum().item<double>() - 0.5 * static_cast<double>(n) * std::log(2 * M_PI);
+  }
+
+  std::shared_ptr<models::RegressionModel> model_;
+  BlrOptions opt_;
+  int64_t p_ = 0;
+  torch::Tensor chol_, alpha_, beta_;
+};
+
+std::unique_ptr<Inference> make_blr(const NetworkMaker& make_network, const BlrOptions& o) {
+  WHVI_CHECK(o.depth == 0, "model.kind blr is Bayesian linear regression on the inputs, with no hidden layers, but "
+             "model.depth is ", o.depth, "; set model.depth: 0");
+  auto net = make_network();
+  WHVI_CHECK(dynamic_cast<likelihoods::GaussianLikelihood*>(&net->likelihood()) != nullptr,
+             "model.kind blr is written for the gaussian likelihood only; set likelihood.kind: gaussian");
+  WHVI_CHECK(!net->has_trunk(), "model.kind blr works on the inputs themselves; set model.architecture: mlp");
+  return std::make_unique<Blr>(std::move(net), o);
+}
+
+}  // namespace
+
+MethodKind blr_method() { return method_kind("blr", make_blr, true); }
+
+}  // namespace whvi::infer
