@@ -125,6 +125,22 @@ TEST(Blr, PriorAndNoiseMaximiseTheEvidence) {
   EXPECT_TRUE(torch::allclose(inf->mean_standardized(d.x).view({-1}), phi.mv(m), 1e-9, 1e-12));
 }
 
+// Inputs that explain nothing linearly (Φᵀy = 0): the evidence grows without
+// bound in α, which stops at its cap; the fit is the constant 0 and the noise
+// variance the targets' mean square.
+TEST(Blr, NoLinearSignalGivesTheConstantPredictor) {
+  const int64_t n = 40;
+  auto x = torch::linspace(-1.0, 1.0, n, torch::kFloat64).view({n, 1});
+  auto y = (x.view({-1}) * 6.0).cos();
+  y = y - y.mean();
+  y = y - x.view({-1}) * (x.view({-1}).dot(y) / x.view({-1}).dot(x.view({-1})));  // orthogonal to x and to 1
+  ASSERT_LT(design(x).t().mv(y).abs().max().item<double>(), 1e-12);
+  auto inf = fitted({}, {x, y});
+  EXPECT_EQ(state_of(*inf, "blr.alpha").item<double>(), 1e12);
+  EXPECT_LT(inf->mean_standardized(x).abs().max().item<double>(), 1e-9);
+  EXPECT_NEAR(1 / state_of(*inf, "blr.beta").item<double>(), y.square().mean().item<double>(), 1e-9);
+}
+
 TEST(Blr, RefusesWhatItCannotFit) {
   const auto d = linear_data(10, 2, 0.1);
   const auto init = make_generator(1, 0, Stream::kInit);

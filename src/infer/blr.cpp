@@ -7,7 +7,9 @@
 // and α, β chosen by maximising the evidence p(y | α, β) with MacKay's
 // fixed-point updates (Bishop eq. 3.92, 3.95) in the eigenbasis of ΦᵀΦ:
 //   γ = Σ β e_i / (α + β e_i),   α = γ / |m|²,   β = (N − γ) / |y − Φ m|²,
-// until both move by less than 1e-12 relative, or model.blr.iterations.
+// until both move by less than 1e-12 relative, or model.blr.iterations
+// (α at most 1e12: where the inputs explain nothing linearly the evidence grows
+// without bound in α, towards the constant predictor).
 // model.blr.prior_var / model.blr.noise_var fix 1/α / 1/β instead (> 0).
 //
 // Choices: the bias has the weights' prior (the targets are standardised, so
@@ -30,6 +32,10 @@
 
 namespace whvi::infer {
 namespace {
+
+// α's bound (prior sd 10⁻⁶ on the standardised scale): reached only where the
+// evidence keeps growing with α, i.e. the inputs explain nothing linearly
+constexpr double kMaxAlpha = 1e12;
 
 struct BlrOptions {
   double prior_var = 0, noise_var = 0;
@@ -84,12 +90,15 @@ class Blr final : public Inference, public ClosedForm {
     for (; it < opt_.iterations && (opt_.prior_var == 0 || opt_.noise_var == 0); ++it) {
       const auto m = mean_of(alpha, beta);
       const double gamma = (beta * e / (alpha + beta * e)).sum().item<double>();
-      const double a_new = opt_.prior_var > 0 ? alpha : gamma / m.dot(m).item<double>();
+      // no linear signal: the evidence grows as α → ∞ (the prior at 0, the constant
+      // predictor); α stops at kMaxAlpha there
+      const double ratio = gamma / m.dot(m).item<double>();
+      const double a_new = opt_.prior_var > 0 ? alpha : ratio < kMaxAlpha ? ratio : kMaxAlpha;
       const double sse = (y - phi.mv(m)).square().sum().item<double>();
       const double b_new = opt_.noise_var > 0 ? beta : (static_cast<double>(n) - gamma) / sse;
       WHVI_CHECK(std::isfinite(a_new) && std::isfinite(b_new) && a_new > 0 && b_new > 0,
                  "blr: the evidence maximisation left alpha = ", a_new, ", beta = ", b_new,
-                 " (a perfect linear fit, or no signal); fix them with model.blr.prior_var and model.blr.noise_var");
+                 " (a perfect linear fit?); fix them with model.blr.prior_var and model.blr.noise_var");
       const bool done = std::fabs(a_new - alpha) <= 1e-12 * alpha && std::fabs(b_new - beta) <= 1e-12 * beta;
       alpha = a_new, beta = b_new;
       if (done) break;
