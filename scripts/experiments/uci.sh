@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The paper's UCI regression protocol (WHVI paper, Section 3.2 and Table 3): 8 datasets x
-# {NNG, NF-WHVI, MFG, VSD, WHVI, MCD, SGHMC, deep ensembles}, 64 configs configs/uci/<dataset>-<model>.yaml, each
+# {NNG, NF-WHVI, MFG, VSD, WHVI, MCD, SGHMC, deep ensembles, Bayesian linear regression}, 72 configs
+# configs/uci/<dataset>-<model>.yaml, each
 # 8 random 90/10 splits.
 # Runs them with scripts/sweep/sweep.sh (resumable: re-run the same command after an interruption),
 # then renders results/uci/TABLE.md next to the paper's numbers.
@@ -16,7 +17,7 @@ source scripts/sweep/lib.sh
 WHVI=$(whvi_of "$@")
 
 DATASETS=(boston concrete energy kin8nm naval power protein yacht)
-MODELS=(nng nf-whvi mfg vsd whvi mcd sghmc ensemble)  # slowest kind first, so both jobs stay busy to the end
+MODELS=(nng nf-whvi mfg vsd whvi mcd sghmc ensemble blr)  # slowest kind first, so both jobs stay busy to the end
 CONFIGS=()
 missing=()
 for m in "${MODELS[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Table 6 of the WHVI paper: one hidden layer of 50 units (100 for protein) on
-# the stored standard splits (20; protein 5) for MCD, MFG, NNG, WHVI and deep ensembles
+# the stored standard splits (20; protein 5) for MCD, MFG, NNG, WHVI, deep ensembles and BLR
 # (configs/uci-shallow/<dataset>-<model>.yaml -> results/uci-shallow/), then
 # results/uci-shallow/TABLE.md beside the paper's Table 6:
 #
