@@ -167,13 +167,6 @@ MethodKind method_kind(std::string name, std::unique_ptr<Inference> (*make)(cons
           closed_form};
 }
 
-// The registrations (defined beside each method).
-MethodKind variational_method();
-MethodKind sghmc_method();
-MethodKind nng_method();
-MethodKind ensemble_method();
-MethodKind blr_method();
-
 // The registered methods, in registration order.
 const std::vector<MethodKind>& method_kinds();
 // inference.kind and every registered method's options, declared.

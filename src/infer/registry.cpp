@@ -8,14 +8,23 @@
 
 namespace whvi::infer {
 
+// The registered inference methods, in registration order: a new one is its own file (defining
+// `MethodKind <name>_method()`) and one X(<name>) line here.
+#define WHVI_METHOD_KINDS(X)  \
+  X(variational)              \
+  X(ensemble)                 \
+  X(sghmc)                    \
+  X(nng)                      \
+  X(blr)
+
+#define WHVI_DECLARE(name) MethodKind name##_method();
+WHVI_METHOD_KINDS(WHVI_DECLARE)
+#undef WHVI_DECLARE
+
 const std::vector<MethodKind>& method_kinds() {
-  static const std::vector<MethodKind> r = {
-      variational_method(),
-      ensemble_method(),
-      sghmc_method(),
-      nng_method(),
-      blr_method(),
-  };
+#define WHVI_ENTRY(name) name##_method(),
+  static const std::vector<MethodKind> r = {WHVI_METHOD_KINDS(WHVI_ENTRY)};
+#undef WHVI_ENTRY
   return r;
 }
 

@@ -4,7 +4,7 @@
 // beside it, registered in conv_registry.cpp; model.conv picks one.
 //
 // A new filter kind is its own file (a ConvFilter and a `<name>_filter()`
-// registration), one line in conv_registry.cpp, a declaration below, and its test.
+// registration), one X(<name>) line in conv_registry.cpp and its test.
 #pragma once
 
 #include <cstdint>
@@ -61,13 +61,8 @@ FilterKind filter_kind(std::string name, std::unique_ptr<ConvFilter> (*make)(con
           }};
 }
 
-// The registrations (defined beside each filter).
-FilterKind mcd_filter();
-FilterKind lowrank_mcd_filter();
-FilterKind mfg_filter();
-FilterKind whvi_filter();
-FilterKind nng_filter();
-
+// The registered filter kinds (each defines its `<name>_filter()`, listed in
+// conv_registry.cpp), in registration order.
 const std::vector<FilterKind>& filter_kinds();
 std::vector<std::string> filter_names();
 // The maker of filter kind `name`, from its options in `src`.

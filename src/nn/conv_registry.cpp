@@ -5,14 +5,23 @@
 
 namespace whvi::models {
 
+// The registered convolution filter kinds, in registration order: a new one is its own file (defining
+// `FilterKind <name>_filter()`) and one X(<name>) line here.
+#define WHVI_FILTER_KINDS(X)  \
+  X(mcd)                      \
+  X(mfg)                      \
+  X(whvi)                     \
+  X(lowrank_mcd)              \
+  X(nng)
+
+#define WHVI_DECLARE(name) FilterKind name##_filter();
+WHVI_FILTER_KINDS(WHVI_DECLARE)
+#undef WHVI_DECLARE
+
 const std::vector<FilterKind>& filter_kinds() {
-  static const std::vector<FilterKind> r = {
-      mcd_filter(),
-      mfg_filter(),
-      whvi_filter(),
-      lowrank_mcd_filter(),
-      nng_filter(),
-  };
+#define WHVI_ENTRY(name) name##_filter(),
+  static const std::vector<FilterKind> r = {WHVI_FILTER_KINDS(WHVI_ENTRY)};
+#undef WHVI_ENTRY
   return r;
 }
 

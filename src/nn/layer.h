@@ -204,17 +204,6 @@ torch::Tensor draw_per_split(const std::vector<at::Generator>& gens, Make make) 
   return torch::stack(ts);
 }
 
-// The registrations, one per kind (defined beside each layer).
-LayerKind whvi_layer_kind();
-LayerKind mfg_layer_kind();
-LayerKind mcd_layer_kind();
-LayerKind nf_whvi_layer_kind();
-LayerKind linear_layer_kind();
-LayerKind nng_layer_kind();
-LayerKind vsd_layer_kind();
-LayerKind tt_layer_kind();
-LayerKind whvi_reshape_layer_kind();
-
 // The TT layer's mode sizes of a dimension 2^e over `cores` cores (tt.cpp).
 std::vector<int64_t> tt_modes(int64_t e, int64_t cores);
 

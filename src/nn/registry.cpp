@@ -8,18 +8,27 @@
 
 namespace whvi::models {
 
+// The registered layer kinds, in registration order: a new one is its own file (defining
+// `LayerKind <name>_layer_kind()`) and one X(<name>) line here.
+#define WHVI_LAYER_KINDS(X)   \
+  X(whvi)                     \
+  X(mfg)                      \
+  X(mcd)                      \
+  X(nf_whvi)                  \
+  X(linear)                   \
+  X(nng)                      \
+  X(vsd)                      \
+  X(tt)                       \
+  X(whvi_reshape)
+
+#define WHVI_DECLARE(name) LayerKind name##_layer_kind();
+WHVI_LAYER_KINDS(WHVI_DECLARE)
+#undef WHVI_DECLARE
+
 const std::vector<LayerKind>& layer_kinds() {
-  static const std::vector<LayerKind> r = {
-      whvi_layer_kind(),
-      mfg_layer_kind(),
-      mcd_layer_kind(),
-      nf_whvi_layer_kind(),
-      linear_layer_kind(),
-      nng_layer_kind(),
-      vsd_layer_kind(),
-      tt_layer_kind(),
-      whvi_reshape_layer_kind(),
-  };
+#define WHVI_ENTRY(name) name##_layer_kind(),
+  static const std::vector<LayerKind> r = {WHVI_LAYER_KINDS(WHVI_ENTRY)};
+#undef WHVI_ENTRY
   return r;
 }
 

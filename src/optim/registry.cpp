@@ -6,12 +6,21 @@
 
 namespace whvi::optim {
 
+// The registered update rules, in registration order: a new one is its own file (defining
+// `RuleKind <name>_rule()`) and one X(<name>) line here.
+#define WHVI_RULE_KINDS(X)    \
+  X(adam)                     \
+  X(sgd)                      \
+  X(rmsprop)
+
+#define WHVI_DECLARE(name) RuleKind name##_rule();
+WHVI_RULE_KINDS(WHVI_DECLARE)
+#undef WHVI_DECLARE
+
 const std::vector<RuleKind>& rule_kinds() {
-  static const std::vector<RuleKind> r = {
-      adam_rule(),
-      sgd_rule(),
-      rmsprop_rule(),
-  };
+#define WHVI_ENTRY(name) name##_rule(),
+  static const std::vector<RuleKind> r = {WHVI_RULE_KINDS(WHVI_ENTRY)};
+#undef WHVI_ENTRY
   return r;
 }
 

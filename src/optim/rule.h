@@ -5,8 +5,8 @@
 // parameter buffer. NNG and SGHMC bring their own update (infer/).
 //
 // A new rule is its own file (a class with the three update() overloads and a
-// `<name>_rule()` registration), one line in registry.cpp, a declaration
-// below, and its test against a reference (tests/test_training.cpp checks the
+// `<name>_rule()` registration), one X(<name>) line in registry.cpp, and its
+// test against a reference (tests/test_training.cpp checks the
 // shipped ones against LibTorch's optimisers).
 #pragma once
 
@@ -69,11 +69,8 @@ RuleKind rule_kind(std::string name, std::shared_ptr<const UpdateRule> (*make)(c
           [make](const options::Source& src) { return make(options::read<O>(src)); }};
 }
 
-// The registrations (defined beside each rule).
-RuleKind adam_rule();
-RuleKind sgd_rule();
-RuleKind rmsprop_rule();
-
+// The registered rules (each defines its `<name>_rule()`, listed in
+// registry.cpp), in registration order.
 const std::vector<RuleKind>& rule_kinds();
 std::vector<std::string> rule_names();
 // The rule `name` built from its options in `src`.
