@@ -11,10 +11,12 @@
 # RESULTS_FOLDER is a folder under results/ (results/uci, results/analysis/gp-rff, ...).
 # Each recipe runs the protocol the committed records ran (their split counts included).
 # The binary is $WHVI (default build/whvi); data come from data.dir / WHVI_DATA_DIR as
-# for any run. The sweeps resume: splits whose records exist are kept, not retrained;
-# the experiment records, tables and figures are written again (an experiment record
-# then names this run's command and commit; each split record keeps its own). To
-# recompute splits, delete their records first (git keeps the committed ones). Measurements that do not
+# for any run. The sweeps resume: a split whose record and checkpoint both exist (on
+# the machine that trained it) is kept, not retrained; checkpoints are not committed,
+# so on a fresh clone every split is trained again. The experiment records, tables and
+# figures are written again (an experiment record then names this run's command and
+# commit; each split record keeps its own). To recompute splits, delete their records
+# first (git keeps the committed ones). Measurements that do not
 # resume (results/bench, results/analysis/fwht-vs-matmul, results/analysis/approximation)
 # write new files named after $BENCH_LABEL (default cpu-<host>) beside the committed ones,
 # which whvi never overwrites.
