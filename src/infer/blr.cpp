@@ -75,10 +75,9 @@ class Blr final : public Inference, public ClosedForm {
 
   void fit(const torch::Tensor& x_in, const torch::Tensor& y_in) override {
     torch::NoGradGuard ng;
-    const auto x = x_in.to(torch::kFloat64);
+    const auto phi = design(x_in);
     const auto y = y_in.to(torch::kFloat64).reshape({-1});
-    const int64_t n = x.size(0);
-    const auto phi = torch::cat({x, torch::ones({n, 1}, x.options())}, 1);
+    const int64_t n = phi.size(0);
     // ΦᵀΦ = V diag(e) Vᵀ; the posterior in that basis is diagonal
     const auto [e_raw, v] = torch::linalg::eigh(phi.t().mm(phi), "L");
     const auto e = e_raw.clamp_min(0);
@@ -118,8 +117,7 @@ class Blr final : public Inference, public ClosedForm {
   torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator& gen) override {
     torch::NoGradGuard ng;
     WHVI_CHECK(alpha_.item<double>() > 0, "blr: the model was not fitted");
-    const auto x = x_in.to(torch::kFloat64);
-    const auto phi = torch::cat({x, torch::ones({x.size(0), 1}, x.options())}, 1);
+    const auto phi = design(x_in);
     const auto w = mean_weights().unsqueeze(0) + whvi::randn({S, p_}, gen, chol_.options()).mm(chol_.t());
     return lik().to_original(w.mm(phi.t()));
   }
@@ -144,6 +142,11 @@ class Blr final : public Inference, public ClosedForm {
   models::RegressionModel& model() override { return *model_; }
 
  private:
+  // Φ = [x, 1] in float64
+  static torch::Tensor design(const torch::Tensor& x_in) {
+    const auto x = x_in.to(torch::kFloat64);
+    return torch::cat({x, torch::ones({x.size(0), 1}, x.options())}, 1);
+  }
   likelihoods::GaussianLikelihood& lik() { return static_cast<likelihoods::GaussianLikelihood&>(model_->likelihood()); }
   torch::Tensor mean_weights() {
     auto params = model_->layers().front()->named_parameters();

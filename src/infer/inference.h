@@ -142,6 +142,8 @@ std::string method_of(const std::string& model_kind);
 std::vector<std::string> registered_methods();
 // Whether cfg's method is fitted in closed form (MethodKind::closed_form).
 bool fits_in_closed_form(const options::Source& cfg);
+// Whether the registered method `method` is fitted in closed form (false when not registered).
+bool fits_in_closed_form(const std::string& method);
 // How a result names its model: model.kind, or "<inference.kind>-<model.kind>"
 // when inference.kind is not the kind's own (e.g. ensemble-whvi).
 std::string model_label(const options::Source& cfg);

@@ -112,8 +112,9 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& c
   throw Error("inference method '" + method + "' is not registered");
 }
 
-bool fits_in_closed_form(const options::Source& cfg) {
-  const auto method = method_of(cfg);
+bool fits_in_closed_form(const options::Source& cfg) { return fits_in_closed_form(method_of(cfg)); }
+
+bool fits_in_closed_form(const std::string& method) {
   for (const auto& m : method_kinds())
     if (m.name == method) return m.closed_form;
   return false;

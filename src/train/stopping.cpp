@@ -20,9 +20,10 @@ bool StoppingOptions::resolve(std::string* why_off) {
     if (why_off) *why_off = why;
     return false;
   };
-  if (model_kind == "sghmc" || inference_kind == "sghmc")
+  const std::string method = inference_kind.empty() || inference_kind == "auto" ? infer::method_of(model_kind) : inference_kind;
+  if (method == "sghmc")
     return off("SGHMC predicts with the samples it keeps after its burn-in, not with the parameters of one step");
-  if (model_kind == "blr") return off("Bayesian linear regression is fitted in closed form, with no steps to stop");
+  if (infer::fits_in_closed_form(method)) return off("model.kind " + model_kind + " is fitted in closed form, with no steps to stop");
   if (batched_splits > 1) return off("batched splits (training.batched_splits) train their group to the same step");
   if (device != "cpu")
     return off("the validation rows are measured on the CPU during training, and training.device is " + device);
