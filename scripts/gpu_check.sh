@@ -18,6 +18,7 @@
 # Order: build, CUDA kernel tests, CUDA benchmark, CIFAR epochs, then the whole (CPU-bound)
 # test suite, which gets at most CTEST_SECONDS (default 900) or until DEADLINE (epoch seconds) less 30 s so that a lent machine's short
 # lease returns the GPU figures first.
+. "$(dirname "$0")/help.sh"
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEBS=${DEBS:-.debs}

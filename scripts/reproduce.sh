@@ -20,6 +20,7 @@
 # resume (results/bench, results/analysis/fwht-vs-matmul, results/analysis/approximation)
 # write new files named after $BENCH_LABEL (default cpu-<host>) beside the committed ones,
 # which whvi never overwrites.
+. "$(dirname "$0")/help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +36,7 @@ while (($#)); do
     --dry-run | -n) DRY=1; shift ;;
     -j | --jobs) [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || die "$1 needs a positive number of jobs"; JOBS=$2; shift 2 ;;
     --list) LIST=1; shift ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$1' (see scripts/reproduce.sh --help)" ;;
     *) folders+=("${1%/}"); shift ;;
   esac

@@ -6,6 +6,7 @@
 #   out/toy-whvi/split-00.png       the plot (gnuplot)
 #   out/toy-whvi.json               the run's record
 # Extra arguments go to `whvi train` (e.g. --set model.kind=mfg).
+. "$(dirname "$0")/help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

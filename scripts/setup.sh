@@ -3,6 +3,7 @@
 # whvi into $BUILD_DIR (default: build). Idempotent: a second run installs
 # nothing and rebuilds only what changed.
 #   BUILD_DIR=build  JOBS=$(nproc)  CMAKE_ARGS="..."  bash scripts/setup.sh
+. "$(dirname "$0")/help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up, build, and run the whole test suite (ctest). Tests that need data
 # read it from $WHVI_DATA_DIR (default: ../shared/data next to the checkout).
+. "$(dirname "$0")/help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

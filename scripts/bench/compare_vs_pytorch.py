@@ -5,9 +5,9 @@
   python3 scripts/bench/compare_vs_pytorch.py --out PREFIX WHVI_JSON... PYTORCH_JSON...
 
 Each input is one program's JSON of one round; rows are matched by (contender, width) and
-the best steps/s over the rounds is kept (the issue's "best of 3"). Ratios: every whvi
+the best steps/s over the rounds is kept (best of 3). Ratios: every whvi
 contender against the plain MLP, and MFG (both engines) against Bayes by backprop (the
-issue's goals: WHVI >= 3x the plain MLP, MFG >= 3x Bayes by backprop). Writes PREFIX.json
+goals: WHVI >= 3x the plain MLP, MFG >= 3x Bayes by backprop). Writes PREFIX.json
 and PREFIX.md; no number is typed in, all come from the inputs.
 """
 import argparse

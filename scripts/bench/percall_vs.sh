@@ -3,6 +3,7 @@
 # for the kernels of two commits, built from the same harness
 # (kernels/bench/percall.cpp) and run interleaved on this machine.
 #   bash scripts/bench/percall_vs.sh OLD_REV [NEW_REV=HEAD] > results/bench/<name>.txt
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OLD=${1:?usage: bench_percall_vs.sh OLD_REV [NEW_REV]}

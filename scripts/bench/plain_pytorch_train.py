@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The issue-11 reference: training steps/s of plain PyTorch models, written the way a
+"""The reference for `whvi bench train`: training steps/s of plain PyTorch models, written the way a
 PyTorch user writes them, on the same synthetic problem as `whvi bench train`.
 
   /usr/bin/python3 scripts/bench/plain_pytorch_train.py [--kinds mlp,bbb] \

@@ -9,6 +9,7 @@
 #
 #   scripts/bench/predict.sh NAME      (e.g. cpu-epyc-1thread)
 #   PLOT_ONLY=1 scripts/bench/predict.sh NAME   renders the figures of existing CSVs
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 name=${1:?usage: scripts/bench/predict.sh NAME}

@@ -2,7 +2,7 @@
 # Our CPU FWHT (the C API of kernels/) against FFHT (FALCONN-LIB/FFHT, the
 # fastest public CPU FWHT), side by side on this machine, one thread, float32:
 # one in-cache row per call and 512-row batches, D = 64 ... 65,536
-# (kernels/bench/vs_ffht.cpp; the issue 11 table). FFHT is built from its
+# (kernels/bench/vs_ffht.cpp). FFHT is built from its
 # source with its own Makefile's flags (-O3 -march=native); ours with the
 # flags of kernels/CMakeLists.txt (each SIMD level in its own object, chosen
 # at run time).
@@ -12,6 +12,7 @@
 # FFHT_DIR: a checkout of https://github.com/FALCONN-LIB/FFHT (default: cloned
 # into a temp folder at the pinned commit below; needs git and internet); for a
 # copy without .git, FFHT_VERSION=... names its commit in the output.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FFHT_COMMIT=fba727a

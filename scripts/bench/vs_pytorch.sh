@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 11's training-step goals, measured side by side on this machine: `whvi bench
-# train` (autograd and fused engines, WHVI/MFG/MCD) against plain PyTorch 1.13 from
-# Debian (scripts/bench/plain_pytorch_train.py: a deterministic MLP with Adam and a
+# The training-step goals (WHVI >= 3x a plain MLP, MFG >= 3x Bayes by backprop),
+# measured side by side on this machine: `whvi bench train` (autograd and fused
+# engines, WHVI/MFG/MCD) against plain PyTorch 1.13 from Debian (scripts/bench/plain_pytorch_train.py: a deterministic MLP with Adam and a
 # Bayes-by-backprop MLP), same synthetic problem (d_in 8, 1,000 rows, batch 64, depth 2),
 # one thread, ROUNDS interleaved rounds (whvi, then PyTorch, then whvi ...), best of the
 # rounds per row; scripts/bench/compare_vs_pytorch.py writes the table of ratios.
@@ -13,9 +13,10 @@
 # round's JSON as the two programs wrote it). Needs python3-torch (Debian 12:
 # `apt-get install python3-torch`; it installs into /usr/bin/python3, not a pyenv python)
 # and a built whvi (WHVI=..., default build/whvi). Run it on an otherwise idle machine.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-(($# >= 1)) || { sed -n '2,16p' "$0" >&2; exit 2; }
+(($# >= 1)) || { sed -n '2,15p' "$0" >&2; exit 2; }
 out=$1 rounds=${2:-3} widths=${3:-64,128,256}
 whvi=${WHVI:-build/whvi}
 py=${PYTHON:-/usr/bin/python3}

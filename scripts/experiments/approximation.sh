@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The WHVI paper's Fig. 11 (issue 12, item 3): the minimum RMSE of
+# The WHVI paper's Fig. 11: the minimum RMSE of
 # S1 H diag(g) H S2 fitted to a D x D matrix with i.i.d. U(-1, 1) entries, for
 # D = 4 ... 1024 and 20 random matrices each, as JSON and a PNG (every fit as a
 # point, the median per D as a line, the RMSE of predicting 0 as a reference):
@@ -8,6 +8,7 @@
 #
 # Default OUT_DIR results/analysis/approximation. Runs in minutes on one core
 # (configs/analysis/approximation.md gives the settings of the committed run).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-results/analysis/approximation}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CIFAR-10 Bayesian CNNs (issue 10, part 2; the paper's Table 4 and Fig. 7):
+# CIFAR-10 Bayesian CNNs (the paper's Table 4 and Fig. 7):
 # configs/cifar10/<arch>-<model>.yaml (full data, the paper's schedule; needs
 # scripts/data/fetch.sh cifar10 and realistically a GPU) and <...>-mini.yaml
 # (the repository's 2,000/1,000-image subset, a CPU schedule), then
@@ -12,6 +12,7 @@
 # CPU only, so its configs go in a list of their own, submitted without WHVI_SET):
 #   ls configs/cifar10/*[a-z].yaml | grep -v -e base -e mini -e nng > cifar.txt
 #   WHVI_SET=training.device=cuda sbatch --gres=gpu:1 --array=0-$(( $(wc -l <cifar.txt) - 1 )) scripts/sweep/slurm.sbatch cifar.txt
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ ${1:-} == --render-table ]]; then
@@ -39,4 +40,4 @@ if [[ ${1:-} == --render-table ]]; then
   done
   exit 0
 fi
-exec bash scripts/sweep/grid.sh cifar10 configs/cifar10 '*-mini' 2,12 bash scripts/experiments/cifar10.sh --render-table -- "$@"
+exec bash scripts/sweep/grid.sh cifar10 configs/cifar10 '*-mini' scripts/experiments/cifar10.sh bash scripts/experiments/cifar10.sh --render-table -- "$@"

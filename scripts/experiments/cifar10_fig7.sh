@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The paper's Fig. 7 (issue 10, part 2) on the CIFAR-10 subset: the simple CNN
+# The paper's Fig. 7 on the CIFAR-10 subset: the simple CNN
 # with MCD, MCD + WHVI linear layer, WHVI filters, and low-rank MCD with as
 # many parameters as WHVI; test error and MNLL against iterations. Runs
 # configs/cifar10/fig7/ (GNU parallel, resumable), then writes
@@ -8,6 +8,7 @@
 #   scripts/experiments/cifar10_fig7.sh [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
 #
 # About 20 CPU-minutes (1 thread per run). WHVI=path/to/whvi for another binary.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ ${1:-} == --render ]]; then
@@ -30,5 +31,5 @@ if [[ ${1:-} == --render ]]; then
   echo "cifar10_fig7: wrote $DIR/TABLE.md and $DIR/fig7.png"
   exit 0
 fi
-exec bash scripts/sweep/grid.sh cifar10_fig7 configs/cifar10/fig7 '*' 2,10 \
+exec bash scripts/sweep/grid.sh cifar10_fig7 configs/cifar10/fig7 '*' scripts/experiments/cifar10_fig7.sh \
   bash scripts/experiments/cifar10_fig7.sh --render -- "$@"

@@ -7,6 +7,7 @@
 #   scripts/experiments/fashion_mnist.sh [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
 #
 # PATTERN globs config stems (default '*'; e.g. '*-fc400x2'). Each run resumes.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ ${1:-} == --render-table ]]; then
@@ -20,4 +21,4 @@ if [[ ${1:-} == --render-table ]]; then
   done
   exit 0
 fi
-exec bash scripts/sweep/grid.sh fashion_mnist configs/fashion-mnist '*' 2,9 bash scripts/experiments/fashion_mnist.sh --render-table -- "$@"
+exec bash scripts/sweep/grid.sh fashion_mnist configs/fashion-mnist '*' scripts/experiments/fashion_mnist.sh bash scripts/experiments/fashion_mnist.sh --render-table -- "$@"

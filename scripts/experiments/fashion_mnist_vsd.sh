@@ -13,6 +13,7 @@
 #
 # --set overrides go to every run (e.g. --set training.device=cuda). Each run is
 # skipped when its record exists (delete it to rerun).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 WHVI=${WHVI:-build/whvi}

@@ -6,6 +6,7 @@
 #   scripts/experiments/fwht_vs_matmul.sh [--device cpu|cuda] [--threads N] [--whvi BIN] [OUT_DIR]
 #
 # OUT_DIR defaults to results/analysis/fwht-vs-matmul/<device>. Needs gnuplot.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 die() { echo "fwht_vs_matmul: $*" >&2; exit 2; }
@@ -15,7 +16,7 @@ while (($#)); do
     --device) DEVICE=${2:?}; shift 2 ;;
     --threads) THREADS=${2:?}; shift 2 ;;
     --whvi) WHVI=${2:?}; shift 2 ;;
-    -h|--help) sed -n 2,9p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,8p "$0"; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) OUT=$1; shift ;;
   esac

@@ -12,6 +12,7 @@
 # the build's commit is the one checked out here and its tree is clean.
 #   DEBS=.debs WHVI_DATA_DIR=$PWD/out/gpu-data OUT_DIR=$OUT DEADLINE=$(( $(date +%s) + 570 )) bash scripts/experiments/gpu_fashion_mnist.sh
 # WHVI_DATA_DIR must hold fashion-mnist/ (the four IDX files) and mnist-mini/.
+. "$(dirname "$0")/../help.sh"
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT_DIR=${OUT_DIR:-${OUT:-out/gpu}}

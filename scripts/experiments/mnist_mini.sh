@@ -6,6 +6,7 @@
 #   scripts/experiments/mnist_mini.sh [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
 #
 # PATTERN globs config stems (default '*'; e.g. '*-fc400x2').
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ ${1:-} == --render-table ]]; then
@@ -19,4 +20,4 @@ if [[ ${1:-} == --render-table ]]; then
   done
   exit 0
 fi
-exec bash scripts/sweep/grid.sh mnist_mini configs/mnist '*' 2,9 bash scripts/experiments/mnist_mini.sh --render-table -- "$@"
+exec bash scripts/sweep/grid.sh mnist_mini configs/mnist '*' scripts/experiments/mnist_mini.sh bash scripts/experiments/mnist_mini.sh --render-table -- "$@"

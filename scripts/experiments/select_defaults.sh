@@ -28,6 +28,7 @@
 # results in results/selection/stopping/.
 #
 # Resumable: run the same command again after an interruption.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -10,6 +10,7 @@
 #
 # Options go to scripts/sweep/sweep.sh unchanged. The table is rendered even when some
 # runs failed (incomplete ones are marked in it); the exit status is then the sweep's.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/sweep/lib.sh

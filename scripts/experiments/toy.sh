@@ -12,6 +12,7 @@
 # after which it keeps 200 samples (the paper ran it "for several thousand
 # steps"); the variational models run the config's 10,500.
 # Environment: WHVI (binary, default build/whvi), JOBS (parallel runs, default 2).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-results/toy/fig4}

@@ -7,6 +7,7 @@
 #   scripts/experiments/uci_fused.sh [-j JOBS] [--whvi PATH] [--set KEY=VALUE]...
 #
 # Options go to scripts/sweep/sweep.sh unchanged. Resumable: finished splits are kept.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/sweep/lib.sh

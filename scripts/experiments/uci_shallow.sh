@@ -11,6 +11,7 @@
 # runs the same configs: ls configs/uci-shallow/*-*.yaml > shallow.txt;
 # sbatch --array=0-31 scripts/sweep/slurm.sbatch shallow.txt; then run
 # this script with --render-only.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ ${1:-} == --render-table ]]; then
@@ -20,4 +21,4 @@ if [[ ${1:-} == --render-table ]]; then
   exec "${WHVI:-build/whvi}" table "${results[@]}" --paper results/paper/whvi-neurips2020-table6.json \
     --title "UCI regression, 1 hidden layer (the paper's Table 6)${TITLE_NOTE:+; $TITLE_NOTE}" --out results/uci-shallow/TABLE.md
 fi
-exec bash scripts/sweep/grid.sh uci_shallow configs/uci-shallow '*' 2,12 bash scripts/experiments/uci_shallow.sh --render-table -- "$@"
+exec bash scripts/sweep/grid.sh uci_shallow configs/uci-shallow '*' scripts/experiments/uci_shallow.sh bash scripts/experiments/uci_shallow.sh --render-table -- "$@"

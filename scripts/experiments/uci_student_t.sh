@@ -7,6 +7,7 @@
 #
 # Options go to scripts/sweep/sweep.sh unchanged (a later --set data.splits=8 runs all 8
 # splits). Resumable: finished splits are kept.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/sweep/lib.sh

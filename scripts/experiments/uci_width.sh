@@ -13,5 +13,7 @@
 #   ls configs/uci-width/*.yaml > width.txt
 #   sbatch --array=0-127 scripts/sweep/slurm.sbatch width.txt
 #   scripts/render/uci_width.sh        # when the array is done
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
-exec bash scripts/sweep/grid.sh uci_width configs/uci-width '*' 2,17 bash scripts/render/uci_width.sh -- "$@"
+cd "$(dirname "$0")/../.."
+exec bash scripts/sweep/grid.sh uci_width configs/uci-width '*' scripts/experiments/uci_width.sh bash scripts/render/uci_width.sh -- "$@"

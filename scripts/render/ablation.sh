@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders results/analysis/ablation/: TABLE.md beside the paper's Table 2 and
 # <dataset>-curves.png (test error or RMSE and MNLL against steps, Fig. 2).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DIR=${1:-results/analysis/ablation}

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """One Markdown table of experiment records, one row per experiment (unlike
 `whvi table`, which keeps one result per data set and model kind): the
-analyses compare variants of one model kind (issue 12).
+analyses compare variants of one model kind.
 
-  render_analysis_table.py TITLE METRIC[,METRIC...] EXPERIMENT.json...
+  python3 scripts/render/analysis_table.py TITLE METRIC[,METRIC...] EXPERIMENT.json...
 
 Each row: the experiment's name, parameters, splits done, and for each metric
 the mean ± standard error over splits, from the record's summary (as the
@@ -15,6 +15,9 @@ import sys
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0)
     if len(sys.argv) < 4:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

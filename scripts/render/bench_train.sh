@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Steps/s against width, one line per kind, from the CSV of `whvi bench train --csv`.
 #   scripts/render/bench_train.sh BENCH.csv OUT.png [TITLE]
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 die() { echo "render/bench_train: $*" >&2; exit 2; }
 (($# == 2 || $# == 3)) || die "usage: scripts/render/bench_train.sh BENCH.csv OUT.png [TITLE]"

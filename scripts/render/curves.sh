@@ -9,8 +9,9 @@
 # line is labelled with the experiment's name. Needs python3 and gnuplot;
 # without them it says so and writes nothing. Also writes OUT.csv (step,
 # experiment, left, right) beside the PNG.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
-(($# >= 5)) || { sed -n 2,12p "$0"; exit 2; }
+(($# >= 5)) || { sed -n 2,11p "$0"; exit 2; }
 out=$1 title=$2 left=$3 right=$4
 shift 4
 command -v python3 >/dev/null || { echo "render/curves: python3 missing, no figure" >&2; exit 0; }

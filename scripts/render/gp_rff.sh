@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Renders results/analysis/gp-rff/: TABLE.md, gp-rff-rmse.png, gp-rff-mnll.png (Fig. 13).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DIR=${1:-results/analysis/gp-rff}

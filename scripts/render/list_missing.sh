@@ -3,6 +3,7 @@
 # CONFIG_DIR (<stem>.yaml matching *-w*) with no <stem>.json in RESULTS_DIR.
 #   scripts/render/list_missing.sh CONFIG_DIR RESULTS_DIR SCRIPT
 # SCRIPT is the grid script named as the way to run them (scripts/experiments/uci_width.sh).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 config_dir=$1 dir=$2 script=$3
 shopt -s nullglob

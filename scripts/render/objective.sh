@@ -9,6 +9,7 @@
 # e.g. scripts/render/objective.sh results/fashion-mnist/vsd-selection/objective.png \
 #        results/fashion-mnist/vsd-selection/fashion-mnist-vsd-paper/split-00.json:paper
 # Needs python3 and gnuplot (scripts/setup.sh installs gnuplot-nox).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 die() {
   echo "render/objective: $*" >&2

@@ -8,6 +8,7 @@
 # OOD.csv: the header score,lo,hi,in,out, then one row per bin for the scores
 # "entropy" and "mutual_information"; `whvi train` writes it beside each split
 # record (split-KK-ood.csv). Needs gnuplot (scripts/setup.sh installs gnuplot-nox).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 die() {
   echo "render/ood: $*" >&2

@@ -8,6 +8,7 @@
 # BINS.csv: the header lo,hi,count,accuracy,confidence, then one row per bin
 # (empty bins have NaN accuracy); `whvi train` writes it for every
 # classification result. Needs gnuplot (scripts/setup.sh installs gnuplot-nox).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 die() {
   echo "render/reliability: $*" >&2

@@ -13,6 +13,9 @@ import json
 import os
 import sys
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 folder = sys.argv[1] if len(sys.argv) > 1 else "results/selection/stopping"
 rows, wins, cov_err = [], 0, {"fixed": [], "stop": []}
 for fixed_path in sorted(glob.glob(os.path.join(folder, "*-fixed.json"))):

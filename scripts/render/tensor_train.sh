@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Renders results/analysis/tensor-train/: TABLE.md and tensor-train.png (Fig. 3).
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DIR=${1:-results/analysis/tensor-train}

@@ -9,6 +9,7 @@
 # DATA.csv: a header line naming x,y, then the training points.
 # Needs gnuplot (scripts/setup.sh installs gnuplot-nox); uses the pngcairo terminal when
 # available, else png.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 
 die() {

@@ -6,6 +6,7 @@
 # TABLE.md opens with the cells of CONFIG_DIR (default configs/uci-class) that
 # have no result in RESULTS_DIR yet.
 #   scripts/render/uci_class.sh [RESULTS_DIR]     (default results/uci-class)
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DIR=${1:-results/uci-class}

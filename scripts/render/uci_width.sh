@@ -7,6 +7,7 @@
 # TABLE.md opens with the cells of CONFIG_DIR (default configs/uci-width) that
 # have no result in RESULTS_DIR yet.
 #   scripts/render/uci_width.sh [RESULTS_DIR]     (default results/uci-width)
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DIR=${1:-results/uci-width}

@@ -4,13 +4,14 @@
 # selected configs (GNU parallel; each run resumes its finished splits), then
 # the grid's render command.
 #
-#   scripts/sweep/grid.sh NAME CONFIG_DIR DEFAULT_PATTERN HELP_LINES RENDER... -- [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
+#   scripts/sweep/grid.sh NAME CONFIG_DIR DEFAULT_PATTERN CALLER RENDER... -- [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
 #
-# PATTERN globs config stems in CONFIG_DIR (base*.yaml are never run); HELP_LINES
-# ("2,17") are the lines of the calling script that -h prints.
+# PATTERN globs config stems in CONFIG_DIR (base*.yaml are never run); CALLER is
+# the calling script (its path from the repository's root), whose header comment -h prints.
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-name=$1 dir=$2 default=$3 help=$4
+name=$1 dir=$2 default=$3 caller=$4
 shift 4
 render=()
 while (($#)) && [[ $1 != -- ]]; do render+=("$1"); shift; done
@@ -21,7 +22,7 @@ while (($#)); do
   case $1 in
     -j|--set) (($# >= 2)) || { echo "$name: $1 needs a value" >&2; exit 2; }; args+=("$1" "$2"); shift 2 ;;
     --render-only) render_only=1; shift ;;
-    -h|--help) sed -n "${help}p" "scripts/experiments/$name.sh"; exit 0 ;;
+    -h|--help) awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$caller"; exit 0 ;;
     -*) echo "$name: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac

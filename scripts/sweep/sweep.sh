@@ -22,6 +22,7 @@
 # SWEEP_LOG_DIR=out/logs-2 (default out/logs).
 #
 # Example: scripts/sweep/sweep.sh -j 2 configs/uci/yacht-*.yaml
+. "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
