@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #
 # Stage 1 (default): configs/selection/protocol.yaml (2 splits, 10,500 steps) for
 # every candidate; results in results/selection/runs/. Stage 2: the candidates
@@ -21,6 +21,12 @@
 # Stage ensemble: the deep ensembles' training length and MAP prior
 # (configs/selection/candidates-ensemble.txt) under configs/selection/protocol-ensemble.yaml
 # (1 split, 20% validation); results in results/selection/ensemble/.
+#
+# Stage wide: the defaults of MCD, MFG and WHVI against one step along each axis
+# (configs/selection/candidates-wide.txt) under configs/selection/protocol-wide.yaml
+# (1 split, 20% validation) on the 8 UCI sets and the 5 synthetic problems,
+# ranked by validation MNLL and calibration error together
+# (scripts/render/wide_criterion.py writes CRITERION.md); results in results/selection/wide/.
 #
 # Stage stopping: the fixed schedule against stopping on held-out rows
 # (configs/selection/candidates-stopping.txt) under configs/selection/protocol-stopping.yaml
@@ -43,14 +49,15 @@ case $STAGE in
   sghmc) PROTOCOL=configs/selection/protocol-sghmc.yaml CANDIDATES=configs/selection/candidates-sghmc.txt OUT=results/selection/sghmc ;;
   ensemble) PROTOCOL=configs/selection/protocol-ensemble.yaml CANDIDATES=configs/selection/candidates-ensemble.txt OUT=results/selection/ensemble ;;
   stopping) PROTOCOL=configs/selection/protocol-stopping.yaml CANDIDATES=configs/selection/candidates-stopping.txt OUT=results/selection/stopping ;;
-  *) echo "select_defaults: --stage must be 1, 2, sghmc, ensemble or stopping" >&2; exit 2 ;;
+  wide) PROTOCOL=configs/selection/protocol-wide.yaml CANDIDATES=configs/selection/candidates-wide.txt OUT=results/selection/wide ;;
+  *) echo "select_defaults: --stage must be 1, 2, sghmc, ensemble, stopping or wide" >&2; exit 2 ;;
 esac
 source scripts/sweep/lib.sh
 WHVI=$(whvi_of "$@")
 
 # config folder / data set: the base of each generated config is configs/<folder>/<set>-<model>.yaml
 DATASETS=(uci/boston uci/concrete uci/energy uci/kin8nm uci/naval uci/power uci/protein uci/yacht)
-[[ $STAGE == stopping ]] && DATASETS+=(synthetic/friedman synthetic/gap synthetic/hetero synthetic/highdim synthetic/linear)
+[[ $STAGE == stopping || $STAGE == wide ]] && DATASETS+=(synthetic/friedman synthetic/gap synthetic/hetero synthetic/highdim synthetic/linear)
 GEN=results/selection/configs$([[ $STAGE != 1 ]] && echo "-stage$STAGE")
 mkdir -p "$GEN"
 protocol=$(grep -v '^\s*#' "$PROTOCOL" | sed '/^\s*$/d')
@@ -77,4 +84,7 @@ shopt -s nullglob
 runs=()
 for f in "$OUT"/*.json; do [[ $(basename "$f") == summary.json ]] || runs+=("$f"); done
 ((${#runs[@]})) && "$WHVI" select "${runs[@]}" --out "$OUT"
+if [[ $STAGE == wide ]] && ((${#runs[@]})); then
+  python3 scripts/render/wide_criterion.py "$OUT" "$CANDIDATES" > "$OUT/CRITERION.md.tmp" && mv "$OUT/CRITERION.md.tmp" "$OUT/CRITERION.md"
+fi
 exit "$rc"
