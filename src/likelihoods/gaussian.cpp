@@ -3,7 +3,7 @@
 
 #include "common/draws.h"
 #include "common/errors.h"
-#include "likelihoods/likelihood.h"
+#include "likelihoods/kind.h"
 
 namespace whvi::likelihoods {
 
@@ -120,5 +120,11 @@ std::string GaussianLikelihood::log_text() const {
   return buf;
 }
 
+
+LikelihoodKind gaussian_likelihood_kind() {
+  return likelihood_kind<GaussianOptions>("gaussian", false, [](const GaussianOptions& o, double m, double s, int64_t) {
+    return std::make_shared<GaussianLikelihood>(o, m, s);
+  });
+}
 
 }  // namespace whvi::likelihoods

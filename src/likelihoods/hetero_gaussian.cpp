@@ -7,7 +7,7 @@
 
 #include "common/draws.h"
 #include "common/errors.h"
-#include "likelihoods/likelihood.h"
+#include "likelihoods/kind.h"
 
 namespace whvi::likelihoods {
 
@@ -55,6 +55,12 @@ std::pair<torch::Tensor, torch::Tensor> regression_samples(const torch::Tensor& 
     return {f.select(2, 0), f.select(2, 1).exp()};
   }
   return {f, torch::full_like(f, noise_var)};
+}
+
+LikelihoodKind hetero_gaussian_likelihood_kind() {
+  return likelihood_kind<options::None>("hetero-gaussian", false, [](const options::None&, double m, double s, int64_t) {
+    return std::make_shared<HeteroGaussianLikelihood>(m, s);
+  });
 }
 
 }  // namespace whvi::likelihoods

@@ -1,43 +1,28 @@
 // The likelihood registry: likelihood.kind -> its factory and its options. A
-// new likelihood is its own file and one line here.
+// new likelihood is its own file and one X(<name>) line here.
 #include "common/errors.h"
-#include "likelihoods/likelihood.h"
+#include "likelihoods/kind.h"
 
 namespace whvi::likelihoods {
 
+// The registered likelihoods, in registration order: a new one is its own file
+// (defining `LikelihoodKind <name>_likelihood_kind()`, kind.h) and one X(<name>) line here.
+#define WHVI_LIKELIHOOD_KINDS(X) \
+  X(gaussian)                    \
+  X(hetero_gaussian)             \
+  X(student_t)                   \
+  X(softmax)
+
+#define WHVI_DECLARE(name) LikelihoodKind name##_likelihood_kind();
+WHVI_LIKELIHOOD_KINDS(WHVI_DECLARE)
+#undef WHVI_DECLARE
+
 namespace {
 
-struct Entry {
-  const char* kind;
-  bool classification;  // for class labels (softmax) or real-valued targets
-  std::vector<options::Spec> (*declare)();
-  std::function<std::shared_ptr<Likelihood>(const options::Source&, double y_mean, double y_std, int64_t classes)> make;
-};
-
-// The entry of a likelihood built from its options O.
-template <class O, class Make>
-Entry entry(const char* kind, bool classification, Make make) {
-  return {kind, classification, &options::declare<O>,
-          [make](const options::Source& src, double m, double s, int64_t k) -> std::shared_ptr<Likelihood> {
-            return make(options::read<O>(src), m, s, k);
-          }};
-}
-
-const std::vector<Entry>& registry() {
-  static const std::vector<Entry> r = {
-      entry<GaussianOptions>("gaussian", false, [](const GaussianOptions& o, double m, double s, int64_t) {
-        return std::make_shared<GaussianLikelihood>(o, m, s);
-      }),
-      entry<options::None>("hetero-gaussian", false, [](const options::None&, double m, double s, int64_t) {
-        return std::make_shared<HeteroGaussianLikelihood>(m, s);
-      }),
-      entry<StudentTOptions>("student-t", false, [](const StudentTOptions& o, double m, double s, int64_t) {
-        return std::make_shared<StudentTLikelihood>(o, m, s);
-      }),
-      entry<options::None>("softmax", true, [](const options::None&, double, double, int64_t k) {
-        return std::make_shared<SoftmaxLikelihood>(k);
-      }),
-  };
+const std::vector<LikelihoodKind>& registry() {
+#define WHVI_ENTRY(name) name##_likelihood_kind(),
+  static const std::vector<LikelihoodKind> r = {WHVI_LIKELIHOOD_KINDS(WHVI_ENTRY)};
+#undef WHVI_ENTRY
   return r;
 }
 

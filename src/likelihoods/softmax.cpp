@@ -2,7 +2,7 @@
 #include <sstream>
 
 #include "common/errors.h"
-#include "likelihoods/likelihood.h"
+#include "likelihoods/kind.h"
 
 namespace whvi::likelihoods {
 
@@ -53,5 +53,11 @@ std::optional<std::string> SoftmaxLikelihood::fit_problem(const torch::Tensor& f
 }
 
 double SoftmaxLikelihood::noise_var_original() const { return std::nan(""); }
+
+LikelihoodKind softmax_likelihood_kind() {
+  return likelihood_kind<options::None>("softmax", true, [](const options::None&, double, double, int64_t k) {
+    return std::make_shared<SoftmaxLikelihood>(k);
+  });
+}
 
 }  // namespace whvi::likelihoods

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "common/errors.h"
-#include "likelihoods/likelihood.h"
+#include "likelihoods/kind.h"
 
 namespace whvi::likelihoods {
 
@@ -182,6 +182,12 @@ std::string StudentTLikelihood::log_text() const {
   char buf[80];
   std::snprintf(buf, sizeof buf, "scale^2 %.4g df %.3g", std::exp(log_scale2_.item<double>()), df());
   return buf;
+}
+
+LikelihoodKind student_t_likelihood_kind() {
+  return likelihood_kind<StudentTOptions>("student-t", false, [](const StudentTOptions& o, double m, double s, int64_t) {
+    return std::make_shared<StudentTLikelihood>(o, m, s);
+  });
 }
 
 }  // namespace whvi::likelihoods

@@ -1,0 +1,31 @@
+// A registered likelihood (likelihoods/registry.cpp): its likelihood.kind, its
+// options' declarations and its factory. Each likelihood's file defines
+// `LikelihoodKind <name>_likelihood_kind()` with likelihood_kind<O>(...).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "likelihoods/likelihood.h"
+
+namespace whvi::likelihoods {
+
+struct LikelihoodKind {
+  const char* kind;
+  bool classification;  // for class labels (softmax) or real-valued targets
+  std::vector<options::Spec> (*declare)();
+  std::function<std::shared_ptr<Likelihood>(const options::Source&, double y_mean, double y_std, int64_t classes)> make;
+};
+
+// The entry of a likelihood built from its options O by
+// make(const O&, y_mean, y_std, classes).
+template <class O, class Make>
+LikelihoodKind likelihood_kind(const char* kind, bool classification, Make make) {
+  return {kind, classification, &options::declare<O>,
+          [make](const options::Source& src, double m, double s, int64_t k) -> std::shared_ptr<Likelihood> {
+            return make(options::read<O>(src), m, s, k);
+          }};
+}
+
+}  // namespace whvi::likelihoods
