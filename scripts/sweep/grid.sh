@@ -7,7 +7,7 @@
 #   scripts/sweep/grid.sh NAME CONFIG_DIR DEFAULT_PATTERN CALLER RENDER... -- [-j JOBS] [--set KEY=VALUE]... [--render-only] [PATTERN]
 #
 # PATTERN globs config stems in CONFIG_DIR (base*.yaml are never run); CALLER is
-# the calling script (its path from the repository's root), whose header comment -h prints.
+# the calling script (its path from the repository's root), which -h runs with --help.
 . "$(dirname "$0")/../help.sh"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,7 +22,7 @@ while (($#)); do
   case $1 in
     -j|--set) (($# >= 2)) || { echo "$name: $1 needs a value" >&2; exit 2; }; args+=("$1" "$2"); shift 2 ;;
     --render-only) render_only=1; shift ;;
-    -h|--help) awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$caller"; exit 0 ;;
+    -h|--help) exec bash "$caller" --help ;;  # its scripts/help.sh hook prints its header
     -*) echo "$name: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
