@@ -249,9 +249,10 @@ std::vector<FwhtCase> layouts(int64_t rows, int64_t d, float scale) {
   return cs;
 }
 
-// Rows per CTA tile of the one-pass kernel is 2^(13 - L) for L <= 13; the
-// batches below cover 1 row, several tiles with a ragged last one, and a
-// random odd count.
+// Rows per CTA tile of the one-pass kernel is 2^(13 - L) for L <= 13 (2^(10 - L)
+// when the batch gives fewer such tiles than the device has SMs); the batches
+// below cover 1 row, several tiles with a ragged last one, and a random odd
+// count: all of them take the small tiles.
 template <class T>
 void check_all_small_sizes() {
   std::mt19937_64 rng(12345);
@@ -271,6 +272,21 @@ void check_all_small_sizes() {
 TEST_F(CudaKernels, FwhtFloat32EverySizeUpTo2e15) { check_all_small_sizes<float>(); }
 TEST_F(CudaKernels, FwhtFloat16EverySizeUpTo2e15) { check_all_small_sizes<__half>(); }
 TEST_F(CudaKernels, FwhtBFloat16EverySizeUpTo2e15) { check_all_small_sizes<__nv_bfloat16>(); }
+
+// Batches of 300 tiles of 2^13 and a ragged one (more than any device's SMs): the
+// large tiles, for every d below 2^13 (each phase plan: d <= 2^5, d <= 2^10, above).
+template <class T>
+void check_many_tiles() {
+  for (int L = 0; L < 13; ++L) {
+    const int64_t d = int64_t{1} << L;
+    const int64_t rows = 300 * (int64_t{1} << (13 - L)) + 3;
+    const auto cs = layouts<T>(rows, d, float(1.0 / std::sqrt(double(d))));
+    for (size_t i : {size_t{0}, size_t{2}, size_t{4}}) check_fwht_case<T>(cs[i], 31 * uint64_t(L) + i);
+  }
+}
+
+TEST_F(CudaKernels, FwhtFloat32ManyTiles) { check_many_tiles<float>(); }
+TEST_F(CudaKernels, FwhtBFloat16ManyTiles) { check_many_tiles<__nv_bfloat16>(); }
 
 // d > 2^15: one pass on 2^15 sub-rows, then strided passes of the high bits
 // (2^16: 1 bit, 2^18: 3, 2^20: 5, 2^21: 3+3, 2^22: 4+3).

@@ -1,18 +1,23 @@
 // CUDA batched FWHT and fused WHVI kernels; the API is kernels/fwht_cuda.h.
 //
 // Design (every size is a power of two; d = 2^L):
-//  * A "tile" of 2^N fp32 values (N = max(L, 13)) lives in shared memory,
+//  * A "tile" of 2^N fp32 values (N = max(L, 13); max(L, 10) for small batches) lives in shared memory,
 //    padded by one word per 32 (index f is stored at f + f/32) so that the
 //    access patterns below are free of bank conflicts. A tile holds 2^(N-L)
 //    consecutive rows (d <= 2^13) or exactly one row (d = 2^14, 2^15).
-//  * fwht one pass (d <= 2^15): load the tile with coalesced 16-byte loads
-//    (scalar loads where alignment or strides forbid), then ceil(L/5) phases;
-//    phase p does the radix-2 stages of index bits [5p, 5p+E) (E <= 5) in
-//    registers, each thread holding 32 values per round (32/2^E groups of
-//    2^E), with a barrier between phases; finally scale, convert and store
-//    with coalesced 16-byte stores. One read and one write of global memory.
-//    Threads per CTA: 256 (d <= 2^13) or 512 (d = 2^14, 2^15); rounds per
-//    phase: 1 (2 for d = 2^15).
+//  * fwht one pass (d <= 2^15): phases of at most 5 index bits each; a phase
+//    does the radix-2 stages of its bits in registers, each thread holding 32
+//    values per round (32/2^E groups of 2^E), with a barrier between phases.
+//    d <= 2^5: load the tile with coalesced 16-byte loads (scalar loads where
+//    alignment or strides forbid), one phase, scale, convert and store with
+//    16-byte stores. Larger d: the first phase (index bits >= 5) reads its
+//    values straight from global memory (the lanes of a warp take 32
+//    consecutive values) and the last one (d >= 2^11) writes them straight
+//    back, so a tile passes through shared memory 2 or 3 times instead of 4
+//    or 5. One read and one write of global memory. Threads per CTA: 256
+//    (d <= 2^13) or 512 (d = 2^14, 2^15); rounds per phase: 1 (2 for d =
+//    2^15). A batch with fewer tiles of 2^13 than the device has SMs takes
+//    tiles of 2^10 (one warp) instead, to spread over more SMs.
 //  * fwht d > 2^15: the one-pass kernel on the 2^15-long sub-rows (with the
 //    scale), then in-place strided passes over the output for the remaining
 //    high bits, at most 5 bits per pass; each thread holds 2^m values at stride
@@ -42,15 +47,18 @@ using detail::dynamic_smem;
 constexpr int kThreadValuesLog = 5;  // values per thread per round of a phase: 32
 constexpr int kMinTileLog = 13;      // tiles hold at least 2^13 values
 constexpr int kPhaseBits = 5;        // index bits per phase (at most kThreadValuesLog)
+constexpr int kSmallTileLog = 10;    // tiles of one warp (Cfg's MinTile for small batches)
 
 // Shared-memory slot of tile index f: one padding word per 32 values.
 __host__ __device__ constexpr int padded(int f) { return f + (f >> 5); }
 constexpr size_t padded_floats(int n) { return (size_t{1} << n) + ((size_t{1} << n) >> 5); }
 
-template <int L>
+// MinTile: the smallest tile, log2 (kSmallTileLog: one warp of 32 values a
+// thread, for batches too small to give every SM a tile of 2^13).
+template <int L, int MinTile = kMinTileLog>
 struct Cfg {
-  static constexpr int kTileLog = L > kMinTileLog ? L : kMinTileLog;
-  static constexpr int kThreadsLog = L >= 14 ? 9 : 8;
+  static constexpr int kTileLog = L > MinTile ? L : MinTile;
+  static constexpr int kThreadsLog = L >= 14 ? 9 : (kTileLog - 5 < 8 ? kTileLog - 5 : 8);
   static constexpr int kThreads = 1 << kThreadsLog;
   static constexpr int kRowsLog = kTileLog - L;  // rows per tile, log2
   static constexpr int kRows = 1 << kRowsLog;
@@ -278,14 +286,88 @@ __device__ __forceinline__ void store_tile(T* dst, int64_t stride, int nvalid, b
     IO<T>::store(dst + tile_offset<L>(f, stride), sm[padded(f)] * scale);
 }
 
+// Phases that read their values from global memory or write them there: the
+// same mapping as fwht_phase with B >= 5, so the 32 lanes of a warp take 32
+// consecutive values of one row (coalesced) and 32 consecutive shared slots
+// (conflict-free). Reading the first phase's values straight from global
+// memory and writing the last phase's straight back saves a round trip
+// through shared memory each; since the stages of different index bits
+// commute, any phase may come first. Tile indices at or past `nvalid` read as
+// zero and are not written. Every index is base (thread) | offset (constant):
+// disjoint bits, so tile_offset and padded add.
+template <int N, int T, int B, int E>
+struct GlobalPhase {
+  static_assert(B >= 5 && E >= 1 && E <= kThreadValuesLog && T >= 5, "global phases need B >= 5");
+  static constexpr int kG = 1 << (kThreadValuesLog - E);
+  static constexpr int kRounds = 1 << (N - T - kThreadValuesLog);
+  __device__ static int base() { return insert_gap<B, E>(threadIdx.x); }
+  __host__ __device__ static constexpr int offset(int round, int g, int j) {
+    return insert_gap<B, E>((g << T) + (round << (T + kThreadValuesLog - E))) + (j << B);
+  }
+};
+
+template <class T, int L, int N, int TT, int B, int E>
+__device__ __forceinline__ void fwht_phase_from_global(const T* src, int64_t stride, int nvalid, float* sm) {
+  using P = GlobalPhase<N, TT, B, E>;
+  const int b = P::base();
+  const T* g0 = src + tile_offset<L>(b, stride);
+  float* s0 = sm + padded(b);
+#pragma unroll
+  for (int round = 0; round < P::kRounds; ++round) {
+    float v[P::kG << E];
+#pragma unroll
+    for (int g = 0; g < P::kG; ++g)
+#pragma unroll
+      for (int j = 0; j < (1 << E); ++j) {
+        const int o = P::offset(round, g, j);
+        v[(g << E) + j] = b + o < nvalid ? IO<T>::load(g0 + tile_offset<L>(o, stride)) : 0.f;
+      }
+    butterflies<E, P::kG>(v);
+#pragma unroll
+    for (int g = 0; g < P::kG; ++g)
+#pragma unroll
+      for (int j = 0; j < (1 << E); ++j) s0[padded(P::offset(round, g, j))] = v[(g << E) + j];
+  }
+}
+
+template <class T, int L, int N, int TT, int B, int E>
+__device__ __forceinline__ void fwht_phase_to_global(const float* sm, T* dst, int64_t stride, int nvalid,
+                                                     float scale) {
+  using P = GlobalPhase<N, TT, B, E>;
+  const int b = P::base();
+  T* g0 = dst + tile_offset<L>(b, stride);
+  const float* s0 = sm + padded(b);
+#pragma unroll
+  for (int round = 0; round < P::kRounds; ++round) {
+    float v[P::kG << E];
+#pragma unroll
+    for (int g = 0; g < P::kG; ++g)
+#pragma unroll
+      for (int j = 0; j < (1 << E); ++j) v[(g << E) + j] = s0[padded(P::offset(round, g, j))];
+    butterflies<E, P::kG>(v);
+#pragma unroll
+    for (int g = 0; g < P::kG; ++g)
+#pragma unroll
+      for (int j = 0; j < (1 << E); ++j) {
+        const int o = P::offset(round, g, j);
+        if (b + o < nvalid) IO<T>::store(g0 + tile_offset<L>(o, stride), v[(g << E) + j] * scale);
+      }
+  }
+}
+
 // rows: number of (sub-)rows of 2^L. vec_in/vec_out: 16-byte vectors allowed
 // (checked on the host: alignment, and either a contiguous matrix or
 // stride and d multiples of the vector width).
-template <class T, int L>
-__global__ void __launch_bounds__(Cfg<L>::kThreads)
+// Phase plan: d <= 2^5: load, one phase, store. 2^6 <= d <= 2^10: the phase of
+// bits [5, L) from global memory, bits [0, 5) in shared memory, store. d >= 2^11:
+// the upper half of bits [5, L) from global memory, bits [0, 5) in shared
+// memory, the lower half of [5, L) to global memory.
+template <class T, int L, int MinTile>
+__global__ void __launch_bounds__(Cfg<L, MinTile>::kThreads)
     fwht_onepass_kernel(const T* in, int64_t in_stride, T* out, int64_t out_stride, int64_t rows,
                         int sub_log, float scale, bool vec_in, bool vec_out) {
-  using C = Cfg<L>;
+  using C = Cfg<L, MinTile>;
+  constexpr int N = C::kTileLog, TT = C::kThreadsLog;
   float* sm = dynamic_smem<float>();
   const int64_t ntiles = (rows + C::kRows - 1) >> C::kRowsLog;
   for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
@@ -293,12 +375,27 @@ __global__ void __launch_bounds__(Cfg<L>::kThreads)
     const int64_t left = rows - row0;
     const int nrows = left < C::kRows ? static_cast<int>(left) : C::kRows;
     const int nvalid = nrows << L;
-    load_tile<T, L, C::kTileLog, C::kThreads>(in + tile_origin<L>(row0, in_stride, sub_log), in_stride,
-                                              nvalid, vec_in, sm);
-    fwht_tile<L, C::kTileLog, C::kThreadsLog>(sm);
-    __syncthreads();
-    store_tile<T, L, C::kThreads>(out + tile_origin<L>(row0, out_stride, sub_log), out_stride, nvalid,
-                                  vec_out, scale, sm);
+    const T* src = in + tile_origin<L>(row0, in_stride, sub_log);
+    T* dst = out + tile_origin<L>(row0, out_stride, sub_log);
+    if constexpr (L <= kPhaseBits) {
+      load_tile<T, L, N, C::kThreads>(src, in_stride, nvalid, vec_in, sm);
+      fwht_tile<L, N, TT>(sm);
+      __syncthreads();
+      store_tile<T, L, C::kThreads>(dst, out_stride, nvalid, vec_out, scale, sm);
+    } else if constexpr (L <= 2 * kPhaseBits) {
+      fwht_phase_from_global<T, L, N, TT, kPhaseBits, L - kPhaseBits>(src, in_stride, nvalid, sm);
+      __syncthreads();
+      fwht_phase<N, TT, 0, kPhaseBits>(sm);
+      __syncthreads();
+      store_tile<T, L, C::kThreads>(dst, out_stride, nvalid, vec_out, scale, sm);
+    } else {
+      constexpr int kLo = (L - kPhaseBits) / 2, kHi = L - kPhaseBits - kLo;
+      fwht_phase_from_global<T, L, N, TT, kPhaseBits + kLo, kHi>(src, in_stride, nvalid, sm);
+      __syncthreads();
+      fwht_phase<N, TT, 0, kPhaseBits>(sm);
+      __syncthreads();
+      fwht_phase_to_global<T, L, N, TT, kPhaseBits, kLo>(sm, dst, out_stride, nvalid, scale);
+    }
     __syncthreads();  // the next tile overwrites the shared memory
   }
 }
@@ -664,12 +761,12 @@ bool vectors_ok(const void* p, int64_t stride, int64_t d_sub, int sub_log, int w
   return sub_log == 0 && stride == d_sub;
 }
 
-template <class T, int L>
-void onepass(const T* in, int64_t in_stride, T* out, int64_t out_stride, int64_t rows, int sub_log,
-             float scale, int64_t d_full, cudaStream_t st) {
-  using C = Cfg<L>;
-  auto* kernel = fwht_onepass_kernel<T, L>;
-  const size_t smem = padded_floats(C::kTileLog) * sizeof(float);
+template <class T, int L, int MinTile>
+void onepass_tiles(const T* in, int64_t in_stride, T* out, int64_t out_stride, int64_t rows, int sub_log,
+                   float scale, int64_t d_full, cudaStream_t st) {
+  using C = Cfg<L, MinTile>;
+  auto* kernel = fwht_onepass_kernel<T, L, MinTile>;
+  const size_t smem = size_t{C::kPadded} * sizeof(float);
   allow_smem(kernel, smem, "whvi::kernels::cuda::fwht", d_full);
   const int64_t ntiles = (rows + C::kRows - 1) >> C::kRowsLog;
   const int grid = grid_for(kernel, C::kThreads, smem, ntiles);
@@ -679,6 +776,21 @@ void onepass(const T* in, int64_t in_stride, T* out, int64_t out_stride, int64_t
   WHVI_LAUNCH(kernel, grid, C::kThreads, smem, st)
   (in, in_stride, out, out_stride, rows, sub_log, scale, vin, vout);
   WHVI_CHECK_LAUNCH();
+}
+
+// Tiles of 2^13 values, or of one warp (2^10) when the batch gives fewer tiles of
+// 2^13 than the device has SMs.
+template <class T, int L>
+void onepass(const T* in, int64_t in_stride, T* out, int64_t out_stride, int64_t rows, int sub_log,
+             float scale, int64_t d_full, cudaStream_t st) {
+  if constexpr (L < kMinTileLog) {
+    const int64_t big_tiles = (rows + (int64_t{1} << (kMinTileLog - L)) - 1) >> (kMinTileLog - L);
+    if (big_tiles < device_attribute(cudaDevAttrMultiProcessorCount)) {
+      onepass_tiles<T, L, kSmallTileLog>(in, in_stride, out, out_stride, rows, sub_log, scale, d_full, st);
+      return;
+    }
+  }
+  onepass_tiles<T, L, kMinTileLog>(in, in_stride, out, out_stride, rows, sub_log, scale, d_full, st);
 }
 
 template <class T>
