@@ -11,7 +11,7 @@
 # Debian's spdlog 1.10 (built against fmt 9) does not compile with.
 #   DEBS=.debs OUT_DIR=out/gpu JOBS=16 bash scripts/gpu_check.sh
 # Quick check of some targets and tests: TARGETS="test_data whvi" TESTS="DataErrors" ...
-# BUILD_ONLY=1 stops after the build.
+# BUILD_ONLY=1 stops after the build; KEEP_GOING=1 builds on past errors (make -k) to list them all.
 # SKIP_CIFAR=1 leaves out the CIFAR epochs on the GPU and the CPU (~minutes); ONLY_CIFAR=1
 # runs only them (and the incremental build). CIFAR_MODELS="resnet18-whvi resnet18-mcd" picks
 # the CIFAR models; DTYPES="float32" the benchmark's dtypes.
@@ -47,7 +47,7 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWHVI_CUDA=ON \
   -DWHVI_INCLUDE_FIRST="$PREFIX/usr/include" > "$OUT_DIR/configure.log" 2>&1 \
   || { log "configure FAILED"; tail -40 "$OUT_DIR/configure.log"; exit 1; }
 grep -E "whvi |Torch|CUDA" "$OUT_DIR/configure.log" | tee -a "$OUT_DIR/summary.txt"
-cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS} > "$OUT_DIR/build.log" 2>&1 \
+cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS} ${KEEP_GOING:+-- -k} > "$OUT_DIR/build.log" 2>&1 \
   || { log "build FAILED"; grep -E "error|Error" "$OUT_DIR/build.log" | head -40; exit 1; }
 log "build: $(( $(date +%s) - start )) s"
 [ -n "${BUILD_ONLY:-}" ] && exit 0  # BUILD_ONLY=1: the build alone (scripts/experiments/gpu_fashion_mnist.sh)
