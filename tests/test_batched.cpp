@@ -6,7 +6,9 @@
 // split and resumes across group sizes.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -167,8 +169,17 @@ TEST(BatchedSplits, ExperimentWritesEverySplitAndResumesAcrossGroupSizes) {
   fs::remove(dir / "exp" / "split-02.json");
   const auto resumed = experiment::run_train(opts({"training.batched_splits=3"}, true));
   for (int k = 0; k < 3; ++k)
-    for (const char* m : {"rmse", "mnll", "crps", "final_neg_elbo", "noise_var"})
+    for (const char* m : {"rmse", "mnll", "crps", "final_neg_elbo", "noise_var"}) {
+#if TORCH_VERSION_MAJOR >= 2
+      // LibTorch 2.x (the Python wheel, MKL): split 2 trained alone and in a group
+      // differ at about 1e-8 relative (measured on an H200 host with LibTorch 2.11;
+      // docs/reference.md, reproducibility); Debian's 1.13 gives the same bits.
+      const double r = resumed["splits"][k][m].get<double>(), f = full["splits"][k][m].get<double>();
+      EXPECT_NEAR(r, f, 1e-6 * std::abs(f)) << k << " " << m;
+#else
       EXPECT_EQ(resumed["splits"][k][m], full["splits"][k][m]) << k << " " << m;
+#endif
+    }
   // the one-at-a-time path is another configuration
   EXPECT_NE(error_of([&] { experiment::run_train(opts({"training.batched_splits=1"}, true)); })
                 .find("different configuration"),

@@ -261,6 +261,31 @@ namespace {
                                        << g.view({-1})[e].item<double>() << " vs " << w.view({-1})[e].item<double>();
 }
 
+#if TORCH_VERSION_MAJOR >= 2
+// Equal as numbers: the same bits, or both zeros (either sign), or both NaN
+// (any sign or payload).
+::testing::AssertionResult same_values(const torch::Tensor& got, const torch::Tensor& want) {
+  const auto g = got.to(torch::kFloat64).contiguous().view({-1}), w = want.to(torch::kFloat64).contiguous().view({-1});
+  const bool ok = got.sizes() == want.sizes() &&
+                  ((g == w) | (g.isnan() & w.isnan())).all().item<bool>();
+  return ok ? ::testing::AssertionSuccess() : same_bits(got, want);
+}
+#endif
+
+// LibTorch 2.x (the Python wheel: MKL, its own vectorised sqrt) gives +0 for a
+// zero product of opposite signs in mm and +NaN for the square root of a
+// negative, where 1.13 (Debian's, OpenBLAS) gives -0 and the default -NaN as
+// our loops do: those two comparisons are by value there (measured on an H200
+// host with LibTorch 2.11, AVX-512). Every other one stays bit for bit.
+::testing::AssertionResult same_bits_but_zero_and_nan_signs_on_torch2(const torch::Tensor& got,
+                                                                      const torch::Tensor& want) {
+#if TORCH_VERSION_MAJOR >= 2
+  return same_values(got, want);
+#else
+  return same_bits(got, want);
+#endif
+}
+
 // [rows, cols] of N(0, s²) values with special values sprinkled in.
 torch::Tensor awkward(int64_t rows, int64_t cols, torch::ScalarType t, uint64_t seed, double s = 3.0) {
   auto gen = make_generator(seed);
@@ -318,7 +343,7 @@ TEST(FusedOps, EachLoopGivesTheLibTorchOpsBitsExactly) {
       fo::mm_wt_out(out, col, w);
       auto want = torch::empty({R, C}, a.options());
       at::mm_out(want, col, w.t());
-      EXPECT_TRUE(same_bits(out, want)) << "mm_wt_out";
+      EXPECT_TRUE(same_bits_but_zero_and_nan_signs_on_torch2(out, want)) << "mm_wt_out";
     }
 
     fo::square_out(out, a);
@@ -329,7 +354,7 @@ TEST(FusedOps, EachLoopGivesTheLibTorchOpsBitsExactly) {
 
     auto r = a.clone();  // negatives (NaN), -0 (-0), inf, subnormals
     fo::sqrt_(r);
-    EXPECT_TRUE(same_bits(r, a.sqrt())) << "sqrt_";
+    EXPECT_TRUE(same_bits_but_zero_and_nan_signs_on_torch2(r, a.sqrt())) << "sqrt_";
     fo::mul_div_scale_out(out, a, c, b, 0.5);  // dividing by 0, -0, inf, NaN
     EXPECT_TRUE(same_bits(out, at::mul(a, c).div_(b).mul_(0.5))) << "mul_div_scale_out by awkward values";
 
