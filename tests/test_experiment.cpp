@@ -24,6 +24,8 @@
 #include "common/io.h"
 #include "common/runtime.h"
 #include "experiment/experiment.h"
+#include "config/config.h"
+#include "models/regression_model.h"
 #include "report/selection.h"
 #include "report/table.h"
 #include "helpers.h"
@@ -86,6 +88,42 @@ json numbers(const json& split) {
   return j;
 }
 
+
+// A model kind's defaults (models::recipe_defaults) fill only the keys the user
+// left unset, only under their condition, and are listed by config --describe.
+TEST(RecipeDefaults, FillOnlyUnsetKeysOfTheirKindAndLikelihood) {
+  Sandbox sb("recipe_defaults");
+  const auto noise = [&](const std::string& yaml, std::vector<std::string> sets = {}) {
+    return experiment::load_config(sb.config(yaml), sets).get_float("likelihood.init_log_noise_var");
+  };
+  const double schema_default = config::Config::defaults().get_float("likelihood.init_log_noise_var");
+  EXPECT_EQ(schema_default, -1.5);
+  EXPECT_EQ(noise("model: {kind: whvi}"), 0.0);
+  EXPECT_EQ(noise("model: {kind: mcd}"), 0.0);
+  EXPECT_EQ(noise("model: {kind: mfg}"), schema_default);
+  EXPECT_EQ(noise("model: {kind: nf-whvi}"), schema_default);
+  // set by the user, even to the schema's value: kept
+  EXPECT_EQ(noise("model: {kind: whvi}\nlikelihood: {init_log_noise_var: -1.5}"), -1.5);
+  EXPECT_EQ(noise("model: {kind: whvi}", {"likelihood.init_log_noise_var=-1.5"}), -1.5);
+  EXPECT_EQ(noise("model: {kind: mcd}", {"likelihood.init_log_noise_var=-3"}), -3.0);
+  // the kind chosen by --set counts; other likelihoods keep the schema's value
+  EXPECT_EQ(noise("model: {kind: mfg}", {"model.kind=whvi"}), 0.0);
+  EXPECT_EQ(noise("model: {kind: whvi}\nlikelihood: {kind: student-t}"), schema_default);
+  EXPECT_EQ(noise("model: {kind: whvi}\nlikelihood: {kind: softmax}"), schema_default);
+  // a base file's value is the user's too
+  sb.config("likelihood: {init_log_noise_var: -2.0}", "base.yaml");
+  EXPECT_EQ(noise("base: base.yaml\nmodel: {kind: whvi}"), -2.0);
+  // the resolved config (checkpoints embed it) keeps the value when read back
+  const auto cfg = experiment::load_config(sb.config("model: {kind: whvi}"));
+  EXPECT_FALSE(cfg.is_set("likelihood.init_log_noise_var"));
+  EXPECT_EQ(config::Config::parse(cfg.dump_yaml(), "dump").get_float("likelihood.init_log_noise_var"), 0.0);
+  // the fingerprint follows the value, so a run at the old default is not resumed into
+  EXPECT_NE(experiment::config_fingerprint(sb.config("model: {kind: whvi}")),
+            experiment::config_fingerprint(sb.config("model: {kind: whvi}"), {"likelihood.init_log_noise_var=-1.5"}));
+  const auto md = experiment::recipe_defaults_markdown();
+  for (const auto& d : models::recipe_defaults())
+    EXPECT_NE(md.find("| `" + d.kind + "` | `" + d.key + "` | `" + d.value + "`"), std::string::npos) << d.kind;
+}
 
 TEST(Determinism, SameConfigTwiceGivesIdenticalNumbers) {
   set_threads(1);
@@ -511,9 +549,11 @@ TEST(Pinned, AShortRunOfEachKindGivesThePinnedNumbers) {
 #include "pinned_numbers.inc"
   };
   for (const auto& [kind, want] : pinned) {
-    // the autograd step is the reference these numbers pin
-    const auto doc = experiment::run_train(
-        opts(sb.config(yacht_yaml(1, kind)), {"output.name=" + kind, "training.engine=autograd"}));
+    // the autograd step and the initial noise variance of that code (before whvi
+    // and mcd defaulted to 0) are the reference these numbers pin
+    const auto doc = experiment::run_train(opts(sb.config(yacht_yaml(1, kind)),
+                                                {"output.name=" + kind, "training.engine=autograd",
+                                                 "likelihood.init_log_noise_var=-1.5"}));
     const auto got = numbers(doc["splits"][0]);
     for (const auto& [k, v] : want) {
       const double g = got.at(k).get<double>();

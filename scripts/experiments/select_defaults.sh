@@ -6,7 +6,8 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #
 # Stage 1 (default): configs/selection/protocol.yaml (2 splits, 10,500 steps) for
 # every candidate; results in results/selection/runs/. Stage 2: the candidates
@@ -43,6 +44,8 @@ if [[ ${1:-} == --stage ]]; then
   STAGE=${2:?--stage needs 1 or 2}
   shift 2
 fi
+CONFIGS_ONLY=
+if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 case $STAGE in
   1) PROTOCOL=configs/selection/protocol.yaml CANDIDATES=configs/selection/candidates.txt OUT=results/selection/runs ;;
   2) PROTOCOL=configs/selection/protocol-full.yaml CANDIDATES=configs/selection/candidates-stage2.txt OUT=results/selection/stage2 ;;
@@ -58,7 +61,7 @@ WHVI=$(whvi_of "$@")
 # config folder / data set: the base of each generated config is configs/<folder>/<set>-<model>.yaml
 DATASETS=(uci/boston uci/concrete uci/energy uci/kin8nm uci/naval uci/power uci/protein uci/yacht)
 [[ $STAGE == stopping || $STAGE == wide ]] && DATASETS+=(synthetic/friedman synthetic/gap synthetic/hetero synthetic/highdim synthetic/linear)
-GEN=results/selection/configs$([[ $STAGE != 1 ]] && echo "-stage$STAGE")
+GEN=results/selection/configs; [[ $STAGE == 1 ]] || GEN+=-stage$STAGE  # (a failing $(...) in an assignment stops a set -e script)
 mkdir -p "$GEN"
 protocol=$(grep -v '^\s*#' "$PROTOCOL" | sed '/^\s*$/d')
 CONFIGS=()
@@ -72,12 +75,16 @@ while read -r model name sets; do
       echo "base: ../../../configs/$folder_set-$model.yaml"
       echo "$protocol"
       for kv in $sets; do echo "${kv%%=*}: ${kv#*=}"; done
+      # every stage ran at the likelihood's initial noise variance of -1.5 unless a
+      # candidate names it; WHVI's and MCD's default became 0 from the wide stage on
+      [[ " $sets" == *" likelihood.init_log_noise_var="* ]] || echo "likelihood.init_log_noise_var: -1.5"
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
     CONFIGS+=("$cfg")
   done
 done < "$CANDIDATES"
 
+[[ -n $CONFIGS_ONLY ]] && { echo "select_defaults: wrote ${#CONFIGS[@]} configs into $GEN"; exit 0; }
 rc=0
 bash scripts/sweep/sweep.sh --whvi "$WHVI" "$@" "${CONFIGS[@]}" || rc=$?
 shopt -s nullglob

@@ -17,7 +17,9 @@ for m in mfg mcd whvi; do  # slowest kind first, largest sets first: both jobs s
   for d in naval protein power kin8nm concrete energy boston yacht; do configs+=("configs/uci/$d-$m.yaml"); done
 done
 rc=0
+# the initial noise variance these ran with (whvi and mcd now default to 0)
 bash scripts/sweep/sweep.sh --whvi "$WHVI" "$@" --set training.engine=fused --set output.dir=results/uci-fused \
+  --set likelihood.init_log_noise_var=-1.5 \
   "${configs[@]}" || rc=$?
 shopt -s nullglob
 results=(results/uci-fused/*.json)

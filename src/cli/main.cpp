@@ -395,9 +395,9 @@ struct ConfigCommand : Command {
   }
   void run(const std::string&) override {
     if (!dump_path.empty())
-      std::cout << whvi::config::Config::load(dump_path, overrides).dump_yaml();
+      std::cout << whvi::experiment::load_config(dump_path, overrides).dump_yaml();
     else if (describe)
-      std::cout << whvi::config::Config::describe_markdown();
+      std::cout << whvi::config::Config::describe_markdown(whvi::experiment::recipe_defaults_markdown());
     else
       std::cout << app->help();
   }

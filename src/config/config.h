@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -74,20 +75,28 @@ class Config : public options::Source {
   double get_float(const std::string& key) const override;
   const std::string& get_string(const std::string& key) const override;
   bool get_bool(const std::string& key) const override;
-  // Sets a value after validation (source names the origin in errors).
+  // Sets a value after validation (source names the origin in errors); the key
+  // counts as set by the user.
   void set(const std::string& key, const std::string& yaml_scalar, const std::string& source,
            int line = 0);
+  // Whether a config file (or a base) or an override set `key`.
+  bool is_set(const std::string& key) const { return set_keys_.count(key) > 0; }
+  // Sets `key` to a default other than the schema's (a model kind's) unless
+  // is_set(key); validated as set() does. Returns whether it applied.
+  bool set_default(const std::string& key, const std::string& yaml_scalar, const std::string& source);
 
   std::string dump_yaml() const;      // every key, nested, schema order
   nlohmann::json to_json() const;     // nested, typed
   const std::string& source() const override { return source_; }
   const std::vector<Param>& declared() const override { return schema(); }
 
-  // The schema as a Markdown table (docs/reference.md, `whvi config --describe`).
-  static std::string describe_markdown();
+  // The schema as a Markdown table (docs/configuration.md, `whvi config --describe`),
+  // then `appendix` (the defaults that depend on the model kind).
+  static std::string describe_markdown(const std::string& appendix = "");
 
  private:
   std::map<std::string, Value> values_;
+  std::set<std::string> set_keys_;
   std::string source_;
 };
 

@@ -28,6 +28,7 @@
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "likelihoods/metrics.h"
+#include "models/regression_model.h"
 #include "nn/conv_filter.h"
 #include "train/batched.h"
 #include "train/loop.h"
@@ -1030,12 +1031,33 @@ void log_summary(const ExperimentRun& r) {
 
 }  // namespace
 
+config::Config load_config(const std::string& config_path, const std::vector<std::string>& overrides) {
+  auto cfg = config::Config::load(config_path, overrides);
+  const std::string kind = cfg.get_string("model.kind");
+  for (const auto& d : models::recipe_defaults())
+    if (d.kind == kind && cfg.get_string(d.when_key) == d.when_value)
+      cfg.set_default(d.key, d.value, "the default of model.kind " + kind);
+  return cfg;
+}
+
+std::string recipe_defaults_markdown() {
+  std::string md =
+      "\n## Defaults that depend on the model kind\n\nWhere a config (its file, a base or `--set`) leaves "
+      "one of these keys unset, the model kind sets it (`recipe_defaults()` in `src/models/recipes.cpp`); "
+      "setting the key, even to the value in the table above, overrides it.\n\n"
+      "| model.kind | key | default | when | chosen by |\n|---|---|---|---|---|\n";
+  for (const auto& d : models::recipe_defaults())
+    md += "| `" + d.kind + "` | `" + d.key + "` | `" + d.value + "` | `" + d.when_key + ": " + d.when_value + "` | " +
+          d.why + " |\n";
+  return md;
+}
+
 std::string config_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides) {
-  return fingerprint(config::Config::load(config_path, overrides));
+  return fingerprint(load_config(config_path, overrides));
 }
 
 json run_train(const TrainOptions& o) {
-  const auto cfg = config::Config::load(o.config_path, o.overrides);
+  const auto cfg = load_config(o.config_path, o.overrides);
   spdlog::info("config {} resolved:\n{}", o.config_path, cfg.dump_yaml());
   ExperimentRun r(cfg, o);
   r.name = cfg.get_string("output.name");

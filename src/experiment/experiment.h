@@ -32,6 +32,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.h"
+
 namespace whvi::experiment {
 
 struct TrainOptions {
@@ -40,6 +42,13 @@ struct TrainOptions {
   bool resume = false;
   std::string command_line;
 };
+
+// A config file with `overrides`, then the defaults of its model kind
+// (models::recipe_defaults) for the keys neither names: what every command
+// that runs an experiment reads.
+config::Config load_config(const std::string& config_path, const std::vector<std::string>& overrides = {});
+// Those defaults as a Markdown section (the end of `whvi config --describe`).
+std::string recipe_defaults_markdown();
 
 // Returns the experiment JSON document (also written to O/E.json).
 nlohmann::json run_train(const TrainOptions& options);

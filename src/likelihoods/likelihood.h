@@ -85,7 +85,7 @@ struct GaussianOptions {
   double lr_factor = 1.0;
   template <class V>
   void visit(V& v) {
-    v.num("likelihood.init_log_noise_var", init_log_noise_var, -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5); student-t: its initial log scale^2");
+    v.num("likelihood.init_log_noise_var", init_log_noise_var, -30, 10, "initial log noise variance on the standardised target scale (authors: -1.5; whvi and mcd with the gaussian likelihood: 0, see the defaults by model kind below); student-t: its initial log scale^2");
     v.num("likelihood.lr_factor", lr_factor, 0, options::kInf, "learning rate of the noise variance relative to training.lr");
     v.use("training.steps_fixed_noise", steps_fixed);
   }

@@ -81,6 +81,14 @@ struct Recipe {
   std::string kind, hidden, output, method;
 };
 const std::vector<Recipe>& recipes();
+// An option default a recipe sets where the user's config leaves the key unset
+// (neither its file nor --set names it), applied by experiment/ when it loads a
+// config, and only while `when_key` has the value `when_value` (e.g. the
+// likelihood that reads the key). `whvi config --describe` lists them.
+struct RecipeDefault {
+  std::string kind, key, value, when_key, when_value, why;
+};
+const std::vector<RecipeDefault>& recipe_defaults();
 // The recipe of `model_kind` (an unknown kind is an error listing the others).
 const Recipe& recipe(const std::string& model_kind);
 std::vector<std::string> model_kinds();
