@@ -70,6 +70,6 @@ std::shared_ptr<Trunk> make_rff_trunk(const std::string&, int64_t d_in, const Rf
 }
 }  // namespace
 
-TrunkKind rff_trunk_kind() { return trunk_kind("rff", make_rff_trunk); }
+std::vector<TrunkKind> rff_trunk_kinds() { return {trunk_kind("rff", make_rff_trunk)}; }
 
 }  // namespace whvi::models

@@ -47,8 +47,4 @@ const std::vector<TrunkKind>& trunk_kinds();
 std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const options::Source& src,
                                   const at::Generator& gen);
 
-// The registrations (defined beside each trunk).
-std::vector<TrunkKind> conv_trunk_kinds();  // simple-cnn, alexnet, vgg16, resnet18 (conv.cpp)
-TrunkKind rff_trunk_kind();                 // rff (rff.cpp)
-
 }  // namespace whvi::models
