@@ -79,7 +79,8 @@ class Blr final : public Inference, public ClosedForm {
     const auto y = y_in.to(torch::kFloat64).reshape({-1});
     const int64_t n = phi.size(0);
     // ΦᵀΦ = V diag(e) Vᵀ; the posterior in that basis is diagonal
-    const auto [e_raw, v] = torch::linalg_eigh(phi.t().mm(phi), "L");  // the ATen op: torch::linalg:: needs <torch/linalg.h>, which LibTorch 2.x does not reach from here
+    // the ATen op: torch::linalg::eigh needs <torch/linalg.h>, not reached from here on LibTorch 2.x
+    const auto [e_raw, v] = torch::linalg_eigh(phi.t().mm(phi), "L");
     const auto e = e_raw.clamp_min(0);
     const auto c = v.t().mv(phi.t().mv(y));  // Vᵀ Φᵀ y
     double alpha = opt_.prior_var > 0 ? 1 / opt_.prior_var : 1.0;
