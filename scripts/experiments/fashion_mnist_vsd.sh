@@ -64,6 +64,24 @@ chosen=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vsd"][
 sets=$(awk -v n="$chosen" '$1 == n { $1 = ""; print }' configs/selection/candidates-vsd-fashion.txt)
 echo "fashion_mnist_vsd: chosen on validation rows: $chosen ($sets)"
 final=results/fashion-mnist/fashion-mnist-vsd-fc400x2-selected.json
+if [[ -f $final ]] && ! python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+for kv in sys.argv[2:]:
+    key, value = kv.split("=", 1)
+    for part in key.split("."):
+        c = c.get(part) if isinstance(c, dict) else None
+    try:
+        value = json.loads(value)
+    except ValueError:
+        pass
+    if c is None or c != value:
+        sys.exit(1)
+    c = json.load(open(sys.argv[1]))["config"]
+' "$final" $sets; then
+  echo "fashion_mnist_vsd: $final was trained with another candidate; training $chosen" >&2
+  rm -rf "$final" "${final%.json}"
+fi
 if [[ ! -f $final ]]; then
   args=()
   for kv in $sets; do args+=(--set "$kv"); done

@@ -91,7 +91,7 @@ shopt -s nullglob
 runs=()
 for f in "$OUT"/*.json; do [[ $(basename "$f") == summary.json ]] || runs+=("$f"); done
 ((${#runs[@]})) && "$WHVI" select "${runs[@]}" --out "$OUT"
-if [[ $STAGE == wide ]] && ((${#runs[@]})); then
+if [[ $STAGE == wide || $STAGE == ensemble ]] && ((${#runs[@]})); then
   python3 scripts/render/wide_criterion.py "$OUT" "$CANDIDATES" > "$OUT/CRITERION.md.tmp" && mv "$OUT/CRITERION.md.tmp" "$OUT/CRITERION.md"
 fi
 exit "$rc"

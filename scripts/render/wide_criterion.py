@@ -65,9 +65,9 @@ def main():
         if not d.get("splits"):
             continue
         records[name] = (d["splits"][0], d.get("dataset", ""))
-    print("# Wide re-selection: MNLL and calibration together (validation rows only)\n")
+    print("# MNLL and calibration together (validation rows only)\n")
     print(f"Written by `python3 scripts/render/wide_criterion.py {folder} {cand_file}` from the split-0 records "
-          "in this folder; the criterion is the one in `configs/selection/protocol-wide.yaml`, fixed before the runs.\n")
+          "in this folder; the criterion is the one written in `configs/selection/protocol-wide.yaml` before its runs.\n")
     verdicts = []
     for model in models:
         names = [n for m, n in cands if m == model]
