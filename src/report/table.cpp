@@ -426,56 +426,62 @@ void check_not_split_record(const json& r, const std::string& path) {
 }
 }  // namespace
 
-std::string render_markdown_table(const std::vector<json>& results, const json& paper,
-                                  const std::string& title) {
+namespace {
+using Finder = std::function<const Entry*(const std::string&, const std::string&)>;
+
+std::string name_of(const Entry& e) {
+  return e.source.empty() ? "result #" + std::to_string(e.order + 1) + " ('" + e.label + "')"
+                          : "'" + e.source + "'";
+}
+
+// The table's cells: one result per (dataset, model), rows and columns in the
+// papers' order. Two results for one cell are an error naming both.
+struct Grid {
   std::vector<Entry> entries;
-  for (std::size_t i = 0; i < results.size(); ++i) entries.push_back(make_entry(results[i], i));
-
-  // One result per (dataset, model): two for one cell is an error naming both.
   std::map<std::pair<std::string, std::string>, std::size_t> chosen;
-  auto name_of = [&](const Entry& e) {
-    return e.source.empty() ? "result #" + std::to_string(e.order + 1) + " ('" + e.label + "')"
-                            : "'" + e.source + "'";
-  };
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const auto key = std::make_pair(entries[i].dataset, entries[i].model);
-    auto it = chosen.find(key);
-    if (it == chosen.end()) {
-      chosen[key] = i;
-      continue;
-    }
-    const Entry& first = entries[it->second];
-    throw Error("two results for the same cell (dataset '" + key.first + "', model '" + key.second +
-                "'): " + name_of(first) + " and " + name_of(entries[i]) +
-                ". Pass one result file per (dataset, model): drop one of them from the command line");
-  }
-
   std::vector<std::string> datasets, models;
-  for (const auto& [key, idx] : chosen) {
-    datasets.push_back(key.first);
-    models.push_back(key.second);
-  }
-  datasets = ordered(datasets, kPaperDatasetOrder);
-  models = ordered(models, kModelOrder);
-  auto find = [&](const std::string& d, const std::string& m) -> const Entry* {
+
+  const Entry* find(const std::string& d, const std::string& m) const {
     auto it = chosen.find({d, m});
     return it == chosen.end() ? nullptr : &entries[it->second];
-  };
-  // Synthetic problems carry their noise floor: shown in an extra column.
-  auto floor_cell = [&](const std::string& d, const char* metric) -> std::string {
-    for (const auto& m : models)
-      if (auto f = floor_of(find(d, m), metric)) return fixed(*f, decimals_for(*f, 0));
-    return kDash;
-  };
-  bool any_floor = false;
-  for (const auto& d : datasets) any_floor |= floor_cell(d, "rmse") != kDash;
-
-  std::ostringstream os;
-  os << "# " << title << "\n\n";
-  if (entries.empty()) {
-    os << "No result files.\n";
-    return os.str();
   }
+  Finder finder() const {
+    return [this](const std::string& d, const std::string& m) { return find(d, m); };
+  }
+};
+
+Grid make_grid(const std::vector<json>& results) {
+  Grid g;
+  for (std::size_t i = 0; i < results.size(); ++i) g.entries.push_back(make_entry(results[i], i));
+  for (std::size_t i = 0; i < g.entries.size(); ++i) {
+    const auto key = std::make_pair(g.entries[i].dataset, g.entries[i].model);
+    auto it = g.chosen.find(key);
+    if (it == g.chosen.end()) {
+      g.chosen[key] = i;
+      continue;
+    }
+    const Entry& first = g.entries[it->second];
+    throw Error("two results for the same cell (dataset '" + key.first + "', model '" + key.second +
+                "'): " + name_of(first) + " and " + name_of(g.entries[i]) +
+                ". Pass one result file per (dataset, model): drop one of them from the command line");
+  }
+  for (const auto& [key, idx] : g.chosen) {
+    g.datasets.push_back(key.first);
+    g.models.push_back(key.second);
+  }
+  g.datasets = ordered(g.datasets, kPaperDatasetOrder);
+  g.models = ordered(g.models, kModelOrder);
+  return g;
+}
+
+// A synthetic problem's noise floor (the first model's record that has one), or a dash.
+std::string floor_cell(const Grid& g, const std::string& d, const char* metric) {
+  for (const auto& m : g.models)
+    if (auto f = floor_of(g.find(d, m), metric)) return fixed(*f, decimals_for(*f, 0));
+  return kDash;
+}
+
+void intro(std::ostringstream& os, const json& paper) {
   os << "*ours*: mean ± std over the splits done (population std, ddof 0). ";
   if (paper.is_object() && paper.contains("results"))
     os << "*paper*: "
@@ -484,40 +490,31 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
        << ", as printed in the paper (" << kDash << " where it has no value).\n\n";
   else
     os << "No paper values are given for this table.\n\n";
+}
 
-  // Classification results: every entry must be one (a table mixes no tasks).
-  auto task_of = [](const Entry& e) { return string_field(*e.r, "task") == "classification"; };
-  const bool classification = std::any_of(entries.begin(), entries.end(), task_of);
-  if (classification) {
-    for (const auto& e : entries)
-      WHVI_CHECK(task_of(e), "result ", name_of(e), " is a regression result, but others are classification "
-                 "results; render each task in its own table");
-    classification_tables(os, datasets, models, find, paper);
-  } else {
-  // RMSE.
+void rmse_table(std::ostringstream& os, const Grid& g, const json& paper, bool any_floor) {
   os << "## Test RMSE\n\n";
-  {
-    std::vector<std::string> head = {"dataset"}, rule = {"---"};
-    if (any_floor) head.push_back("noise floor"), rule.push_back("---:");
-    for (const auto& m : models) {
-      head.push_back(upper(m) + " ours");
-      head.push_back(upper(m) + " paper");
-      rule.insert(rule.end(), {"---:", "---:"});
-    }
-    row(os, head);
-    row(os, rule);
-    for (const auto& d : datasets) {
-      std::vector<std::string> cells = {escape_cell(d)};
-      if (any_floor) cells.push_back(floor_cell(d, "rmse"));
-      for (const auto& m : models) {
-        cells.push_back(ours_cell(find(d, m), "rmse"));
-        cells.push_back(paper_cell(paper, d, m, "rmse"));
-      }
-      row(os, cells);
-    }
+  std::vector<std::string> head = {"dataset"}, rule = {"---"};
+  if (any_floor) head.push_back("noise floor"), rule.push_back("---:");
+  for (const auto& m : g.models) {
+    head.push_back(upper(m) + " ours");
+    head.push_back(upper(m) + " paper");
+    rule.insert(rule.end(), {"---:", "---:"});
   }
+  row(os, head);
+  row(os, rule);
+  for (const auto& d : g.datasets) {
+    std::vector<std::string> cells = {escape_cell(d)};
+    if (any_floor) cells.push_back(floor_cell(g, d, "rmse"));
+    for (const auto& m : g.models) {
+      cells.push_back(ours_cell(g.find(d, m), "rmse"));
+      cells.push_back(paper_cell(paper, d, m, "rmse"));
+    }
+    row(os, cells);
+  }
+}
 
-  // MNLL.
+void mnll_table(std::ostringstream& os, const Grid& g, const json& paper, bool any_floor) {
   os << "\n## Test MNLL (nats per test point)\n\n"
      << "*ours* is `mnll_paper`, the authors' convention (mean over Monte Carlo samples of "
         "-log p(y|f_s)), comparable with *paper*; *ours pred.* is our predictive MNLL "
@@ -527,65 +524,58 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
                      "with one noise variance can reach)."
                    : "")
      << "\n\n";
-  {
-    std::vector<std::string> head = {"dataset"}, rule = {"---"};
+  std::vector<std::string> head = {"dataset"}, rule = {"---"};
+  if (any_floor) {
+    head.insert(head.end(), {"noise floor", "homosc. floor"});
+    rule.insert(rule.end(), {"---:", "---:"});
+  }
+  for (const auto& m : g.models) {
+    head.push_back(upper(m) + " ours");
+    head.push_back(upper(m) + " paper");
+    head.push_back(upper(m) + " ours pred.");
+    rule.insert(rule.end(), {"---:", "---:", "---:"});
+  }
+  row(os, head);
+  row(os, rule);
+  for (const auto& d : g.datasets) {
+    std::vector<std::string> cells = {escape_cell(d)};
     if (any_floor) {
-      head.insert(head.end(), {"noise floor", "homosc. floor"});
-      rule.insert(rule.end(), {"---:", "---:"});
+      cells.push_back(floor_cell(g, d, "mnll"));
+      cells.push_back(floor_cell(g, d, "mnll_homoscedastic"));
     }
-    for (const auto& m : models) {
-      head.push_back(upper(m) + " ours");
-      head.push_back(upper(m) + " paper");
-      head.push_back(upper(m) + " ours pred.");
-      rule.insert(rule.end(), {"---:", "---:", "---:"});
+    for (const auto& m : g.models) {
+      const Entry* e = g.find(d, m);
+      cells.push_back(ours_cell(e, "mnll_paper"));
+      cells.push_back(paper_cell(paper, d, m, "mnll"));
+      cells.push_back(ours_cell(e, "mnll"));
     }
-    row(os, head);
-    row(os, rule);
-    for (const auto& d : datasets) {
-      std::vector<std::string> cells = {escape_cell(d)};
-      if (any_floor) {
-        cells.push_back(floor_cell(d, "mnll"));
-        cells.push_back(floor_cell(d, "mnll_homoscedastic"));
-      }
-      for (const auto& m : models) {
-        const Entry* e = find(d, m);
-        cells.push_back(ours_cell(e, "mnll_paper"));
-        cells.push_back(paper_cell(paper, d, m, "mnll"));
-        cells.push_back(ours_cell(e, "mnll"));
-      }
-      row(os, cells);
-    }
+    row(os, cells);
   }
+}
 
-  calibration_table(os, datasets, models, find);
-  best_per_dataset(os, datasets, models, find);
-  }
-
-  // Footnotes, in table order.
-  std::vector<std::string> footnotes;
-  for (const auto& d : datasets)
-    for (const auto& m : models)
-      if (const Entry* e = find(d, m)) {
-        if (e->incomplete)
-          footnotes.push_back(std::string(kDagger) + " " + code_span(e->label) + ": incomplete, " +
-                              splits_text(*e) + " splits done");
+// Incomplete (†) and shortened (‡) runs, in table order.
+void footnotes(std::ostringstream& os, const Grid& g) {
+  std::vector<std::string> notes;
+  for (const auto& d : g.datasets)
+    for (const auto& m : g.models)
+      if (const Entry* e = g.find(d, m); e && e->incomplete)
+        notes.push_back(std::string(kDagger) + " " + code_span(e->label) + ": incomplete, " + splits_text(*e) +
+                        " splits done");
+  for (const auto& d : g.datasets)
+    for (const auto& m : g.models)
+      if (const Entry* e = g.find(d, m); e && e->shortened) {
+        std::string note = e->protocol_note.empty() ? "no note recorded" : escape_cell(e->protocol_note);
+        std::string name = e->protocol_name.empty() ? "" : " '" + escape_cell(e->protocol_name) + "'";
+        notes.push_back(std::string(kDoubleDagger) + " " + code_span(e->label) + ": shortened protocol" + name +
+                        ": " + note);
       }
-  for (const auto& d : datasets)
-    for (const auto& m : models)
-      if (const Entry* e = find(d, m)) {
-        if (e->shortened) {
-          std::string note = e->protocol_note.empty() ? "no note recorded" : escape_cell(e->protocol_note);
-          std::string name = e->protocol_name.empty() ? "" : " '" + escape_cell(e->protocol_name) + "'";
-          footnotes.push_back(std::string(kDoubleDagger) + " " + code_span(e->label) +
-                              ": shortened protocol" + name + ": " + note);
-        }
-      }
-  if (!footnotes.empty()) {
-    os << '\n';
-    for (const auto& f : footnotes) os << "- " << f << '\n';
-  }
+  if (notes.empty()) return;
+  os << '\n';
+  for (const auto& f : notes) os << "- " << f << '\n';
+}
 
-  // The runs behind the numbers.
+// The runs behind the numbers, by experiment name.
+void runs_table(std::ostringstream& os, const std::vector<Entry>& entries) {
   os << "\n## Runs\n\n";
   row(os, {"experiment", "splits", "protocol", "engine", "steps/s", "whvi", "commit", "command"});
   row(os, {"---", "---:", "---", "---", "---:", "---", "---", "---"});
@@ -603,21 +593,53 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
     row(os, {code_span(e->label), splits, protocol, engine_text(r), sps, version.empty() ? kDash : escape_cell(version),
              code_span(string_field(r, "whvi_commit")), code_span(string_field(r, "command"))});
   }
+}
 
-  // Where the paper's numbers come from.
-  if (paper.is_object() && !paper.empty()) {
-    os << "\n## Paper\n\n";
-    const std::string citation = string_field(paper, "citation");
-    if (!citation.empty()) os << citation << "\n\n";
-    const std::string source = string_field(paper, "source");
-    if (!source.empty()) os << "Source: " << source << "\n\n";
-    auto notes = paper.find("notes");
-    if (notes != paper.end() && notes->is_array() && !notes->empty()) {
-      os << "Notes:\n\n";
-      for (const auto& n : *notes)
-        if (n.is_string()) os << "- " << n.get<std::string>() << '\n';
-    }
+// Where the paper's numbers come from.
+void paper_section(std::ostringstream& os, const json& paper) {
+  if (!paper.is_object() || paper.empty()) return;
+  os << "\n## Paper\n\n";
+  const std::string citation = string_field(paper, "citation");
+  if (!citation.empty()) os << citation << "\n\n";
+  const std::string source = string_field(paper, "source");
+  if (!source.empty()) os << "Source: " << source << "\n\n";
+  auto notes = paper.find("notes");
+  if (notes != paper.end() && notes->is_array() && !notes->empty()) {
+    os << "Notes:\n\n";
+    for (const auto& n : *notes)
+      if (n.is_string()) os << "- " << n.get<std::string>() << '\n';
   }
+}
+}  // namespace
+
+std::string render_markdown_table(const std::vector<json>& results, const json& paper,
+                                  const std::string& title) {
+  const Grid g = make_grid(results);
+  std::ostringstream os;
+  os << "# " << title << "\n\n";
+  if (g.entries.empty()) {
+    os << "No result files.\n";
+    return os.str();
+  }
+  intro(os, paper);
+  // A table mixes no tasks: classification results must all be classification results.
+  auto task_of = [](const Entry& e) { return string_field(*e.r, "task") == "classification"; };
+  if (std::any_of(g.entries.begin(), g.entries.end(), task_of)) {
+    for (const auto& e : g.entries)
+      WHVI_CHECK(task_of(e), "result ", name_of(e), " is a regression result, but others are classification "
+                 "results; render each task in its own table");
+    classification_tables(os, g.datasets, g.models, g.finder(), paper);
+  } else {
+    bool any_floor = false;  // synthetic problems carry their noise floor: an extra column
+    for (const auto& d : g.datasets) any_floor |= floor_cell(g, d, "rmse") != kDash;
+    rmse_table(os, g, paper, any_floor);
+    mnll_table(os, g, paper, any_floor);
+    calibration_table(os, g.datasets, g.models, g.finder());
+    best_per_dataset(os, g.datasets, g.models, g.finder());
+  }
+  footnotes(os, g);
+  runs_table(os, g.entries);
+  paper_section(os, paper);
   return os.str();
 }
 
