@@ -70,6 +70,69 @@ bool is_classification_dataset(const std::string& name) {
                      [&](const ClassSet& c) { return name == c.alias; });
 }
 
+namespace {
+// One data row's features: every cell but the label's, each a finite number.
+std::vector<double> parse_features(const std::vector<std::string_view>& cells, size_t lc, const std::string& what,
+                                   int64_t line) {
+  std::vector<double> feats;
+  feats.reserve(cells.size() - 1);
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (c == lc) continue;
+    const std::string s(cells[c]);
+    errno = 0;
+    char* e = nullptr;
+    const double v = std::strtod(s.c_str(), &e);
+    WHVI_CHECK(!s.empty() && e == s.c_str() + s.size() && errno != ERANGE && std::isfinite(v) &&
+                   std::fabs(v) <= kMaxAbsValue,
+               what, " line ", line, ", column ", c + 1, ": '", s.substr(0, 40),
+               "' is not a finite number (missing values are not supported: drop or impute that row)");
+    feats.push_back(v);
+  }
+  return feats;
+}
+
+// The parsed rows as a data set: the classes are the declared ones (ARFF, or
+// the data set's known classes), else the labels seen, sorted; each must have rows.
+RegressionData class_data(const std::vector<std::vector<double>>& rows, const std::vector<std::string>& labels,
+                          const std::vector<int64_t>& label_lines, const std::vector<std::string>& declared,
+                          int64_t dim, const std::string& what) {
+  std::vector<std::string> names = declared;
+  if (names.empty()) {
+    names = labels;
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+  std::map<std::string, int64_t> index;
+  for (size_t i = 0; i < names.size(); ++i) index[names[i]] = static_cast<int64_t>(i);
+  WHVI_CHECK(names.size() >= 2, what, ": only one class ('", names.front(), "'); classification needs two or more");
+  RegressionData d;
+  const int64_t n = static_cast<int64_t>(rows.size());
+  d.x = torch::empty({n, dim}, torch::kFloat64);
+  d.y = torch::empty({n, 1}, torch::kFloat64);
+  auto xa = d.x.accessor<double, 2>();
+  auto ya = d.y.accessor<double, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < dim; ++j) xa[i][j] = rows[i][j];
+    auto it = index.find(labels[i]);
+    if (it == index.end()) {
+      std::string all;
+      for (size_t c = 0; c < names.size() && c < 30; ++c) all += (c ? ", " : "") + names[c];
+      throw Error(what + " line " + std::to_string(label_lines[i]) + ": label '" + labels[i].substr(0, 40) +
+                  "' is not one of the data set's " + std::to_string(names.size()) + " classes (" + all +
+                  "): fix or drop that row");
+    }
+    ya[i][0] = static_cast<double>(it->second);
+  }
+  std::vector<int64_t> count(names.size(), 0);
+  for (const auto& l : labels) ++count[index[l]];
+  for (size_t c = 0; c < names.size(); ++c)
+    WHVI_CHECK(count[c] > 0, what, ": class '", names[c], "' is declared but has no rows");
+  d.num_classes = static_cast<int64_t>(names.size());
+  d.class_names = names;
+  return d;
+}
+}  // namespace
+
 RegressionData parse_class_table(const std::string& text, int label_col, bool arff, const std::string& what,
                                  const std::vector<std::string>& known) {
   std::vector<std::string> declared = known;  // ARFF class order, or the data set's known classes
@@ -110,20 +173,7 @@ RegressionData parse_class_table(const std::string& text, int label_col, bool ar
     WHVI_CHECK(static_cast<int64_t>(cells.size()) == width, what, " line ", line, ": ", cells.size(),
                " columns, but the first row has ", width, "; every row needs the same number");
     const size_t lc = label_col < 0 ? cells.size() - 1 : static_cast<size_t>(label_col);
-    std::vector<double> feats;
-    feats.reserve(cells.size() - 1);
-    for (size_t c = 0; c < cells.size(); ++c) {
-      if (c == lc) continue;
-      const std::string s(cells[c]);
-      errno = 0;
-      char* e = nullptr;
-      const double v = std::strtod(s.c_str(), &e);
-      WHVI_CHECK(!s.empty() && e == s.c_str() + s.size() && errno != ERANGE && std::isfinite(v) &&
-                     std::fabs(v) <= kMaxAbsValue,
-                 what, " line ", line, ", column ", c + 1, ": '", s.substr(0, 40),
-                 "' is not a finite number (missing values are not supported: drop or impute that row)");
-      feats.push_back(v);
-    }
+    auto feats = parse_features(cells, lc, what, line);
     WHVI_CHECK(!cells[lc].empty(), what, " line ", line, ": the class label (column ", lc + 1, ") is empty");
     rows.push_back(std::move(feats));
     labels.emplace_back(cells[lc]);
@@ -131,40 +181,7 @@ RegressionData parse_class_table(const std::string& text, int label_col, bool ar
   }
   WHVI_CHECK(arff ? in_data : true, what, ": no @data line, so the file holds no rows (is it an ARFF file?)");
   WHVI_CHECK(!rows.empty(), what, ": no data rows");
-  std::vector<std::string> names = declared;
-  if (names.empty()) {
-    names = labels;
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-  }
-  std::map<std::string, int64_t> index;
-  for (size_t i = 0; i < names.size(); ++i) index[names[i]] = static_cast<int64_t>(i);
-  WHVI_CHECK(names.size() >= 2, what, ": only one class ('", names.front(), "'); classification needs two or more");
-  RegressionData d;
-  const int64_t n = static_cast<int64_t>(rows.size()), dim = width - 1;
-  d.x = torch::empty({n, dim}, torch::kFloat64);
-  d.y = torch::empty({n, 1}, torch::kFloat64);
-  auto xa = d.x.accessor<double, 2>();
-  auto ya = d.y.accessor<double, 2>();
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < dim; ++j) xa[i][j] = rows[i][j];
-    auto it = index.find(labels[i]);
-    if (it == index.end()) {
-      std::string all;
-      for (size_t c = 0; c < names.size() && c < 30; ++c) all += (c ? ", " : "") + names[c];
-      throw Error(what + " line " + std::to_string(label_lines[i]) + ": label '" + labels[i].substr(0, 40) +
-                  "' is not one of the data set's " + std::to_string(names.size()) + " classes (" + all +
-                  "): fix or drop that row");
-    }
-    ya[i][0] = static_cast<double>(it->second);
-  }
-  std::vector<int64_t> count(names.size(), 0);
-  for (const auto& l : labels) ++count[index[l]];
-  for (size_t c = 0; c < names.size(); ++c)
-    WHVI_CHECK(count[c] > 0, what, ": class '", names[c], "' is declared but has no rows");
-  d.num_classes = static_cast<int64_t>(names.size());
-  d.class_names = names;
-  return d;
+  return class_data(rows, labels, label_lines, declared, width - 1, what);
 }
 
 RegressionData load_uci_class(const std::string& name, const std::string& data_dir) {

@@ -717,6 +717,68 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   return finish_split(cfg, d, run, ts, curve_every > 0 ? curve : json(), 0, fp);
 }
 
+// Out-of-distribution detection: the OOD rows scored by the trained split,
+// separated from the test rows by predictive entropy and mutual information.
+void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+             const torch::Tensor& f, uint64_t seed) {
+  const auto& inf = run.inf;
+  const size_t k = run.k;
+  const auto& label = run.label;
+  const auto& stem = run.stem;
+  const auto fo = inf->predict(run.ood_x, cfg.get_int("evaluation.mc_samples"), make_generator(seed, k, Stream::kOod));
+  const auto ui = metrics::predictive_uncertainty(f), uo = metrics::predictive_uncertainty(fo);
+  const auto by_h = metrics::ood_separation(ui.entropy, uo.entropy);
+  const auto by_mi = metrics::ood_separation(ui.mutual_information, uo.mutual_information);
+  r["ood"] = {{"dataset", cfg.get_string("evaluation.ood_dataset")}, {"rows_in", ui.entropy.size()},
+              {"rows_out", uo.entropy.size()},
+              {"mean_entropy_in", metrics::summarize(ui.entropy).mean}, {"mean_entropy_out", metrics::summarize(uo.entropy).mean}};
+  r["ood_auroc_entropy"] = by_h.auroc;
+  r["ood_aupr_entropy"] = by_h.aupr;
+  r["ood_auroc_mi"] = by_mi.auroc;
+  r["ood_aupr_mi"] = by_mi.aupr;
+  spdlog::info("{}: out-of-distribution ({}): AUROC {:.3f} by entropy, {:.3f} by mutual information", label,
+               cfg.get_string("evaluation.ood_dataset"), by_h.auroc, by_mi.auroc);
+  write_ood_histograms(stem, ui, uo, d.num_classes, label + " vs " + cfg.get_string("evaluation.ood_dataset"),
+                       cfg.get_bool("output.plot"));
+  r["ood"]["histograms"] = fs::path(stem + "-ood.csv").filename().string();
+}
+
+void save_split_checkpoint(const config::Config& cfg, const data::RegressionData& d, SplitRun& run) {
+  const auto& prep = run.prep;
+  CheckpointMeta meta{cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(run.k), d.x.size(1),
+                      prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(), d.num_classes};
+  meta.inputs_json = input_encoding(d).dump();
+  meta.x_mean = prep.stats.x_mean;
+  meta.x_std = prep.stats.x_std;
+  save_checkpoint(run.stem + ".ckpt", *run.inf, meta);
+}
+
+// The user's CSV data: the held-out rows in a file beside the record, for
+// another tool that needs the same split.
+void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run) {
+  const size_t k = run.k;
+  const auto& stem = run.stem;
+  r["unseen_category_rows"] = run.prep.unseen_category_rows;
+  std::string rows = "# the rows of " + d.source + " held out by split " + std::to_string(k) +
+                     " (0-based data rows: the header is not a row)\n";
+  for (const auto i : run.test_rows)
+    rows += std::to_string(d.source_rows.empty() ? i : d.source_rows[static_cast<size_t>(i)]) + "\n";
+  write_file_atomic(stem + "-test-rows.txt", rows);
+  r["test_rows_file"] = fs::path(stem + "-test-rows.txt").filename().string();
+}
+
+void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,
+               const train::TrainStats& ts) {
+  if (d.is_classification())
+    spdlog::info("{}: error {:.4g}  MNLL {:.4g}  ECE {:.3g}  Brier {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
+                 m.metric("error"), m.metric("mnll"), m.metric("ece"), m.metric("brier"), ts.seconds,
+                 ts.steps_per_second);
+  else
+    spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
+                 m.metric("rmse"), m.metric("mnll"), m.metric("coverage_95"), m.metric("crps"), ts.seconds,
+                 ts.steps_per_second);
+}
+
 // Evaluates a trained split and writes its record, checkpoint and grid.
 // batched_with > 0: it was trained in a batched group of that many splits.
 json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
@@ -770,32 +832,8 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
                       {"kl_weight", ts.trace_kl_weight}};
   if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
-  if (run.ood_x.defined()) {
-    const auto fo = inf->predict(run.ood_x, cfg.get_int("evaluation.mc_samples"), make_generator(seed, k, Stream::kOod));
-    const auto ui = metrics::predictive_uncertainty(f), uo = metrics::predictive_uncertainty(fo);
-    const auto by_h = metrics::ood_separation(ui.entropy, uo.entropy);
-    const auto by_mi = metrics::ood_separation(ui.mutual_information, uo.mutual_information);
-    r["ood"] = {{"dataset", cfg.get_string("evaluation.ood_dataset")}, {"rows_in", ui.entropy.size()},
-                {"rows_out", uo.entropy.size()},
-                {"mean_entropy_in", metrics::summarize(ui.entropy).mean}, {"mean_entropy_out", metrics::summarize(uo.entropy).mean}};
-    r["ood_auroc_entropy"] = by_h.auroc;
-    r["ood_aupr_entropy"] = by_h.aupr;
-    r["ood_auroc_mi"] = by_mi.auroc;
-    r["ood_aupr_mi"] = by_mi.aupr;
-    spdlog::info("{}: out-of-distribution ({}): AUROC {:.3f} by entropy, {:.3f} by mutual information", label,
-                 cfg.get_string("evaluation.ood_dataset"), by_h.auroc, by_mi.auroc);
-    write_ood_histograms(stem, ui, uo, d.num_classes, label + " vs " + cfg.get_string("evaluation.ood_dataset"),
-                         cfg.get_bool("output.plot"));
-    r["ood"]["histograms"] = fs::path(stem + "-ood.csv").filename().string();
-  }
-  if (cfg.get_bool("output.checkpoints")) {
-    CheckpointMeta meta{cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(k), d.x.size(1),
-                        prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(), d.num_classes};
-    meta.inputs_json = input_encoding(d).dump();
-    meta.x_mean = prep.stats.x_mean;
-    meta.x_std = prep.stats.x_std;
-    save_checkpoint(stem + ".ckpt", *inf, meta);
-  }
+  if (run.ood_x.defined()) add_ood(r, cfg, d, run, f, seed);
+  if (cfg.get_bool("output.checkpoints")) save_split_checkpoint(cfg, d, run);
   if (cfg.get_int("output.grid_points") > 0) {
     const auto toy = write_grid(*inf, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
     if (!toy.is_null()) {
@@ -804,24 +842,9 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
                    toy["std_at_data"].get<double>(), toy.value("gap_over_data", 0.0), toy.value("outside_over_data", 0.0));
     }
   }
-  if (!d.inputs.empty()) {  // the user's CSV data: what another tool needs to use the same split
-    r["unseen_category_rows"] = run.prep.unseen_category_rows;
-    std::string rows = "# the rows of " + d.source + " held out by split " + std::to_string(k) +
-                       " (0-based data rows: the header is not a row)\n";
-    for (const auto i : run.test_rows)
-      rows += std::to_string(d.source_rows.empty() ? i : d.source_rows[static_cast<size_t>(i)]) + "\n";
-    write_file_atomic(stem + "-test-rows.txt", rows);
-    r["test_rows_file"] = fs::path(stem + "-test-rows.txt").filename().string();
-  }
+  if (!d.inputs.empty()) add_test_rows(r, d, run);
   write_file_atomic(stem + ".json", r.dump(2) + "\n");
-  if (d.is_classification())
-    spdlog::info("{}: error {:.4g}  MNLL {:.4g}  ECE {:.3g}  Brier {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
-                 m.metric("error"), m.metric("mnll"), m.metric("ece"), m.metric("brier"), ts.seconds,
-                 ts.steps_per_second);
-  else
-    spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
-                 m.metric("rmse"), m.metric("mnll"), m.metric("coverage_95"), m.metric("crps"), ts.seconds,
-                 ts.steps_per_second);
+  log_split(label, d, m, ts);
   return r;
 }
 

@@ -85,6 +85,76 @@ TrainStats fit_closed_form(infer::Inference& inf, infer::ClosedForm& cf, const t
   return st;
 }
 
+// Mini-batches of B rows in a fresh random order each pass over the N rows (a
+// pass's tail shorter than a batch is skipped).
+class Batches {
+ public:
+  Batches(const torch::Tensor& x, const torch::Tensor& y, int64_t B, const at::Generator& gen)
+      : x_(x), y_(y), N_(x.size(0)), B_(B), perm_(torch::randperm(N_, gen, torch::kInt64)) {}
+  std::pair<torch::Tensor, torch::Tensor> next(const at::Generator& gen) {
+    if (pos_ + B_ > N_) {
+      perm_ = torch::randperm(N_, gen, torch::kInt64);
+      pos_ = 0;
+    }
+    auto xb = gather_rows(x_, perm_, pos_, B_);
+    auto yb = gather_rows(y_, perm_, pos_, B_);
+    pos_ += B_;
+    return {xb, yb};
+  }
+
+ private:
+  const torch::Tensor& x_;
+  const torch::Tensor& y_;
+  int64_t N_, B_;
+  torch::Tensor perm_;
+  int64_t pos_ = 0;
+};
+
+// The loop's clock: t0 is moved forward by the time spent in on_every, so
+// steps/s counts training steps only.
+struct Clock {
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(), last_print = t0;
+  bool tty = ::isatty(STDERR_FILENO);
+};
+
+// Every kCheckEvery steps, at each log line and at each progress update: the
+// loss must be finite and every parameter below kMaxAbsParam (else training
+// stops with a diagnosis); prints the progress line or the log line. Returns
+// the loss read, or `loss_value` when this step reads none.
+double check_and_report(infer::Inference& inf, const options::Source& cfg, const LoopOptions& o,
+                        const std::string& label, int64_t t, int64_t total, bool last, const torch::Tensor& loss,
+                        double lr, Clock& clock, double loss_value) {
+  constexpr double kMaxAbsParam = 1e6;
+  constexpr int64_t kCheckEvery = 100;
+  const auto now = std::chrono::steady_clock::now();
+  // off a terminal, a line at least every 30 s too, not only every log_every steps
+  const bool log_line = (t + 1) % o.log_every == 0 || last ||
+                        (!clock.tty && std::chrono::duration<double>(now - clock.last_print).count() > 30);
+  const bool progress = clock.tty && std::chrono::duration<double>(now - clock.last_print).count() > 0.25;
+  if (!(log_line || progress || (t + 1) % kCheckEvery == 0)) return loss_value;
+  loss_value = loss.item<double>();
+  if (!std::isfinite(loss_value)) diverged(label, t + 1, detail::concat("the loss is ", loss_value), cfg, inf);
+  const double max_abs = inf.max_abs_param();
+  if (!(max_abs <= kMaxAbsParam))
+    diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), cfg, inf);
+  const double secs = std::chrono::duration<double>(now - clock.t0).count();
+  const double rate = (t + 1) / std::max(secs, 1e-9);
+  const double eta = static_cast<double>(total - t - 1) / std::max(rate, 1e-9);
+  if (progress && !log_line) {
+    std::fprintf(stderr, "\r%s step %lld/%lld  loss %.4g  lr %.3g  %.4g steps/s  %s left   ", label.c_str(),
+                 static_cast<long long>(t + 1), static_cast<long long>(total), loss_value, lr, rate,
+                 duration_text(eta).c_str());
+    clock.last_print = now;
+  } else if (log_line) {
+    if (clock.tty) std::fprintf(stderr, "\r%*s\r", 110, "");
+    spdlog::info("{} step {}/{}  {} {:.5g}  {}  lr {:.3g}  {:.4g} steps/s  {} left", label, t + 1, total,
+                 inf.method() == std::string("sghmc") ? "U" : "-ELBO", loss_value, inf.likelihood().log_text(), lr,
+                 rate, duration_text(eta));
+    clock.last_print = now;
+  }
+  return loss_value;
+}
+
 TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
                       const options::Source& cfg, const LoopOptions& o, const at::Generator& gen,
                       const std::string& label, int64_t every, const std::function<bool(int64_t)>& on_every,
@@ -93,33 +163,20 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   const auto y = y_in.to(o.dtype).contiguous();
   const int64_t N = x.size(0);
   WHVI_CHECK(N > 0, "training: the training set is empty");
-  const int64_t B = std::min<int64_t>(o.batch_size, N);
   const int64_t total = o.total_steps;
-  const bool tty = ::isatty(STDERR_FILENO);
-  auto& lik = inf.likelihood();
   const std::vector<int64_t> chw = o.augment ? models::image_shape_for(x.size(1)) : std::vector<int64_t>{};
   inf.begin(N, total, gen);
   if (auto* cf = inf.closed_form()) return fit_closed_form(inf, *cf, x, y, cfg, label, on_end);
 
-  constexpr double kMaxAbsParam = 1e6;
-  constexpr int64_t kCheckEvery = 100;
-  torch::Tensor perm = torch::randperm(N, gen, torch::kInt64);
-  int64_t pos = 0;
+  Batches batches(x, y, std::min<int64_t>(o.batch_size, N), gen);
   TrainStats st;
-  auto t0 = std::chrono::steady_clock::now();  // moved forward by the time spent in on_every
-  auto last_print = t0;
+  Clock clock;
   double loss_value = std::nan("");
   const int64_t trace_every = std::max<int64_t>(1, total / 50);
   const bool trace = std::isfinite(inf.kl_value());
   int64_t done = total;
   for (int64_t t = 0; t < total; ++t) {
-    if (pos + B > N) {
-      perm = torch::randperm(N, gen, torch::kInt64);
-      pos = 0;
-    }
-    auto xb = gather_rows(x, perm, pos, B);
-    auto yb = gather_rows(y, perm, pos, B);
-    pos += B;
+    auto [xb, yb] = batches.next(gen);
     if (o.augment) xb = data::augment_images(xb, chw, gen);
     if (!o.device.is_cpu()) {
       // The data stay on the CPU; each mini-batch is copied over.
@@ -135,8 +192,8 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
       const auto c0 = std::chrono::steady_clock::now();
       stop = on_every(t + 1);
       const auto spent = std::chrono::steady_clock::now() - c0;
-      t0 += spent;
-      last_print += spent;
+      clock.t0 += spent;
+      clock.last_print += spent;
     }
     const bool last = t + 1 == total || stop;
     if (trace && ((t + 1) % trace_every == 0 || last)) {
@@ -145,34 +202,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
       st.trace_kl.push_back(inf.kl_value());
       st.trace_kl_weight.push_back(inf.kl_factor(t));
     }
-    const auto now = std::chrono::steady_clock::now();
-    // off a terminal, a line at least every 30 s too, not only every log_every steps
-    const bool log_line = (t + 1) % o.log_every == 0 || last ||
-                          (!tty && std::chrono::duration<double>(now - last_print).count() > 30);
-    const bool progress = tty && std::chrono::duration<double>(now - last_print).count() > 0.25;
-    if (log_line || progress || (t + 1) % kCheckEvery == 0) {
-      loss_value = loss.item<double>();
-      if (!std::isfinite(loss_value))
-        diverged(label, t + 1, detail::concat("the loss is ", loss_value), cfg, inf);
-      const double max_abs = inf.max_abs_param();
-      if (!(max_abs <= kMaxAbsParam))
-        diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), cfg, inf);
-      const double secs = std::chrono::duration<double>(now - t0).count();
-      const double rate = (t + 1) / std::max(secs, 1e-9);
-      const double eta = static_cast<double>(total - t - 1) / std::max(rate, 1e-9);
-      if (progress && !log_line) {
-        std::fprintf(stderr, "\r%s step %lld/%lld  loss %.4g  lr %.3g  %.4g steps/s  %s left   ", label.c_str(),
-                     static_cast<long long>(t + 1), static_cast<long long>(total), loss_value, lr, rate,
-                     duration_text(eta).c_str());
-        last_print = now;
-      } else if (log_line) {
-        if (tty) std::fprintf(stderr, "\r%*s\r", 110, "");
-        spdlog::info("{} step {}/{}  {} {:.5g}  {}  lr {:.3g}  {:.4g} steps/s  {} left", label, t + 1, total,
-                     inf.method() == std::string("sghmc") ? "U" : "-ELBO", loss_value, lik.log_text(), lr, rate,
-                     duration_text(eta));
-        last_print = now;
-      }
-    }
+    loss_value = check_and_report(inf, cfg, o, label, t, total, last, loss, lr, clock, loss_value);
     if (stop) {
       done = t + 1;
       spdlog::info("{}: stopped at step {} of {}", label, done, total);
@@ -180,7 +210,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
     }
   }
   st.steps = done;
-  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock.t0).count();
   st.steps_per_second = static_cast<double>(done) / std::max(st.seconds, 1e-9);
   st.final_loss = loss_value;
   inf.end();
