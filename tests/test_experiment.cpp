@@ -512,6 +512,8 @@ TEST(Selection, RanksCandidatesByValidationMnllAndRefusesTestRuns) {
               {"protocol", {{"evaluated_on", on}}},
               {"config", {{"model", {{"whvi", {{"prior_var", pv}}}}}, {"data", {{"dataset", ds}}}}},
               {"summary", {{"mnll", {{"mean", mnll}}}, {"rmse", {{"mean", 1.0}}}}}};
+    // an option only the newer records carry (added after "a" ran): not a setting of any candidate
+    if (cand != "a") j["config"]["training"]["new_option"] = 7;
     const auto f = (sb.dir / (ds + "-" + cand + "-" + on + ".json")).string();
     std::ofstream(f) << j.dump();
     return f;
@@ -525,6 +527,7 @@ TEST(Selection, RanksCandidatesByValidationMnllAndRefusesTestRuns) {
   EXPECT_EQ(r.summary["whvi"]["chosen"], "a");  // mean ranks: a 5/3, b 2, c 7/3
   EXPECT_NEAR(r.summary["whvi"]["candidates"]["b"]["mean_rank"].get<double>(), 2.0, 1e-12);
   EXPECT_EQ(r.summary["whvi"]["settings"]["model.whvi.prior_var"], 1);
+  EXPECT_EQ(r.summary["whvi"]["varying_settings"], json::array({"model.whvi.prior_var"}));
   EXPECT_NE(r.markdown.find("Chosen: **a**"), std::string::npos) << r.markdown;
   auto with_test = files;
   with_test.push_back(record("d4", "a", 0.1, 1, "test"));

@@ -88,12 +88,18 @@ Ranking rank_candidates(Candidates& cands) {
     for (auto& [c, by_ds] : cands) ok &= by_ds.count(ds) && by_ds[ds].complete && std::isfinite(by_ds[ds].mnll);
     (ok ? k.used : k.skipped).push_back(ds);
   }
+  // A key one record lacks (an option added after that record was written) is
+  // compared only among the records that have it.
   for (auto& [c, by_ds] : cands)
-    for (auto& [c2, by_ds2] : cands)
-      for (auto& [key, v] : by_ds.begin()->second.config)
-        if (key.rfind("output.", 0) != 0 && key != "data.dataset" && key != "data.dir" &&
-            by_ds2.begin()->second.config[key] != v)
+    for (auto& [c2, by_ds2] : cands) {
+      const auto& other = by_ds2.begin()->second.config;
+      for (auto& [key, v] : by_ds.begin()->second.config) {
+        const auto it = other.find(key);
+        if (key.rfind("output.", 0) != 0 && key != "data.dataset" && key != "data.dir" && it != other.end() &&
+            it->second != v)
           k.varying.insert(key);
+      }
+    }
   for (const auto& ds : k.used) {
     std::vector<std::pair<double, std::string>> v;
     for (auto& [c, by_ds] : cands) v.push_back({by_ds[ds].mnll, c});
