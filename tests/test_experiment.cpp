@@ -846,6 +846,56 @@ TEST(Predict, TestRowsGiveEvalsNumbers) {
 // FNV-1a of the text): a change orphans committed results, which --resume
 // then refuses, so it must be deliberate. Regenerate with
 // WHVI_WRITE_FINGERPRINTS=1 after such a change.
+// Every committed selection record was trained with the settings its stage's
+// generated config (results/selection/configs*/) gives today, so
+// `select_defaults.sh` reproduces each stage as it ran: a shipped default that
+// moves under a stage's configs must be pinned there. Records written by older
+// builds carry older fingerprints, so the check is by value: every key of the
+// config's fingerprint (the settings that shape the run) that the record's
+// config also has must be equal, and the engine must be the one the record ran.
+void flatten_json(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object()) flatten_json(*it, key, out);
+    else out[key] = *it;
+  }
+}
+
+TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
+  const fs::path root(WHVI_SOURCE_DIR);
+  const std::vector<std::pair<std::string, std::string>> stages = {
+      {"configs", "runs"}, {"configs-stage2", "stage2"}, {"configs-stagesghmc", "sghmc"},
+      {"configs-stageensemble", "ensemble"}, {"configs-stagestopping", "stopping"}, {"configs-stagewide", "wide"}};
+  int checked = 0;
+  for (const auto& [gen, out] : stages)
+    for (const auto& e : fs::directory_iterator(root / "results" / "selection" / gen)) {
+      const fs::path record = root / "results" / "selection" / out / (e.path().stem().string() + ".json");
+      if (e.path().extension() != ".yaml" || !fs::exists(record)) continue;
+      std::ifstream in(record);
+      const json r = json::parse(in);
+      ASSERT_TRUE(r.contains("splits") && !r["splits"].empty()) << record;
+      std::map<std::string, json> now, ran;
+      flatten_json(json::parse(experiment::config_fingerprint(e.path().string())), "", now);
+      flatten_json(r["config"], "", ran);
+      for (const auto& [key, value] : now) {
+        if (key == "training.engine") {
+          if (r["splits"][0].contains("engine")) EXPECT_EQ(value, r["splits"][0]["engine"]) << e.path().string();
+          continue;
+        }
+        const auto it = ran.find(key);
+        if (it == ran.end() || key == "data.dir") continue;
+        const bool same = value.is_number() && it->second.is_number()
+                              ? std::fabs(value.get<double>() - it->second.get<double>()) <=
+                                    1e-12 * std::max(1.0, std::fabs(value.get<double>()))
+                              : value == it->second;
+        EXPECT_TRUE(same) << e.path().string() << " gives " << key << " = " << value.dump() << " but "
+                          << record.string() << " ran with " << it->second.dump();
+      }
+      ++checked;
+    }
+  EXPECT_GT(checked, 300);
+}
+
 TEST(Fingerprint, ShippedConfigsKeepTheirFingerprints) {
   const fs::path root(WHVI_SOURCE_DIR);
   std::vector<std::string> files;

@@ -65,6 +65,9 @@ GEN=results/selection/configs; [[ $STAGE == 1 ]] || GEN+=-stage$STAGE  # (a fail
 mkdir -p "$GEN"
 protocol=$(grep -v '^\s*#' "$PROTOCOL" | sed '/^\s*$/d')
 CONFIGS=()
+pin() {  # KEY VALUE: written into a generated config unless its candidate ($sets) names KEY
+  [[ " $sets" == *" $1="* ]] || echo "$1: $2"
+}
 while read -r model name sets; do
   [[ -z $model || $model == \#* ]] && continue
   for folder_set in "${DATASETS[@]}"; do
@@ -76,8 +79,11 @@ while read -r model name sets; do
       echo "$protocol"
       for kv in $sets; do echo "${kv%%=*}: ${kv#*=}"; done
       # every stage ran at the likelihood's initial noise variance of -1.5 unless a
-      # candidate names it; WHVI's and MCD's default became 0 from the wide stage on
-      [[ " $sets" == *" likelihood.init_log_noise_var="* ]] || echo "likelihood.init_log_noise_var: -1.5"
+      # candidate names it (WHVI's and MCD's default became 0 from the wide stage on),
+      # and the ensemble stage without the members' prior (the UCI ensemble configs
+      # took it after that stage); test Fingerprint.SelectionConfigsStillGiveTheirRecords
+      pin likelihood.init_log_noise_var -1.5
+      if [[ $STAGE == ensemble ]]; then pin ensemble.prior false; fi
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
     CONFIGS+=("$cfg")
