@@ -49,8 +49,8 @@ done < <(find scripts -type f \( -name '*.sh' -o -name '*.py' -o -name '*.sbatch
 
 while IFS=: read -r file path; do
   [[ -f $path ]] || fail "$file names $path, which does not exist"
-done < <(grep -o 'scripts/[A-Za-z0-9_./-]*\.\(sh\|py\|sbatch\)' -r README.md docs --include='*.md' -H;
-         find results -name README.md -exec grep -H -o 'scripts/[A-Za-z0-9_./-]*\.\(sh\|py\|sbatch\)' {} + | sort -u)
+done < <(grep -o '\(tests/\)\?scripts/[A-Za-z0-9_./-]*\.\(sh\|py\|sbatch\)' -r README.md docs --include='*.md' -H;
+         find results -name README.md -exec grep -H -o '\(tests/\)\?scripts/[A-Za-z0-9_./-]*\.\(sh\|py\|sbatch\)' {} + | sort -u)
 
 if ((fails)); then
   echo "reproduce_test: $fails failure(s)" >&2
