@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fig. 4 of the WHVI paper in one command: trains WHVI, NF-WHVI (10 planar
-# flows), MFG, MCD (dropout 0.4, as the paper's figure) and SGHMC on the same
-# toy data (configs/toy.yaml: 128 points, 2x128 cosine network, seed 0) and
-# renders the five panels (predictive mean, 75% and 95% bands) side by side.
+# flows), MFG, MCD (dropout 0.4, as the paper's figure), SGHMC and a deep
+# ensemble (5 deterministic members at the ensemble's defaults) on the same toy
+# data (configs/toy.yaml: 128 points, 2x128 cosine network, seed 0) and renders
+# the six panels (predictive mean, 75% and 95% bands) side by side.
 #
 #   scripts/experiments/toy.sh [OUT_DIR]          (default results/toy/fig4)
 #
@@ -22,13 +23,14 @@ JOBS=${JOBS:-2}
 command -v gnuplot >/dev/null || { echo "experiments/toy: gnuplot is not installed (scripts/setup.sh)" >&2; exit 2; }
 mkdir -p "$OUT"
 
-models=(whvi nf-whvi mfg mcd sghmc)
+models=(whvi nf-whvi mfg mcd sghmc ensemble)
 declare -A sets=(
   [whvi]=""
   [nf-whvi]="--set model.nf_whvi.flows=10"
   [mfg]=""
   [mcd]="--set model.mcd.dropout=0.4"
   [sghmc]="--set training.steps=50000 --set model.sghmc.samples=200"
+  [ensemble]=""
 )
 run() {
   local m=$1
@@ -46,17 +48,17 @@ for m in "${models[@]}"; do
 done
 for p in "${pids[@]}"; do wait "$p"; done
 
-titles=("WHVI" "NF-WHVI (10 planar flows)" "MFG" "MCD (p = 0.4)" "SGHMC")
+titles=("WHVI" "NF-WHVI (10 planar flows)" "MFG" "MCD (p = 0.4)" "SGHMC" "Deep ensemble (5 members)")
 if gnuplot -e 'set terminal' 2>&1 | grep -q -w pngcairo; then
-  terminal='pngcairo size 2000,420 enhanced font "sans,11"'
+  terminal='pngcairo size 2400,420 enhanced font "sans,11"'
 else
-  terminal='png size 2000,420'
+  terminal='png size 2400,420'
 fi
 {
   echo "set terminal $terminal"
   echo "set output '$OUT/fig4.png'"
   echo "set datafile separator ','"
-  echo "set multiplot layout 1,5"
+  echo "set multiplot layout 1,${#models[@]}"
   echo "set xrange [-2:3]; set yrange [-3:3]; set grid lc rgb '#e0e0e0'; unset key"
   echo "set style fill transparent solid 1.0 noborder"
   for i in "${!models[@]}"; do
