@@ -63,7 +63,7 @@ recipe() {
       for w in 64 256 512; do echo "bash scripts/experiments/uci_class.sh -j $j --set data.splits=1 '*-w$w'"; done
       ;;
     results/uci-student-t) echo "bash scripts/experiments/uci_student_t.sh -j $j" ;;
-    results/synthetic) echo "bash scripts/experiments/synthetic.sh -j $j --set data.splits=4" ;;
+    results/synthetic) echo "bash scripts/experiments/synthetic.sh -j $j" ;;
     results/toy)
       recipe results/toy/fig4
       local m

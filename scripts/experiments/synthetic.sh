@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # results/synthetic/: the built-in problems with a known noise floor (configs/synthetic/:
-# friedman, gap, hetero, highdim, linear x MCD, MFG, WHVI, and Bayesian linear regression as
-# the reference), then results/synthetic/TABLE.md.
+# friedman, gap, hetero, highdim, linear x MCD, MFG, WHVI, deep ensembles at their defaults,
+# and Bayesian linear regression as the reference), then results/synthetic/TABLE.md.
 # Resumable: each experiment keeps its finished splits, so re-running the same command
 # after an interruption, or without --set data.splits=N after a shortened pass, only
 # trains what is missing.
@@ -17,8 +17,8 @@ source scripts/sweep/lib.sh
 WHVI=$(whvi_of "$@")
 rc=0
 # slowest kind first, so both jobs stay busy to the end
-bash scripts/sweep/sweep.sh --whvi "$WHVI" "$@" configs/synthetic/*-mfg.yaml configs/synthetic/*-whvi.yaml \
-  configs/synthetic/*-mcd.yaml configs/synthetic/*-blr.yaml || rc=$?
+bash scripts/sweep/sweep.sh --whvi "$WHVI" "$@" configs/synthetic/*-mfg.yaml configs/synthetic/*-ensemble.yaml \
+  configs/synthetic/*-whvi.yaml configs/synthetic/*-mcd.yaml configs/synthetic/*-blr.yaml || rc=$?
 shopt -s nullglob
 files=(results/synthetic/*.json)
 ((${#files[@]})) && "$WHVI" table "${files[@]}" --paper '' --title "Synthetic problems with a known noise floor" \
