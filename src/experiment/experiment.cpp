@@ -745,8 +745,15 @@ void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, 
 
 void save_split_checkpoint(const config::Config& cfg, const data::RegressionData& d, SplitRun& run) {
   const auto& prep = run.prep;
-  CheckpointMeta meta{cfg.dump_yaml(), cfg.source(), data_fingerprint(prep), static_cast<int64_t>(run.k), d.x.size(1),
-                      prep.stats.y_mean.item<double>(), prep.stats.y_std.item<double>(), d.num_classes};
+  CheckpointMeta meta;
+  meta.config_yaml = cfg.dump_yaml();
+  meta.source = cfg.source();
+  meta.data_fp = data_fingerprint(prep);
+  meta.split = static_cast<int64_t>(run.k);
+  meta.d_in = d.x.size(1);
+  meta.y_mean = prep.stats.y_mean.item<double>();
+  meta.y_std = prep.stats.y_std.item<double>();
+  meta.num_classes = d.num_classes;
   meta.inputs_json = input_encoding(d).dump();
   meta.x_mean = prep.stats.x_mean;
   meta.x_std = prep.stats.x_std;
