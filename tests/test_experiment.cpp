@@ -853,14 +853,6 @@ TEST(Predict, TestRowsGiveEvalsNumbers) {
 // builds carry older fingerprints, so the check is by value: every key of the
 // config's fingerprint (the settings that shape the run) that the record's
 // config also has must be equal, and the engine must be the one the record ran.
-void flatten_json(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it->is_object()) flatten_json(*it, key, out);
-    else out[key] = *it;
-  }
-}
-
 TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
   const fs::path root(WHVI_SOURCE_DIR);
   const std::vector<std::pair<std::string, std::string>> stages = {
@@ -875,8 +867,8 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
       const json r = json::parse(in);
       ASSERT_TRUE(r.contains("splits") && !r["splits"].empty()) << record;
       std::map<std::string, json> now, ran;
-      flatten_json(json::parse(experiment::config_fingerprint(e.path().string())), "", now);
-      flatten_json(r["config"], "", ran);
+      report::flatten_config(json::parse(experiment::config_fingerprint(e.path().string())), "", now);
+      report::flatten_config(r["config"], "", ran);
       for (const auto& [key, value] : now) {
         if (key == "training.engine") {
           if (r["splits"][0].contains("engine")) EXPECT_EQ(value, r["splits"][0]["engine"]) << e.path().string();

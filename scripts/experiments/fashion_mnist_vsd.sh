@@ -66,9 +66,10 @@ echo "fashion_mnist_vsd: chosen on validation rows: $chosen ($sets)"
 final=results/fashion-mnist/fashion-mnist-vsd-fc400x2-selected.json
 if [[ -f $final ]] && ! python3 -c '
 import json, sys
-c = json.load(open(sys.argv[1]))["config"]
+config = json.load(open(sys.argv[1]))["config"]
 for kv in sys.argv[2:]:
     key, value = kv.split("=", 1)
+    c = config
     for part in key.split("."):
         c = c.get(part) if isinstance(c, dict) else None
     try:
@@ -77,7 +78,6 @@ for kv in sys.argv[2:]:
         pass
     if c is None or c != value:
         sys.exit(1)
-    c = json.load(open(sys.argv[1]))["config"]
 ' "$final" $sets; then
   echo "fashion_mnist_vsd: $final was trained with another candidate; training $chosen" >&2
   rm -rf "$final" "${final%.json}"

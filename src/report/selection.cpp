@@ -11,16 +11,17 @@
 #include "report/table.h"
 
 namespace whvi::report {
-namespace {
 using nlohmann::json;
 
-void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+void flatten_config(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it->is_object()) flatten(*it, key, out);
+    if (it->is_object()) flatten_config(*it, key, out);
     else out[key] = *it;
   }
 }
+
+namespace {
 
 std::string fmt(double v, int prec = 4) {
   std::ostringstream os;
@@ -62,7 +63,7 @@ Run read_run(const std::string& f) {
   };
   r.mnll = mean("mnll"), r.rmse = mean("rmse"), r.cov95 = mean("coverage_95"), r.crps = mean("crps");
   r.error = mean("error");  // classifiers: no coverage; their error instead
-  flatten(j["config"], "", r.config);
+  flatten_config(j["config"], "", r.config);
   return r;
 }
 

@@ -11,6 +11,7 @@
 // lower mean excess MNLL over the per-data-set best).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,9 @@ struct SelectionResult {
 };
 
 SelectionResult select_defaults(const std::vector<std::string>& run_files);
+
+// A record's nested config as dotted keys ("model.mcd.dropout") and their
+// values, the form in which `whvi select` compares candidates' settings.
+void flatten_config(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out);
 
 }  // namespace whvi::report
