@@ -179,6 +179,59 @@ TEST(FusedStep, TrainsToTheSameParametersAsAutograd) {
   }
 }
 
+// --threads 2 runs the independent halves of an MFG or MCD layer's step at
+// once (fused_ops::both): the same loss and gradients, bit for bit, as one
+// thread, and so the same trained parameters; the pairs did run in parallel.
+TEST(FusedStep, TwoThreadsGiveOneThreadsBits) {
+  const auto pairs_before = models::fused_ops::detail::parallel_pairs().load();
+  for (const auto& v : variants()) {
+    if (v.name.rfind("whvi", 0) == 0 || v.name == "softmax-whvi") continue;
+    for (const auto dtype : {torch::kFloat32, torch::kFloat64}) {
+      auto sets = v.sets;
+      sets.push_back(std::string("training.dtype=") + (dtype == torch::kFloat64 ? "float64" : "float32"));
+      const auto cfg = cfg_with(sets);
+      const int64_t B = 40, N = 250, S = cfg.get_int("training.mc_samples");
+      const auto x = torch::randn({B, v.d_in}, make_generator(3), dtype);
+      const auto y = v.classes > 0 ? torch::randint(v.classes, {B}, make_generator(4), dtype)
+                                   : torch::randn({B}, make_generator(4), dtype);
+      double loss[2];
+      std::vector<torch::Tensor> grads[2];
+      for (const int t : {1, 2}) {
+        set_threads(t);
+        auto m = make_model(v, cfg);
+        m->to(dtype);
+        for (auto& p : m->parameters()) p.mutable_grad() = torch::zeros_like(p);
+        infer::FusedStep fused(*m);
+        for (int step = 0; step < 2; ++step)  // twice: the second reuses the layers' buffers
+          loss[t - 1] = fused.loss_and_grad(x, y, N, S, make_generator(11 + step));
+        for (auto& p : m->parameters()) grads[t - 1].push_back(p.grad().clone());
+      }
+      EXPECT_EQ(std::memcmp(&loss[0], &loss[1], sizeof(double)), 0) << v.name << " " << loss[0] << " " << loss[1];
+      ASSERT_EQ(grads[0].size(), grads[1].size());
+      for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_TRUE(torch::equal(grads[0][i], grads[1][i])) << v.name << " " << i;
+    }
+  }
+  set_threads(1);
+  EXPECT_GT(models::fused_ops::detail::parallel_pairs().load(), pairs_before);
+  for (const std::string kind : {"mfg", "mcd"}) {
+    std::vector<torch::Tensor> ends[2];
+    for (const int t : {1, 2}) {
+      set_threads(t);
+      const auto cfg = cfg_with({"model.kind=" + kind, "model.depth=2", "model.width=24", "training.engine=fused",
+                                 "training.steps_fixed_noise=10", "training.steps=30", "training.batch_size=16",
+                                 "training.log_every=1000000"});
+      auto inf = infer::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
+      const auto x = torch::randn({50, 5}, make_generator(22));
+      const auto y = torch::randn({50}, make_generator(23));
+      train::train(*inf, x, y, cfg, make_generator(24), "t");
+      for (auto& p : inf->model().parameters()) ends[t - 1].push_back(p.detach().clone());
+    }
+    ASSERT_EQ(ends[0].size(), ends[1].size());
+    for (size_t i = 0; i < ends[0].size(); ++i) EXPECT_TRUE(torch::equal(ends[0][i], ends[1][i])) << kind << " " << i;
+  }
+  set_threads(1);
+}
+
 // The diagonal Gaussian KL and its gradient from precomputed e^logvar (MFG's
 // fused step reuses its forward pass's exp) against the autograd KL, for sizes
 // around the 8-wide blocks and in both dtypes; a stale e^logvar is visible.

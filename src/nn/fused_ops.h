@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <ATen/Parallel.h>
+#include <ATen/ThreadLocalState.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -28,6 +30,37 @@
 #include "common/runtime.h"
 
 namespace whvi::models::fused_ops {
+
+// a(); b(); -- two independent pieces of a layer's step (each writing only
+// its own outputs) at once on LibTorch's pool when the run has two or more
+// threads and no parallel region is running. Each piece is the same ops on
+// the same data either way (an op inside a parallel region runs on its own
+// thread, as every op does at --threads 1; OpenBLAS always runs on the
+// calling thread: common/runtime.cpp), so the numbers do not depend on the
+// thread count. The worker gets the caller's thread-local state (inference
+// mode, grad mode). This is what --threads 2 gains for the GEMM-bound kinds
+// (MFG, MCD), whose 64-row GEMMs are too small to split.
+namespace detail {
+// How many pairs ran on two threads (for the test that checks they do).
+inline std::atomic<int64_t>& parallel_pairs() {
+  static std::atomic<int64_t> n{0};
+  return n;
+}
+}  // namespace detail
+template <class A, class B>
+void both(const A& a, const B& b) {
+  if (threads() < 2 || at::in_parallel_region()) {
+    a();
+    b();
+    return;
+  }
+  ++detail::parallel_pairs();
+  const at::ThreadLocalState state;
+  at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
+    at::ThreadLocalStateGuard guard(state);
+    for (int64_t i = begin; i < end; ++i) i == 0 ? a() : b();
+  });
+}
 
 // 2-D with unit-stride rows: what every function below takes.
 inline bool unit_rows(const torch::Tensor& t) { return t.dim() == 2 && (t.size(1) <= 1 || t.stride(1) == 1); }

@@ -40,7 +40,10 @@ class McdLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
 
   torch::Tensor kl_impl() override { return decay_ * (w_.square().sum() + b_.square().sum()); }
 
-  // Fused step: the same draws as forward_impl (one Bernoulli per output element).
+  // Fused step: the same draws as forward_impl (one Bernoulli per output
+  // element). The GEMM and the mask's draws, and the two GEMMs of the
+  // backward pass, are independent: fused_ops::both runs each pair at once
+  // when the run has two threads.
   FusedLayer* fused() override { return this; }
   torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
     torch::NoGradGuard ng;
@@ -48,11 +51,13 @@ class McdLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
     const auto o = x.options();
     c[0] = x;
     auto& y = c.buffer(1, {n, out}, o);
-    fused_ops::addmm_out(y, b_, x, w_);
-    if (p_ == 0.0) return y;
+    if (p_ == 0.0) {
+      fused_ops::addmm_out(y, b_, x, w_);
+      return y;
+    }
     auto& keep = c.buffer(2, {n, out}, o);
-    whvi::bernoulli_(keep, 1.0 - p_, gen);
     auto& z = c.buffer(3, {n, out}, o);
+    fused_ops::both([&] { fused_ops::addmm_out(y, b_, x, w_); }, [&] { whvi::bernoulli_(keep, 1.0 - p_, gen); });
     fused_ops::mul_scale_out(z, y, keep, 1.0 / (1.0 - p_));
     return z;
   }
@@ -65,11 +70,16 @@ class McdLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
       fused_ops::mul_scale_out(d, g, c[2], 1.0 / (1.0 - p_));
       dy = d;
     }
-    fused_ops::xt_mm_out(w_.mutable_grad(), x, dy, 1.0);
-    fused_ops::add_(b_.mutable_grad(), dy.sum(0));
-    if (!need_dx) return {};
+    auto grads = [&] {
+      fused_ops::xt_mm_out(w_.mutable_grad(), x, dy, 1.0);
+      fused_ops::add_(b_.mutable_grad(), dy.sum(0));
+    };
+    if (!need_dx) {
+      grads();
+      return {};
+    }
     auto& dx = c.buffer(5, x.sizes(), g.options());
-    fused_ops::mm_wt_out(dx, dy, w_);
+    fused_ops::both(grads, [&] { fused_ops::mm_wt_out(dx, dy, w_); });
     return dx;
   }
   double fused_kl_backward() override {

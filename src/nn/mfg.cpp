@@ -46,6 +46,8 @@ class MfgLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
   }
 
   // Fused step: the same draws as forward_impl (one normal per output element).
+  // The mean's and the variance's halves are independent: fused_ops::both runs
+  // them at once when the run has two threads.
   FusedLayer* fused() override { return this; }
   torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
     torch::NoGradGuard ng;
@@ -53,21 +55,26 @@ class MfgLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
     const auto o = x.options();
     c[0] = x;
     auto& mean = c.buffer(1, {n, out}, o);
-    fused_ops::addmm_out(mean, b_mu_, x, w_mu_);
     auto& wv = c.buffer(2, w_logvar_.sizes(), o);
-    at::exp_out(wv, w_logvar_);
     auto& bv = c.buffer(3, b_logvar_.sizes(), o);
-    at::exp_out(bv, b_logvar_);
+    auto& x2 = c.buffer(4, x.sizes(), o);
+    auto& sd = c.buffer(5, {n, out}, o);
+    auto& eps = c.buffer(6, {n, out}, o);
+    auto& y = c.buffer(7, {n, out}, o);
+    fused_ops::both(
+        [&] {
+          fused_ops::addmm_out(mean, b_mu_, x, w_mu_);
+          whvi::normal_(eps, 0, 1, gen);
+        },
+        [&] {
+          at::exp_out(wv, w_logvar_);
+          at::exp_out(bv, b_logvar_);
+          fused_ops::square_out(x2, x);
+          fused_ops::addmm_out(sd, bv, x2, wv);
+          fused_ops::sqrt_(sd);
+        });
     fused_wv_ = wv;
     fused_bv_ = bv;
-    auto& x2 = c.buffer(4, x.sizes(), o);
-    fused_ops::square_out(x2, x);
-    auto& sd = c.buffer(5, {n, out}, o);
-    fused_ops::addmm_out(sd, bv, x2, wv);
-    fused_ops::sqrt_(sd);
-    auto& eps = c.buffer(6, {n, out}, o);
-    whvi::normal_(eps, 0, 1, gen);
-    auto& y = c.buffer(7, {n, out}, o);
     at::addcmul_out(y, mean, sd, eps);
     return y;
   }
@@ -77,17 +84,22 @@ class MfgLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
     // dL/dvar = g eps / (2 sd)
     auto& dv = c.buffer(8, g.sizes(), g.options());
     fused_ops::mul_div_scale_out(dv, g, eps, sd, 0.5);
-    fused_ops::xt_mm_out(w_mu_.mutable_grad(), x, g, 1.0);
-    fused_ops::add_(b_mu_.mutable_grad(), g.sum(0));
     auto& t = c.buffer(9, wv.sizes(), g.options());
-    fused_ops::xt_mm_out(t, x2, dv, 0.0);
-    w_logvar_.mutable_grad().addcmul_(t, wv);
-    b_logvar_.mutable_grad().addcmul_(dv.sum(0), bv);
-    if (!need_dx) return {};
     auto& dx = c.buffer(10, x.sizes(), g.options());
     auto& dx2 = c.buffer(11, x.sizes(), g.options());
-    fused_ops::mm_wt_out(dx, g, w_mu_);
-    fused_ops::mm_wt_out(dx2, dv, wv);
+    fused_ops::both(
+        [&] {  // through the mean
+          fused_ops::xt_mm_out(w_mu_.mutable_grad(), x, g, 1.0);
+          fused_ops::add_(b_mu_.mutable_grad(), g.sum(0));
+          if (need_dx) fused_ops::mm_wt_out(dx, g, w_mu_);
+        },
+        [&] {  // through the variance
+          fused_ops::xt_mm_out(t, x2, dv, 0.0);
+          w_logvar_.mutable_grad().addcmul_(t, wv);
+          b_logvar_.mutable_grad().addcmul_(dv.sum(0), bv);
+          if (need_dx) fused_ops::mm_wt_out(dx2, dv, wv);
+        });
+    if (!need_dx) return {};
     dx.addcmul_(dx2, x, 2.0);
     return dx;
   }
