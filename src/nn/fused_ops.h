@@ -31,15 +31,6 @@
 
 namespace whvi::models::fused_ops {
 
-// a(); b(); -- two independent pieces of a layer's step (each writing only
-// its own outputs) at once on LibTorch's pool when the run has two or more
-// threads and no parallel region is running. Each piece is the same ops on
-// the same data either way (an op inside a parallel region runs on its own
-// thread, as every op does at --threads 1; OpenBLAS always runs on the
-// calling thread: common/runtime.cpp), so the numbers do not depend on the
-// thread count. The worker gets the caller's thread-local state (inference
-// mode, grad mode). This is what --threads 2 gains for the GEMM-bound kinds
-// (MFG, MCD), whose 64-row GEMMs are too small to split.
 namespace detail {
 // How many pairs ran on two threads (for the test that checks they do).
 inline std::atomic<int64_t>& parallel_pairs() {
@@ -47,6 +38,16 @@ inline std::atomic<int64_t>& parallel_pairs() {
   return n;
 }
 }  // namespace detail
+
+// a(); b(); -- two independent pieces of a layer's step (each writing only
+// its own outputs) at once on LibTorch's pool when the run has two or more
+// threads and no parallel region is running. Each piece is the same ops on
+// the same data either way (an op called inside a parallel region runs
+// serially, as every op does at --threads 1; OpenBLAS always runs on the
+// calling thread: common/runtime.cpp), so the numbers do not depend on the
+// thread count. The worker gets the caller's thread-local state (inference
+// mode, grad mode). This is what --threads 2 gains for the GEMM-bound kinds
+// (MFG, MCD), whose 64-row GEMMs are too small to split.
 template <class A, class B>
 void both(const A& a, const B& b) {
   if (threads() < 2 || at::in_parallel_region()) {
