@@ -31,7 +31,7 @@ std::string fused_unsupported(const models::RegressionModel& model) {
   for (const auto& l : model.layers())
     if (!l->fused())
       return "training.engine fused: layer kind '" + l->kind() + "' (with these options) has no fused step "
-             "(supported: mcd, mfg, whvi with its default structure and a deterministic or no bias); set "
+             "(supported: mcd, mfg, whvi and nf-whvi with a deterministic or no bias, whvi with its default structure); set "
              "training.engine: autograd";
   return "";
 }

@@ -16,8 +16,8 @@
 // takes the fused step wherever it applies (engine_for()).
 //
 // Supported: MLPs (model.architecture mlp) of layers whose kind implements
-// the fused step (mcd, mfg; whvi with its default structure and a
-// deterministic or no bias) with relu or tanh activations, the Gaussian or
+// the fused step (mcd, mfg; whvi with its default structure and nf-whvi,
+// each with a deterministic or no bias) with relu or tanh activations, the Gaussian or
 // the softmax likelihood, on the CPU. fused_unsupported() names what is not.
 #pragma once
 

@@ -50,7 +50,7 @@ struct ForwardCtx {
 struct FusedCache {
   // A fixed number of slots, so references to them stay valid while others
   // are filled.
-  static constexpr size_t kSlots = 16;
+  static constexpr size_t kSlots = 24;
   std::array<torch::Tensor, kSlots> slots;
   // Slot i as an uninitialised tensor of `sizes` and `opts`, reallocated only
   // when the shape or dtype changes.

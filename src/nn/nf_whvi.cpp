@@ -18,18 +18,30 @@
 // Sampling: local reparameterisation no longer applies, so g itself is drawn,
 // one independent draw per row (data point x MC sample), as the WHVI layer
 // draws its noise; each row's g goes through the flows. The product is the
-// explicit s1 ⊙ H (g ⊙ H (s2 ⊙ x)) through the differentiable FWHT op (the fused
-// kernel takes only Gaussian g). Mode::kMean: g = f_K(...f_1(μ)).
+// explicit s1 ⊙ H (g ⊙ H (s2 ⊙ x)) through the differentiable FWHT op.
+// Mode::kMean: g = f_K(...f_1(μ)).
+//
+// Fused step (infer/fused_step.h; a deterministic or no bias): the same draws,
+// the flows and their backward pass written out as loops over rows, the
+// product through the fused WHVI kernel with g = 0 + 1 · z_K (its mean 0, its
+// scale 1 and z_K as its noise), and the per-row gradient of g as
+// Σ_k H(s2 ⊙ x) ⊙ H(s1 ⊙ dy) (the kernel sums it over rows). The flows'
+// Monte Carlo KL term is part of the loss fused_kl_backward returns; its
+// gradient joins the data term's on the way back through the flows.
 //
 // Everything else (S1, S2, μ and log σ² init, prior λ, blocks, shared g, the
 // bias) follows the WHVI layer and its model.whvi.* options; the initial
 // values are drawn in the same order, so with 0 flows this layer is the WHVI
 // layer. Flow parameters: u, w ~ N(0, 0.01²), b = 0 (model.nf_whvi.flows each
 // group of g).
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "common/draws.h"
+#include "common/runtime.h"
 #include "fwht.h"
+#include "nn/fused_ops.h"
 #include "nn/layer.h"
 #include "nn/planar_flow.h"
 #include "nn/whvi_params.h"
@@ -39,7 +51,7 @@ namespace whvi::models {
 namespace {
 
 
-class NfWhviLayer : public BayesianLayer {
+class NfWhviLayer : public BayesianLayer, public FusedLayer {
  public:
   NfWhviLayer(int64_t in, int64_t out, const WhviOptions& o, int64_t flows, const at::Generator& gen)
       : BayesianLayer("nf-whvi", in, out), p_(*this, in, out, o, gen), flows_(flows) {
@@ -86,11 +98,290 @@ class NfWhviLayer : public BayesianLayer {
   // flows' correction goes into the context).
   torch::Tensor kl_impl() override { return p_.closed_form_kl(); }
 
+  FusedLayer* fused() override { return p_.opt.bias != "bayesian" ? this : nullptr; }
+  torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override;
+  torch::Tensor fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) override;
+  double fused_kl_backward() override {
+    return kl_diag_gaussian_backward(p_.g_mu, p_.g_logvar, p_.g_prior_var) + mc_kl_;
+  }
+
  private:
+  kernels::WhviShape kernel_shape(int64_t n) const {
+    kernels::WhviShape sh;
+    sh.batch = n;
+    sh.d = p_.d;
+    sh.blocks = p_.blocks;
+    sh.shared_g = p_.opt.shared_g;
+    return sh;
+  }
+  template <class T>
+  void flows_forward(int64_t n, T* zs, T* uh, T* h);
+  template <class T>
+  void flows_backward(int64_t n, const T* zs, const T* uh, const T* h, const T* eps, const T* sg, T* dz);
+
   WhviParams p_;
   int64_t flows_ = 0;
   torch::Tensor u_, w_, b_;
+  // per flow and group, from the last fused_forward: w·u, |w|², s = m(w·u) - w·u,
+  // c = w·û, m'(w·u)
+  struct FlowScalars {
+    double wu, r, s, c, dm;
+  };
+  std::vector<FlowScalars> fs_;
+  double mc_kl_ = 0;  // the flows' Monte Carlo KL term of the last fused_forward
 };
+
+// softplus as LibTorch's (beta 1, threshold 20), in double
+inline double softplus(double a) { return a > 20.0 ? a : std::log1p(std::exp(a)); }
+
+// zs [K + 1, n, G, D]: z_0 filled in; writes z_1 .. z_K, û [K, G, D], h [K, n, G],
+// the flow scalars and the Monte Carlo KL term (mean over rows of
+// (|z_K|² - |z_0|²) / 2λ - Σ_k log|det J_k|).
+template <class T>
+void NfWhviLayer::flows_forward(int64_t n, T* zs, T* uh, T* h) {
+  const int64_t K = flows_, G = p_.groups, D = p_.d;
+  const T* up = u_.data_ptr<T>();
+  const T* wp = w_.data_ptr<T>();
+  const T* bp = b_.data_ptr<T>();
+  fs_.assign(static_cast<size_t>(K * G), {});
+  std::vector<double> logdet(static_cast<size_t>(n), 0.0);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t g = 0; g < G; ++g) {
+      const T* u = up + (k * G + g) * D;
+      const T* w = wp + (k * G + g) * D;
+      T* uhk = uh + (k * G + g) * D;
+      auto& f = fs_[static_cast<size_t>(k * G + g)];
+      f.wu = 0;
+      f.r = 0;
+      for (int64_t j = 0; j < D; ++j) {
+        f.wu += static_cast<double>(w[j]) * static_cast<double>(u[j]);
+        f.r += static_cast<double>(w[j]) * static_cast<double>(w[j]);
+      }
+      const double sp = softplus(f.wu);
+      f.s = -1.0 + std::max(sp, 1e-6) - f.wu;
+      // m'(w·u): softplus's slope (1 above its threshold, as LibTorch's), 0 where clamp_min holds it
+      f.dm = sp < 1e-6 ? 0.0 : f.wu > 20.0 ? 1.0 : 1.0 / (1.0 + std::exp(-f.wu));
+      f.c = 0;
+      for (int64_t j = 0; j < D; ++j) {
+        uhk[j] = static_cast<T>(static_cast<double>(u[j]) + f.s * static_cast<double>(w[j]) / f.r);
+        f.c += static_cast<double>(w[j]) * static_cast<double>(uhk[j]);
+      }
+      const T* zin = zs + k * n * G * D;
+      T* zout = zs + (k + 1) * n * G * D;
+      for (int64_t i = 0; i < n; ++i) {
+        const T* zi = zin + (i * G + g) * D;
+        T* zo = zout + (i * G + g) * D;
+        double a = static_cast<double>(bp[k * G + g]);
+        for (int64_t j = 0; j < D; ++j) a += static_cast<double>(w[j]) * static_cast<double>(zi[j]);
+        const T hi = static_cast<T>(std::tanh(a));
+        h[(k * n + i) * G + g] = hi;
+        for (int64_t j = 0; j < D; ++j) zo[j] = zi[j] + hi * uhk[j];
+        const double hd = static_cast<double>(hi);
+        logdet[static_cast<size_t>(i)] += std::log1p((1.0 - hd * hd) * f.c);
+      }
+    }
+  const double lambda = p_.opt.prior_var;
+  const T* z0 = zs;
+  const T* zk = zs + K * n * G * D;
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double q0 = 0, qk = 0;
+    for (int64_t j = 0; j < G * D; ++j) {
+      q0 += static_cast<double>(z0[i * G * D + j]) * static_cast<double>(z0[i * G * D + j]);
+      qk += static_cast<double>(zk[i * G * D + j]) * static_cast<double>(zk[i * G * D + j]);
+    }
+    sum += (qk - q0) / (2.0 * lambda) - logdet[static_cast<size_t>(i)];
+  }
+  mc_kl_ = sum / static_cast<double>(n);
+}
+
+torch::Tensor NfWhviLayer::fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) {
+  torch::NoGradGuard ng;
+  WHVI_CHECK(x.is_cpu(), "training.engine fused: the NF-WHVI layer's fused step runs on the CPU; set training.engine: autograd");
+  const int64_t n = x.size(0), d = p_.d, in = in_features(), out = out_features(), G = p_.groups, K = flows_;
+  const auto o = x.options();
+  torch::Tensor xp = x;
+  if (d != in) {
+    auto& b = c.buffer(1, {n, d}, o);
+    fused_ops::pad_columns_out(b, x);
+    xp = b;
+  }
+  c[0] = xp;
+  auto& eps = c.buffer(2, {n, G, d}, o);
+  whvi::normal_(eps, 0, 1, gen);
+  auto& sg = c.buffer(3, p_.g_logvar.sizes(), o);
+  fused_ops::scale_out(sg, p_.g_logvar, 0.5);
+  sg.exp_();
+  auto& zs = c.buffer(4, {K + 1, n, G, d}, o);
+  auto& uh = c.buffer(5, {std::max<int64_t>(K, 1), G, d}, o);
+  auto& h = c.buffer(6, {std::max<int64_t>(K, 1), n, G}, o);
+  auto& zero = c.buffer(7, {G, d}, o);
+  auto& one = c.buffer(8, {G, d}, o);
+  zero.zero_();
+  one.fill_(1);
+  auto& y = c.buffer(9, {n, p_.blocks, d}, o);
+  auto& hu = c.buffer(11, {n, p_.blocks, d}, o);
+  auto& hw = c.buffer(12, {n, p_.blocks, d}, o);
+  const auto sh = kernel_shape(n);
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "nf_whvi_fused_forward", [&] {
+    // z_0 = μ + σ ε, as the autograd step's (σ ε first)
+    const scalar_t* mu = p_.g_mu.data_ptr<scalar_t>();
+    const scalar_t* sgp = sg.data_ptr<scalar_t>();
+    const scalar_t* ep = eps.data_ptr<scalar_t>();
+    scalar_t* z0 = zs.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < G * d; ++j) {
+        const scalar_t se = sgp[j] * ep[i * G * d + j];
+        z0[i * G * d + j] = mu[j] + se;
+      }
+    if (K > 0) flows_forward<scalar_t>(n, z0, uh.data_ptr<scalar_t>(), h.data_ptr<scalar_t>());
+    else mc_kl_ = 0;
+    kernels::whvi_forward_cpu<scalar_t>(sh, xp.data_ptr<scalar_t>(), z0 + K * n * G * d, p_.s1.data_ptr<scalar_t>(),
+                                        p_.s2.data_ptr<scalar_t>(), zero.data_ptr<scalar_t>(),
+                                        one.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), threads(),
+                                        hu.data_ptr<scalar_t>(), hw.data_ptr<scalar_t>());
+  });
+  auto yv = y.view({n, p_.blocks * d});
+  if (p_.blocks * d != out) yv = yv.narrow(1, 0, out);
+  if (p_.opt.bias == "none") return yv;
+  auto& z = c.buffer(10, {n, out}, o);
+  fused_ops::add_row_vector_out(z, yv, p_.b_mu);
+  return z;
+}
+
+// dz [n, G, D]: dL/dz_K of the data term on entry. Adds the Monte Carlo KL
+// term's gradient, goes back through the flows (their parameters' gradients
+// into .grad()) and through z_0 = μ + σ ε (μ's and log σ²'s).
+template <class T>
+void NfWhviLayer::flows_backward(int64_t n, const T* zs, const T* uh, const T* h, const T* eps, const T* sg, T* dz) {
+  const int64_t K = flows_, G = p_.groups, D = p_.d;
+  const double inv_ln = 1.0 / (p_.opt.prior_var * static_cast<double>(n));
+  const double dld = -1.0 / static_cast<double>(n);  // d(mean of -Σ log|det J|) / d log|det J_k| of a row
+  if (K > 0) {
+    const T* zk = zs + K * n * G * D;
+    for (int64_t j = 0; j < n * G * D; ++j) dz[j] += static_cast<T>(static_cast<double>(zk[j]) * inv_ln);
+  }
+  const T* up = K > 0 ? u_.data_ptr<T>() : nullptr;
+  const T* wp = K > 0 ? w_.data_ptr<T>() : nullptr;
+  std::vector<double> duh(static_cast<size_t>(D)), dw(static_cast<size_t>(D));
+  for (int64_t k = K; k-- > 0;)
+    for (int64_t g = 0; g < G; ++g) {
+      const T* u = up + (k * G + g) * D;
+      const T* w = wp + (k * G + g) * D;
+      const T* uhk = uh + (k * G + g) * D;
+      const auto& f = fs_[static_cast<size_t>(k * G + g)];
+      std::fill(duh.begin(), duh.end(), 0.0);
+      std::fill(dw.begin(), dw.end(), 0.0);
+      double dc = 0, db = 0;
+      const T* zin = zs + k * n * G * D;
+      for (int64_t i = 0; i < n; ++i) {
+        const T* zi = zin + (i * G + g) * D;
+        T* dzi = dz + (i * G + g) * D;
+        const double hi = static_cast<double>(h[(k * n + i) * G + g]);
+        double dh = 0;
+        for (int64_t j = 0; j < D; ++j) dh += static_cast<double>(dzi[j]) * static_cast<double>(uhk[j]);
+        const double omh2 = 1.0 - hi * hi, q = 1.0 + omh2 * f.c;
+        dh += dld * (-2.0 * hi * f.c / q);
+        dc += dld * omh2 / q;
+        const double da = dh * omh2;
+        db += da;
+        for (int64_t j = 0; j < D; ++j) {
+          duh[static_cast<size_t>(j)] += hi * static_cast<double>(dzi[j]);
+          dw[static_cast<size_t>(j)] += da * static_cast<double>(zi[j]);
+          dzi[j] = static_cast<T>(static_cast<double>(dzi[j]) + da * static_cast<double>(w[j]));
+        }
+      }
+      // c = w·û; û = u + s w / r with r = |w|², s = m(w·u) - w·u
+      double duh_w = 0;
+      for (int64_t j = 0; j < D; ++j) {
+        dw[static_cast<size_t>(j)] += dc * static_cast<double>(uhk[j]);
+        duh[static_cast<size_t>(j)] += dc * static_cast<double>(w[j]);
+        duh_w += duh[static_cast<size_t>(j)] * static_cast<double>(w[j]);
+      }
+      const double ds = duh_w / f.r, dr = -f.s / (f.r * f.r) * duh_w, dwu = ds * (f.dm - 1.0);
+      T* gu = u_.mutable_grad().data_ptr<T>() + (k * G + g) * D;
+      T* gw = w_.mutable_grad().data_ptr<T>() + (k * G + g) * D;
+      for (int64_t j = 0; j < D; ++j) {
+        const double wj = static_cast<double>(w[j]);
+        const double du = duh[static_cast<size_t>(j)] + dwu * wj;
+        const double dwj = dw[static_cast<size_t>(j)] + f.s / f.r * duh[static_cast<size_t>(j)] + 2.0 * wj * dr +
+                           dwu * static_cast<double>(u[j]);
+        gu[j] += static_cast<T>(du);
+        gw[j] += static_cast<T>(dwj);
+      }
+      b_.mutable_grad().data_ptr<T>()[k * G + g] += static_cast<T>(db);
+    }
+  // z_0 = μ + σ ε (and the KL term's -|z_0|² / 2λ)
+  const T* z0 = zs;
+  T* gmu = p_.g_mu.mutable_grad().data_ptr<T>();
+  T* glv = p_.g_logvar.mutable_grad().data_ptr<T>();
+  for (int64_t j = 0; j < G * D; ++j) {
+    double dmu = 0, dsg = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double dzi = static_cast<double>(dz[i * G * D + j]);
+      if (K > 0) dzi -= static_cast<double>(z0[i * G * D + j]) * inv_ln;
+      dmu += dzi;
+      dsg += dzi * static_cast<double>(eps[i * G * D + j]);
+    }
+    gmu[j] += static_cast<T>(dmu);
+    glv[j] += static_cast<T>(dsg * static_cast<double>(sg[j]) * 0.5);  // d σ / d log σ² = σ / 2
+  }
+}
+
+torch::Tensor NfWhviLayer::fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) {
+  torch::NoGradGuard ng;
+  const int64_t n = g.size(0), d = p_.d, in = in_features(), out = out_features(), G = p_.groups, K = flows_;
+  const int64_t blocks = p_.blocks;
+  const auto o = g.options();
+  const auto &xp = c[0], &eps = c[2], &sg = c[3], &zs = c[4], &uh = c[5], &h = c[6], &zero = c[7], &one = c[8],
+             &hu = c[11], &hw = c[12];
+  torch::Tensor dy = g.contiguous();
+  if (blocks * d != out) {
+    auto& b = c.buffer(13, {n, blocks * d}, o);
+    fused_ops::pad_columns_out(b, g);
+    dy = b;
+  }
+  auto& dx = c.buffer(14, {n, d}, o);
+  auto& ds1 = c.buffer(15, p_.s1.sizes(), o);
+  auto& ds2 = c.buffer(16, p_.s2.sizes(), o);
+  auto& v = c.buffer(17, {n, blocks, d}, o);
+  auto& dz = c.buffer(18, {n, G, d}, o);
+  const auto sh = kernel_shape(n);
+  AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "nf_whvi_fused_backward", [&] {
+    const scalar_t* zk = zs.data_ptr<scalar_t>() + K * n * G * d;
+    kernels::whvi_backward_cpu<scalar_t>(sh, xp.data_ptr<scalar_t>(), zk, p_.s1.data_ptr<scalar_t>(),
+                                         p_.s2.data_ptr<scalar_t>(), zero.data_ptr<scalar_t>(),
+                                         one.data_ptr<scalar_t>(), dy.data_ptr<scalar_t>(),
+                                         need_dx ? dx.data_ptr<scalar_t>() : nullptr, ds1.data_ptr<scalar_t>(),
+                                         ds2.data_ptr<scalar_t>(), nullptr, nullptr, threads(),
+                                         hu.data_ptr<scalar_t>(), hw.data_ptr<scalar_t>());
+    // dL/dg of each row: Σ over the group's blocks of H(s2 ⊙ x) ⊙ H(s1 ⊙ dy)
+    const scalar_t* s1 = p_.s1.data_ptr<scalar_t>();
+    const scalar_t* dyp = dy.data_ptr<scalar_t>();
+    scalar_t* vp = v.data_ptr<scalar_t>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < blocks * d; ++j) vp[i * blocks * d + j] = s1[j] * dyp[i * blocks * d + j];
+    kernels::fwht_cpu<scalar_t>(vp, d, vp, d, n * blocks, d, scalar_t(1), threads());
+    const scalar_t* hup = hu.data_ptr<scalar_t>();
+    scalar_t* dzp = dz.data_ptr<scalar_t>();
+    std::fill(dzp, dzp + n * G * d, scalar_t(0));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < blocks; ++k) {
+        const int64_t q = p_.opt.shared_g ? 0 : k;
+        scalar_t* dzi = dzp + (i * G + q) * d;
+        const scalar_t* a = hup + (i * blocks + k) * d;
+        const scalar_t* b = vp + (i * blocks + k) * d;
+        for (int64_t j = 0; j < d; ++j) dzi[j] += a[j] * b[j];
+      }
+    flows_backward<scalar_t>(n, zs.data_ptr<scalar_t>(), uh.data_ptr<scalar_t>(), h.data_ptr<scalar_t>(),
+                             eps.data_ptr<scalar_t>(), sg.data_ptr<scalar_t>(), dzp);
+  });
+  fused_ops::add_(p_.s1.mutable_grad(), ds1);
+  fused_ops::add_(p_.s2.mutable_grad(), ds2);
+  if (p_.opt.bias != "none") fused_ops::add_(p_.b_mu.mutable_grad(), g.sum(0));
+  if (!need_dx) return {};
+  return d == in ? dx : dx.narrow(1, 0, in);
+}
 
 }  // namespace
 
