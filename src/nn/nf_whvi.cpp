@@ -106,14 +106,6 @@ class NfWhviLayer : public BayesianLayer, public FusedLayer {
   }
 
  private:
-  kernels::WhviShape kernel_shape(int64_t n) const {
-    kernels::WhviShape sh;
-    sh.batch = n;
-    sh.d = p_.d;
-    sh.blocks = p_.blocks;
-    sh.shared_g = p_.opt.shared_g;
-    return sh;
-  }
   template <class T>
   void flows_forward(int64_t n, T* zs, T* uh, T* h);
   template <class T>
@@ -198,20 +190,11 @@ void NfWhviLayer::flows_forward(int64_t n, T* zs, T* uh, T* h) {
 torch::Tensor NfWhviLayer::fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) {
   torch::NoGradGuard ng;
   WHVI_CHECK(x.is_cpu(), "training.engine fused: the NF-WHVI layer's fused step runs on the CPU; set training.engine: autograd");
-  const int64_t n = x.size(0), d = p_.d, in = in_features(), out = out_features(), G = p_.groups, K = flows_;
+  const int64_t n = x.size(0), d = p_.d, G = p_.groups, K = flows_;
   const auto o = x.options();
-  torch::Tensor xp = x;
-  if (d != in) {
-    auto& b = c.buffer(1, {n, d}, o);
-    fused_ops::pad_columns_out(b, x);
-    xp = b;
-  }
-  c[0] = xp;
-  auto& eps = c.buffer(2, {n, G, d}, o);
-  whvi::normal_(eps, 0, 1, gen);
-  auto& sg = c.buffer(3, p_.g_logvar.sizes(), o);
-  fused_ops::scale_out(sg, p_.g_logvar, 0.5);
-  sg.exp_();
+  const auto xp = p_.fused_input(x, in_features(), c);
+  p_.fused_noise(n, o, gen, c);
+  const auto &eps = c[2], &sg = c[3];
   auto& zs = c.buffer(4, {K + 1, n, G, d}, o);
   auto& uh = c.buffer(5, {std::max<int64_t>(K, 1), G, d}, o);
   auto& h = c.buffer(6, {std::max<int64_t>(K, 1), n, G}, o);
@@ -222,7 +205,7 @@ torch::Tensor NfWhviLayer::fused_forward(const torch::Tensor& x, const at::Gener
   auto& y = c.buffer(9, {n, p_.blocks, d}, o);
   auto& hu = c.buffer(11, {n, p_.blocks, d}, o);
   auto& hw = c.buffer(12, {n, p_.blocks, d}, o);
-  const auto sh = kernel_shape(n);
+  const auto sh = p_.kernel_shape(n);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "nf_whvi_fused_forward", [&] {
     // z_0 = μ + σ ε, as the autograd step's (σ ε first)
     const scalar_t* mu = p_.g_mu.data_ptr<scalar_t>();
@@ -241,12 +224,7 @@ torch::Tensor NfWhviLayer::fused_forward(const torch::Tensor& x, const at::Gener
                                         one.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), threads(),
                                         hu.data_ptr<scalar_t>(), hw.data_ptr<scalar_t>());
   });
-  auto yv = y.view({n, p_.blocks * d});
-  if (p_.blocks * d != out) yv = yv.narrow(1, 0, out);
-  if (p_.opt.bias == "none") return yv;
-  auto& z = c.buffer(10, {n, out}, o);
-  fused_ops::add_row_vector_out(z, yv, p_.b_mu);
-  return z;
+  return p_.fused_output(y, out_features(), c, 10);
 }
 
 // dz [n, G, D]: dL/dz_K of the data term on entry. Adds the Monte Carlo KL
@@ -330,23 +308,18 @@ void NfWhviLayer::flows_backward(int64_t n, const T* zs, const T* uh, const T* h
 
 torch::Tensor NfWhviLayer::fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) {
   torch::NoGradGuard ng;
-  const int64_t n = g.size(0), d = p_.d, in = in_features(), out = out_features(), G = p_.groups, K = flows_;
+  const int64_t n = g.size(0), d = p_.d, in = in_features(), G = p_.groups, K = flows_;
   const int64_t blocks = p_.blocks;
   const auto o = g.options();
   const auto &xp = c[0], &eps = c[2], &sg = c[3], &zs = c[4], &uh = c[5], &h = c[6], &zero = c[7], &one = c[8],
              &hu = c[11], &hw = c[12];
-  torch::Tensor dy = g.contiguous();
-  if (blocks * d != out) {
-    auto& b = c.buffer(13, {n, blocks * d}, o);
-    fused_ops::pad_columns_out(b, g);
-    dy = b;
-  }
+  const auto dy = p_.fused_dy(g, c, 13);
   auto& dx = c.buffer(14, {n, d}, o);
   auto& ds1 = c.buffer(15, p_.s1.sizes(), o);
   auto& ds2 = c.buffer(16, p_.s2.sizes(), o);
   auto& v = c.buffer(17, {n, blocks, d}, o);
   auto& dz = c.buffer(18, {n, G, d}, o);
-  const auto sh = kernel_shape(n);
+  const auto sh = p_.kernel_shape(n);
   AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "nf_whvi_fused_backward", [&] {
     const scalar_t* zk = zs.data_ptr<scalar_t>() + K * n * G * d;
     kernels::whvi_backward_cpu<scalar_t>(sh, xp.data_ptr<scalar_t>(), zk, p_.s1.data_ptr<scalar_t>(),
@@ -376,9 +349,7 @@ torch::Tensor NfWhviLayer::fused_backward(const torch::Tensor& g, FusedCache& c,
     flows_backward<scalar_t>(n, zs.data_ptr<scalar_t>(), uh.data_ptr<scalar_t>(), h.data_ptr<scalar_t>(),
                              eps.data_ptr<scalar_t>(), sg.data_ptr<scalar_t>(), dzp);
   });
-  fused_ops::add_(p_.s1.mutable_grad(), ds1);
-  fused_ops::add_(p_.s2.mutable_grad(), ds2);
-  if (p_.opt.bias != "none") fused_ops::add_(p_.b_mu.mutable_grad(), g.sum(0));
+  p_.fused_add_grads(ds1, ds2, g);
   if (!need_dx) return {};
   return d == in ? dx : dx.narrow(1, 0, in);
 }

@@ -65,24 +65,15 @@ class WhviLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
   torch::Tensor fused_forward(const torch::Tensor& x, const at::Generator& gen, FusedCache& c) override {
     torch::NoGradGuard ng;
     WHVI_CHECK(x.is_cpu(), "training.engine fused: the WHVI layer's fused step runs on the CPU; set training.engine: autograd");
-    const int64_t n = x.size(0), d = p_.d, in = in_features(), out = out_features();
+    const int64_t n = x.size(0), d = p_.d;
     const auto o = x.options();
-    torch::Tensor xp = x;
-    if (d != in) {
-      auto& b = c.buffer(1, {n, d}, o);
-      fused_ops::pad_columns_out(b, x);
-      xp = b;
-    }
-    c[0] = xp;
-    auto& eps = c.buffer(2, {n, p_.groups, d}, o);
-    whvi::normal_(eps, 0, 1, gen);
-    auto& sg = c.buffer(3, p_.g_logvar.sizes(), o);
-    fused_ops::scale_out(sg, p_.g_logvar, 0.5);
-    sg.exp_();
+    const auto xp = p_.fused_input(x, in_features(), c);
+    p_.fused_noise(n, o, gen, c);
+    const auto &eps = c[2], &sg = c[3];
     auto& y = c.buffer(4, {n, p_.blocks, d}, o);
     auto& hu = c.buffer(12, {n, p_.blocks, d}, o);  // the kernel's intermediates, for the backward
     auto& hw = c.buffer(13, {n, p_.blocks, d}, o);
-    const auto sh = kernel_shape(n);
+    const auto sh = p_.kernel_shape(n);
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "whvi_fused_forward", [&] {
       kernels::whvi_forward_cpu<scalar_t>(sh, xp.data_ptr<scalar_t>(), eps.data_ptr<scalar_t>(),
                                           p_.s1.data_ptr<scalar_t>(), p_.s2.data_ptr<scalar_t>(),
@@ -90,30 +81,20 @@ class WhviLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
                                           y.data_ptr<scalar_t>(), threads(), hu.data_ptr<scalar_t>(),
                                           hw.data_ptr<scalar_t>());
     });
-    auto yv = y.view({n, p_.blocks * d});
-    if (p_.blocks * d != out) yv = yv.narrow(1, 0, out);
-    if (p_.opt.bias == "none") return yv;
-    auto& z = c.buffer(5, {n, out}, o);
-    fused_ops::add_row_vector_out(z, yv, p_.b_mu);
-    return z;
+    return p_.fused_output(y, out_features(), c, 5);
   }
   torch::Tensor fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) override {
     torch::NoGradGuard ng;
-    const int64_t n = g.size(0), d = p_.d, in = in_features(), out = out_features();
+    const int64_t n = g.size(0), d = p_.d, in = in_features();
     const auto o = g.options();
     const auto &xp = c[0], &eps = c[2], &sg = c[3], &hu = c[12], &hw = c[13];
-    torch::Tensor dy = g.contiguous();
-    if (p_.blocks * d != out) {
-      auto& b = c.buffer(6, {n, p_.blocks * d}, o);
-      fused_ops::pad_columns_out(b, g);
-      dy = b;
-    }
+    const auto dy = p_.fused_dy(g, c, 6);
     auto& dx = c.buffer(7, {n, d}, o);
     auto& ds1 = c.buffer(8, p_.s1.sizes(), o);
     auto& ds2 = c.buffer(9, p_.s2.sizes(), o);
     auto& dmu = c.buffer(10, p_.g_mu.sizes(), o);
     auto& dsg = c.buffer(11, p_.g_mu.sizes(), o);
-    const auto sh = kernel_shape(n);
+    const auto sh = p_.kernel_shape(n);
     AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "whvi_fused_backward", [&] {
       kernels::whvi_backward_cpu<scalar_t>(
           sh, xp.data_ptr<scalar_t>(), eps.data_ptr<scalar_t>(), p_.s1.data_ptr<scalar_t>(),
@@ -122,24 +103,14 @@ class WhviLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
           ds2.data_ptr<scalar_t>(), dmu.data_ptr<scalar_t>(), dsg.data_ptr<scalar_t>(), threads(),
           hu.data_ptr<scalar_t>(), hw.data_ptr<scalar_t>());
     });
-    fused_ops::add_(p_.s1.mutable_grad(), ds1);
-    fused_ops::add_(p_.s2.mutable_grad(), ds2);
     fused_ops::add_(p_.g_mu.mutable_grad(), dmu);
     // d exp(lv/2) / d lv = exp(lv/2) / 2
     p_.g_logvar.mutable_grad().addcmul_(dsg, sg, 0.5);
-    if (p_.opt.bias != "none") fused_ops::add_(p_.b_mu.mutable_grad(), g.sum(0));
+    p_.fused_add_grads(ds1, ds2, g);
     if (!need_dx) return {};
     return d == in ? dx : dx.narrow(1, 0, in);
   }
   double fused_kl_backward() override { return kl_diag_gaussian_backward(p_.g_mu, p_.g_logvar, p_.g_prior_var); }
-  kernels::WhviShape kernel_shape(int64_t n) const {
-    kernels::WhviShape sh;
-    sh.batch = n;
-    sh.d = p_.d;
-    sh.blocks = p_.blocks;
-    sh.shared_g = p_.opt.shared_g;
-    return sh;
-  }
 
   // Batched splits: S1 H diag(g) H S2 through the differentiable FWHT op
   // (the generic path; the fused kernel takes one layer's vectors), one draw

@@ -12,6 +12,7 @@
 #include "common/draws.h"
 #include "common/options.h"
 #include "fwht.h"
+#include "nn/fused_ops.h"
 #include "nn/layer.h"
 
 namespace whvi::models {
@@ -112,6 +113,63 @@ struct WhviParams {
     if (s1_logvar.defined()) kl = kl + kl_diag_gaussian(s1, s1_logvar, s_prior_var);
     if (s2_logvar.defined()) kl = kl + kl_diag_gaussian(s2, s2_logvar, s_prior_var);
     return kl;
+  }
+
+  // The fused step's pieces both layers share (whvi.cpp, nf_whvi.cpp; a
+  // deterministic or no bias). The kernel's shape for n rows:
+  kernels::WhviShape kernel_shape(int64_t n) const {
+    kernels::WhviShape sh;
+    sh.batch = n;
+    sh.d = d;
+    sh.blocks = blocks;
+    sh.shared_g = opt.shared_g;
+    return sh;
+  }
+  // x zero-padded to D columns (in cache slot 1 when in < D), kept in slot 0.
+  torch::Tensor fused_input(const torch::Tensor& x, int64_t in, FusedCache& c) const {
+    torch::Tensor xp = x;
+    if (d != in) {
+      auto& b = c.buffer(1, {x.size(0), d}, x.options());
+      fused_ops::pad_columns_out(b, x);
+      xp = b;
+    }
+    c[0] = xp;
+    return xp;
+  }
+  // One standard normal per row, group and D (slot 2) and σ = e^(log σ² / 2)
+  // (slot 3): the draws and the arithmetic of the autograd forward.
+  void fused_noise(int64_t n, const torch::TensorOptions& o, const at::Generator& gen, FusedCache& c) const {
+    auto& eps = c.buffer(2, {n, groups, d}, o);
+    whvi::normal_(eps, 0, 1, gen);
+    auto& sg = c.buffer(3, g_logvar.sizes(), o);
+    fused_ops::scale_out(sg, g_logvar, 0.5);
+    sg.exp_();
+  }
+  // The kernel's y [n, blocks, D] as the layer's [n, out], plus the bias (into slot `slot`).
+  torch::Tensor fused_output(const torch::Tensor& y, int64_t out, FusedCache& c, size_t slot) const {
+    const int64_t n = y.size(0);
+    auto yv = y.view({n, blocks * d});
+    if (blocks * d != out) yv = yv.narrow(1, 0, out);
+    if (opt.bias == "none") return yv;
+    auto& z = c.buffer(slot, {n, out}, y.options());
+    fused_ops::add_row_vector_out(z, yv, b_mu);
+    return z;
+  }
+  // The backward's dy [n, out] as the kernel's [n, blocks·D] (zero-padded into slot `slot`).
+  torch::Tensor fused_dy(const torch::Tensor& g, FusedCache& c, size_t slot) const {
+    torch::Tensor dy = g.contiguous();
+    if (blocks * d != g.size(1)) {
+      auto& b = c.buffer(slot, {g.size(0), blocks * d}, g.options());
+      fused_ops::pad_columns_out(b, g);
+      dy = b;
+    }
+    return dy;
+  }
+  // S1's and S2's gradients from the kernel, the bias's from dy, added into .grad().
+  void fused_add_grads(const torch::Tensor& ds1, const torch::Tensor& ds2, const torch::Tensor& g) {
+    fused_ops::add_(s1.mutable_grad(), ds1);
+    fused_ops::add_(s2.mutable_grad(), ds2);
+    if (opt.bias != "none") fused_ops::add_(b_mu.mutable_grad(), g.sum(0));
   }
 
   // The bias's closed-form KL (zero without a Bayesian bias).
