@@ -68,7 +68,7 @@ std::vector<Param> run_keys() {
       I("output.grid_points", "0", 0, 1000000, "if > 0 (1-D inputs): predictions on a grid written as CSV"),
       F("output.grid_lo", "-2", -1e15, 1e15, "grid start (original input units)"),
       F("output.grid_hi", "3", -1e15, 1e15, "grid end (original input units)"),
-      B("output.plot", "true", "with a grid: render a PNG with gnuplot (scripts/render/toy.sh)"),
+      B("output.plot", "true", "with a grid or a classifier: draw PNG figures with gnuplot (/usr/bin/gnuplot, run without a shell)"),
   };
 }
 
