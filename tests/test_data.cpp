@@ -782,7 +782,7 @@ TEST(Csv, BadFilesAreNamed) {
   expect_has(csv_error(std::string("a,y\n1,\0\n", 9)), {"NUL byte", "binary"});
   expect_has(csv_error("a,y\n1,\"2\n3,4\n"), {"never closed"});
   const auto missing = csv_error("a,y\n1,2\nNA,4\n5,6\n");
-  expect_has(missing, {"row 3", "column 'a'", "missing value", "data.missing: drop"});
+  expect_has(missing, {"row 3", "column 'a'", "missing value", "data.missing: impute", "drop"});
   CsvOptions drop;
   drop.drop_missing = true;
   const auto d = csv("a,y\n1,2\nNA,4\n5,\n7,8\n", drop);
@@ -809,6 +809,65 @@ TEST(Csv, ClassesAreSortedAndNamed) {
   d = csv("a,y\n1,dog\n2,cat\n3,dog\n4,cat\n", cls);
   EXPECT_EQ(d.class_names, (std::vector<std::string>{"cat", "dog"}));
   EXPECT_EQ(d.num_classes, 2);
+}
+
+// data.missing: impute. A missing feature cell is NaN (a text column's whole
+// group) with a 0/1 indicator column after the inputs; prepare_split fills it
+// from the split's training rows only: a numeric column's lower median (not
+// the mean, not the median over every row), a text column's most frequent
+// category. A row missing its target is dropped and counted.
+TEST(Csv, MissingCellsAreImputedFromTheTrainingRowsWithAnIndicator) {
+  CsvOptions o;
+  o.impute_missing = true;
+  const auto d = csv("a,c,y\n1,red,1\nNA,blue,2\n3,,3\n10,red,4\n,red,5\n0.5,blue,6\n8,red,\n", o);
+  EXPECT_EQ(d.dropped_rows, 1);
+  EXPECT_EQ(d.missing_cells, 3);
+  ASSERT_EQ(d.inputs.size(), 4u);  // a, c, then the indicators of a and c
+  EXPECT_TRUE(d.inputs[2].missing_indicator && d.inputs[2].name == "a");
+  EXPECT_TRUE(d.inputs[3].missing_indicator && d.inputs[3].name == "c");
+  ASSERT_EQ(d.x.sizes(), (std::vector<int64_t>{6, 5}));  // a | blue, red | a missing, c missing
+  EXPECT_TRUE(std::isnan(d.x[1][0].item<double>()));
+  EXPECT_TRUE(std::isnan(d.x[2][1].item<double>()) && std::isnan(d.x[2][2].item<double>()));
+  EXPECT_EQ(d.x[1][3].item<double>(), 1.0);
+  EXPECT_EQ(d.x[2][4].item<double>(), 1.0);
+  EXPECT_EQ(d.x[0][3].item<double>(), 0.0);
+  SplitIndices s{{0, 1, 2, 3}, {4, 5}};
+  const auto p = prepare_split(d, s);
+  ASSERT_TRUE(p.x_fill.defined());
+  // training rows' a: 1, 3, 10 -> median 3 (all rows' would be 1, their mean 4.67);
+  // their c: red, blue, red -> red
+  const std::vector<double> want = {3, 0, 1, 0, 0};
+  for (int64_t j = 0; j < 5; ++j) EXPECT_EQ(p.x_fill[j].item<double>(), want[static_cast<size_t>(j)]) << j;
+  EXPECT_FALSE(p.x_train.isnan().any().item<bool>());
+  EXPECT_FALSE(p.x_test.isnan().any().item<bool>());
+  const double a_test = p.x_test[0][0].item<double>() * p.stats.x_std[0].item<double>() + p.stats.x_mean[0].item<double>();
+  EXPECT_NEAR(a_test, 3.0, 1e-12);                                   // filled with the training median
+  EXPECT_NEAR(p.stats.x_mean[0].item<double>(), (1 + 3 + 3 + 10) / 4.0, 1e-12);  // after filling
+  CsvOptions err;
+  expect_has(csv_error("a,y\n1,2\n,3\n4,5\n", err), {"row 3", "missing value"});
+}
+
+// data.categorical: a numeric-looking column one-hot encoded by its text
+// (months, codes); a name that is no feature, or the target, is refused.
+TEST(Csv, DeclaredCategoricalColumnsAreOneHot) {
+  CsvOptions o;
+  o.categorical = {"month"};
+  const auto d = csv("month,a,y\n12,1.5,1\n3,2,2\n12,3,3\n1,4,4\n", o);
+  ASSERT_EQ(d.inputs.size(), 2u);
+  EXPECT_EQ(d.inputs[0].categories, (std::vector<std::string>{"1", "12", "3"}));
+  EXPECT_TRUE(d.inputs[1].categories.empty());
+  ASSERT_EQ(d.x.sizes(), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(d.x[0][1].item<double>(), 1.0);  // 12
+  EXPECT_EQ(d.x[1][2].item<double>(), 1.0);  // 3
+  EXPECT_EQ(d.x[3][0].item<double>(), 1.0);  // 1
+  EXPECT_EQ(d.x[0][3].item<double>(), 1.5);
+  o.categorical = {"nope"};
+  expect_has(csv_error("month,a,y\n12,1.5,1\n3,2,2\n", o), {"data.categorical", "no column 'nope'"});
+  o.categorical = {"y"};
+  expect_has(csv_error("month,a,y\n12,1.5,1\n3,2,2\n", o), {"data.categorical", "'y' is the target column"});
+  o.categorical = {"a"};
+  o.features = {"month"};
+  expect_has(csv_error("month,a,y\n12,1.5,1\n3,2,2\n", o), {"'a' is not one of the features"});
 }
 
 // A category the training rows lack is zeroed in the test rows and counted.

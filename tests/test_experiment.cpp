@@ -538,12 +538,25 @@ TEST(Selection, RanksCandidatesByValidationMnllAndRefusesTestRuns) {
 
 }  // namespace
 
+// How far a pinned number may move on another x86-64 machine. The kernels run
+// at the scalar level (the same bits everywhere) but LibTorch's matmul goes
+// through OpenBLAS, whose kernels (and so the last bits of every float32 GEMM)
+// depend on the CPU model. Training is a chaotic map: a relative perturbation
+// of float32's unit roundoff (2^-24, 6e-8) per step grows over the 60-70 steps
+// of these runs; measured between an AMD and an Intel host it reached 2.7e-6
+// (MC dropout, heteroscedastic, final -ELBO). 1e-4 (2^-13: 11 of float32's
+// 24 bits) leaves room for that growth, and is still four orders below what a
+// wrong formula, a dropped term or a changed default moves (1e-1 and more).
+// Bit-identical numbers on one machine are a separate promise, tested by
+// running twice (Determinism.* and the corpus' resume cases).
+constexpr double kPinnedRelTolerance = 1e-4;
+
 // The numbers of a short run of each kind, pinned from the code before the
 // likelihood / inference seams (issue 9) were opened, so that refactors are
 // checked against what the committed results were produced with. The CPU
 // kernels run at the scalar level (the same on every machine); LibTorch's
-// matmul differs between BLAS builds in its last bits, hence the tolerance
-// (on this project's build machine the numbers match exactly).
+// matmul differs between BLAS builds and CPUs in its last bits, hence the
+// tolerance (kPinnedRelTolerance above).
 TEST(Pinned, AShortRunOfEachKindGivesThePinnedNumbers) {
   set_threads(1);
   const auto level = kernels::active_simd_level();
@@ -561,7 +574,7 @@ TEST(Pinned, AShortRunOfEachKindGivesThePinnedNumbers) {
     const auto got = numbers(doc["splits"][0]);
     for (const auto& [k, v] : want) {
       const double g = got.at(k).get<double>();
-      EXPECT_NEAR(g, v, 1e-6 * std::max(1.0, std::abs(v))) << kind << " " << k;
+      EXPECT_NEAR(g, v, kPinnedRelTolerance * std::max(1.0, std::abs(v))) << kind << " " << k;
     }
   }
   kernels::set_simd_level(level);
@@ -609,7 +622,7 @@ TEST(Pinned, EveryComponentGivesThePinnedNumbers) {
       const std::string metric = key.substr(dot + 1);
       ASSERT_TRUE(rec.contains(metric) && rec[metric].is_number()) << name << " " << key;
       const double g = rec[metric].get<double>();
-      EXPECT_NEAR(g, v, 1e-6 * std::max(1.0, std::abs(v))) << name << " " << key;
+      EXPECT_NEAR(g, v, kPinnedRelTolerance * std::max(1.0, std::abs(v))) << name << " " << key;
     }
     ++ran;
   }
@@ -756,10 +769,15 @@ std::vector<std::map<std::string, std::string>> read_csv_rows(const fs::path& p)
 }
 }  // namespace
 
-// whvi predict on the stored test rows of a split gives eval's predictions:
-// the RMSE of its means is the split record's RMSE, its classes give the
-// record's error; with one Monte Carlo sample the interval is the Gaussian's
-// mean +- 1.959964 sd (a closed form), and a missing input column is named.
+// whvi predict on the stored test rows of a split agrees with eval's
+// predictions up to Monte Carlo error: predict draws each row's samples alone
+// (a row's prediction must not depend on the rows around it), eval draws them
+// for the whole test batch at once, so the two are independent estimates of
+// the same predictive mean: the RMSEs differ by at most 6 x sqrt(2/S) x the
+// rms epistemic sd (the rms of two independent means' differences, with room),
+// the errors by a few boundary rows. With one Monte Carlo sample the interval
+// is the Gaussian's mean +- 1.959964 sd (a closed form), and a missing input
+// column is named.
 TEST(Predict, TestRowsGiveEvalsNumbers) {
   Sandbox sb("predict");
   // a CSV made here: y = 2 a - b + small noise, a text column; a class label from y
@@ -802,16 +820,18 @@ TEST(Predict, TestRowsGiveEvalsNumbers) {
     const auto pred = read_csv_rows(po.out);
     ASSERT_EQ(pred.size(), test_rows.size());
     if (!classify) {
-      double se = 0;
+      double se = 0, epi2 = 0;
       for (size_t i = 0; i < pred.size(); ++i) {
         std::stringstream ls(lines[static_cast<size_t>(test_rows[i]) + 1]);
         std::vector<std::string> f;
         for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
         const double d = std::stod(pred[i].at("mean")) - std::stod(f[3]);
         se += d * d;
+        epi2 += std::pow(std::stod(pred[i].at("epistemic_std")), 2);
       }
-      EXPECT_NEAR(std::sqrt(se / static_cast<double>(pred.size())), split["rmse"].get<double>(),
-                  1e-7 * split["rmse"].get<double>());
+      const double n = static_cast<double>(pred.size()), S = static_cast<double>(doc["config"]["evaluation"]["mc_samples"].get<int64_t>());
+      EXPECT_NEAR(std::sqrt(se / n), split["rmse"].get<double>(), 6 * std::sqrt(2 / S * epi2 / n) + 1e-9);
+      EXPECT_GT(epi2, 0.0);  // the bound is not vacuous: the samples differ
       po.mc_samples = 1;
       experiment::run_predict(po);
       for (const auto& r : read_csv_rows(po.out)) {
@@ -831,7 +851,8 @@ TEST(Predict, TestRowsGiveEvalsNumbers) {
         EXPECT_GE(std::stod(pred[i].at("mutual_information")), 0.0);
         EXPECT_LE(std::stod(pred[i].at("mutual_information")), std::stod(pred[i].at("entropy")) + 1e-12);
       }
-      EXPECT_NEAR(static_cast<double>(wrong) / static_cast<double>(pred.size()), split["error"].get<double>(), 1e-12);
+      EXPECT_NEAR(static_cast<double>(wrong) / static_cast<double>(pred.size()), split["error"].get<double>(),
+                  3.0 / static_cast<double>(pred.size()) + 1e-12);
     }
   }
   std::ofstream(sb.dir / "no-b.csv") << "a,colour\n0.5,red\n";

@@ -157,8 +157,11 @@ TEST(ReportTable, IncompleteFromSplitCountsAlone) {
   r["protocol"]["splits_done"] = 5;
   const std::string md = render_markdown_table({r}, json::object(), "t");
   EXPECT_TRUE(contains(md, "- † `yacht-whvi`: incomplete, 5/8 splits done")) << md;
-  // No paper: its columns show dashes and there is no Paper section.
-  EXPECT_EQ(line_of(md, "## Test RMSE", "yacht"), "| yacht | 0.712 ± 0.105 † | – |") << md;
+  // No paper (the user's own data): no paper columns, the predictive MNLL alone, no Paper section.
+  EXPECT_EQ(line_of(md, "## Test RMSE", "yacht"), "| yacht | 0.712 ± 0.105 † |") << md;
+  const std::string mnll = line_of(md, "## Test MNLL", "yacht");
+  EXPECT_TRUE(contains(mnll, "1.23") && !contains(mnll, "1.46")) << md;  // mnll (1.2345), not mnll_paper (1.4567)
+  EXPECT_FALSE(contains(md, "mnll_paper`, the authors")) << md;
   EXPECT_FALSE(contains(md, "## Paper")) << md;
 }
 
@@ -269,6 +272,20 @@ TEST(ReportFiles, CsvHasOneRowPerFileWithWidthParamsAndStats) {
   EXPECT_TRUE(contains(csv, ",yacht,whvi,2.000000000000,64.000000000000,2100.000000000000,8,0.712300000000,"
                             "0.104900000000,1.234500000000,0.333300000000,1.456700000000,0.432100000000,,,,\n"))
       << csv;
+  std::filesystem::remove(f);
+}
+
+// `whvi table --csv` writes valid CSV (RFC 4180): a field with a comma, a
+// quote or a line break is quoted with its quotes doubled, others are plain.
+TEST(ReportFiles, CsvQuotesFieldsThatNeedIt) {
+  json r = yacht_whvi();
+  r["dataset"] = "my \"big\", data";
+  r["model"] = "whvi";
+  const std::string f = temp_path("odd,name.json");
+  write(f, r.dump());
+  const std::string csv = whvi::report::render_csv_from_files({f});
+  const std::string row = csv.substr(csv.find('\n') + 1);
+  EXPECT_EQ(row.rfind("\"" + f + "\",\"my \"\"big\"\", data\",whvi,", 0), 0u) << row;
   std::filesystem::remove(f);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -16,12 +17,16 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <sstream>
+#include <string_view>
 
 #include <c10/util/Exception.h>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -118,6 +123,24 @@ CLI::Validator integer_in(long long lo, long long hi, const std::string& what,
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
+// A positive finite number at most `hi` (CLI11's PositiveNumber accepts inf and
+// names a 309-digit range).
+CLI::Validator positive_finite(double hi, const std::string& example) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool is_num = !s.empty() && end != s.c_str() && *end == '\0';
+        if (!is_num || !std::isfinite(v) || v <= 0 || v > hi) {
+          std::ostringstream os;
+          os << "must be a positive finite number (at most " << hi << "), got '" << shown(s) << "'" << example;
+          return os.str();
+        }
+        return {};
+      },
+      "NUMBER > 0");
+}
+
 CLI::Validator positive_seconds() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
@@ -138,9 +161,15 @@ constexpr int64_t kMaxBenchSize = int64_t{1} << 30;
 // Output paths given on the command line, checked before any work: "-" is
 // standard output; anything else must be absent or a regular file (no link,
 // device, FIFO or folder: common/io.h).
-void check_outputs(const std::vector<std::pair<std::string, const char*>>& outputs) {
-  for (const auto& [path, flag] : outputs)
-    if (!path.empty() && path != "-") whvi::check_output_path(path, flag);
+void check_outputs(const std::vector<std::pair<std::string, const char*>>& outputs,
+                   const std::vector<std::string>& inputs) {
+  for (const auto& [path, flag] : outputs) {
+    if (path.empty() || path == "-") continue;
+    whvi::check_output_path(path, flag);
+    for (const auto& in : inputs)
+      WHVI_CHECK(!whvi::same_file(path, in), flag, " '", path, "' is ", in == path ? "" : "the same file as ",
+                 "one of this command's inputs ('", in, "'); whvi never writes over its own input: give another path");
+  }
 }
 
 // Writes `content` to `path` ("-": standard output) and logs it.
@@ -153,10 +182,46 @@ void write_output(const std::string& path, const std::string& content) {
   spdlog::info("wrote {}", path);
 }
 
+// `in` on one line: a line break, a carriage return or another control byte
+// (from a path, a --set value, a config string echoed back) is written as
+// \n, \r or ?, so no text can forge a second log line.
+std::string one_line(const std::string& in) {
+  std::string text;
+  for (char c : in) {
+    if (c == '\n') text += "\\n";
+    else if (c == '\r') text += "\\r";
+    else if (c == '\t') text += ' ';
+    else text += static_cast<unsigned char>(c) < 32 || c == 127 ? '?' : c;
+  }
+  return text;
+}
+
+// The console sink, every message through one_line().
+class OneLineSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  OneLineSink() : inner_(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const std::string_view in(msg.payload.data(), msg.payload.size());
+    bool plain = true;
+    for (char c : in) plain = plain && static_cast<unsigned char>(c) >= 32 && c != 127;
+    if (plain) return inner_->log(msg);
+    const std::string text = one_line(std::string(in));
+    spdlog::details::log_msg copy(msg);
+    copy.payload = spdlog::string_view_t(text.data(), text.size());
+    inner_->log(copy);
+  }
+  void flush_() override { inner_->flush(); }
+
+ private:
+  std::shared_ptr<spdlog::sinks::stderr_color_sink_mt> inner_;
+};
+
 // The error line is the contract at every log level, --log-level off included.
 void report_error(const std::string& msg) {
   if (spdlog::get_level() <= spdlog::level::err) spdlog::error("{}", msg);
-  else std::fprintf(stderr, "whvi: error: %s\n", msg.c_str());
+  else std::fprintf(stderr, "whvi: error: %s\n", one_line(msg).c_str());
 }
 
 // A header line of `cols`, then one line per row: strings and numbers as they
@@ -255,6 +320,8 @@ struct Command {
   CLI::App* app = nullptr;
   virtual void add(CLI::App& parent) = 0;
   virtual std::vector<std::pair<std::string, const char*>> outputs() const { return {}; }
+  // Files the command reads: no output may be one of them (checked with outputs()).
+  virtual std::vector<std::string> inputs() const { return {}; }
   virtual void run(const std::string& command_line) = 0;
 };
 
@@ -283,6 +350,7 @@ struct EvalCommand : Command {
     app->add_option("--json", json, "Also write the metrics to this file ('-': standard output only)");
   }
   std::vector<std::pair<std::string, const char*>> outputs() const override { return {{json, "--json"}}; }
+  std::vector<std::string> inputs() const override { return {o.checkpoint}; }
   void run(const std::string& command_line) override {
     o.command_line = command_line;
     const auto r = whvi::experiment::run_eval(o);
@@ -303,8 +371,11 @@ struct PredictCommand : Command {
         ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
     app->add_option("--interval", o.interval, "Mass of the central predictive interval (regression)")
         ->capture_default_str();
+    app->add_option("--keep", o.keep, "Input columns to copy to the output, before the predictions (e.g. --keep id,date)")
+        ->delimiter(',');
   }
   std::vector<std::pair<std::string, const char*>> outputs() const override { return {{o.out, "--out"}}; }
+  std::vector<std::string> inputs() const override { return {o.checkpoint, o.input}; }
   void run(const std::string&) override {
     const auto r = whvi::experiment::run_predict(o);
     if (o.out != "-") spdlog::info("wrote {} rows to {}", r["rows"].get<int64_t>(), o.out);
@@ -339,7 +410,7 @@ struct DataExportCommand : Command {
 
 struct TableCommand : Command {
   std::vector<std::string> files;
-  std::string paper = "results/paper/whvi-neurips2020-table3.json", out, title = "UCI regression";
+  std::string paper = "results/paper/whvi-neurips2020-table3.json", out, title;
   bool csv = false;
   void add(CLI::App& parent) override {
     app = parent.add_subcommand("table", "Render result files as Markdown tables beside the paper's");
@@ -347,10 +418,16 @@ struct TableCommand : Command {
     app->add_option("--paper", paper, "The paper's numbers (JSON file, or the name of a table built into "
                     "whvi, e.g. whvi-neurips2020-table6); '' for none")->capture_default_str();
     app->add_option("--out", out, "Write the Markdown here (default or '-': stdout)");
-    app->add_option("--title", title, "Title")->capture_default_str();
+    app->add_option("--title", title, "Title (default: beside a paper's table, its title or 'UCI regression'; "
+                    "for your own data, the data sets and the task)");
     app->add_flag("--csv", csv, "Write one CSV row per result file (dataset, model, width, params, metric means and stds) instead of Markdown");
   }
   std::vector<std::pair<std::string, const char*>> outputs() const override { return {{out, "--out"}}; }
+  std::vector<std::string> inputs() const override {
+    auto in = files;
+    in.push_back(paper);
+    return in;
+  }
   void run(const std::string& command_line) override {
     const auto md = csv ? whvi::report::render_csv_from_files(files)
                         : whvi::report::render_from_files(files, paper, title) + "\nRendered by: `" + command_line + "`\n";
@@ -370,6 +447,7 @@ struct SelectCommand : Command {
     if (out.empty()) return {};
     return {{out + "/SUMMARY.md", "--out"}, {out + "/summary.json", "--out"}};
   }
+  std::vector<std::string> inputs() const override { return files; }
   void run(const std::string& command_line) override {
     const auto r = whvi::report::select_defaults(files);
     const std::string md = r.markdown + "\nRendered by: `" + command_line + "`\n";
@@ -558,7 +636,7 @@ struct ApproximationCommand : Command {
         ->check(integer_in(1, 100000, "a positive integer", " (e.g. --repeats 20)"));
     app->add_option("--steps", o.steps, "Adam steps per fit")->capture_default_str()
         ->check(integer_in(0, 100000000, "a non-negative integer", " (e.g. --steps 2000)"));
-    app->add_option("--lr", o.lr, "Adam learning rate")->capture_default_str()->check(CLI::PositiveNumber);
+    app->add_option("--lr", o.lr, "Adam learning rate")->capture_default_str()->check(positive_finite(100, " (e.g. --lr 0.01)"));
     app->add_option("--seed", o.seed, "Seed of the matrices and initial values")->capture_default_str()
         ->check(integer_in(0, LLONG_MAX, "a non-negative integer", " (e.g. --seed 0)"));
     app->add_option("--json", json, "Write the results (JSON) to this file");
@@ -621,6 +699,10 @@ int guarded(const std::function<int()>& body) {
 
 int main(int argc, char** argv) {
   guard_standard_fds();
+  // A file-size limit (ulimit -f) must fail the write (EFBIG, reported with the
+  // file's name, the temporary file removed, the lock released), not kill the
+  // process with no word.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"whvi: Walsh-Hadamard Variational Inference experiment runner"};
   app.fallthrough();  // global options also after the subcommand (inherited by subcommands)
   GlobalOptions global;
@@ -674,7 +756,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto logger = spdlog::stderr_color_mt("whvi");
+  auto logger = std::make_shared<spdlog::logger>("whvi", std::make_shared<OneLineSink>());
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(global.log_level));
 
@@ -688,7 +770,7 @@ int main(int argc, char** argv) {
     const std::string command_line = whvi::join_command_line(argc, argv);
     for (auto* c : commands)
       if (c->app->parsed()) {
-        check_outputs(c->outputs());
+        check_outputs(c->outputs(), c->inputs());
         c->run(command_line);
         break;
       }

@@ -65,6 +65,12 @@ std::string describe_path_kind(const std::string& path) {
   return "a symbolic link";
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x {}, y {};
+  if (::stat(a.c_str(), &x) != 0 || ::stat(b.c_str(), &y) != 0) return false;
+  return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 void check_output_path(const std::string& path, const std::string& what) {
   WHVI_CHECK(!path.empty(), what, ": the path is empty: give a file path");
   struct stat st {};
@@ -132,7 +138,9 @@ void AtomicFile::write(const std::string& piece) {
   for (size_t done = 0; done < piece.size();) {
     const ssize_t n = ::write(fd_, piece.data() + done, piece.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    WHVI_CHECK(n > 0, "failed writing ", path_, ": ", std::strerror(errno), " (disk full?)");
+    const int err = n < 0 ? errno : ENOSPC;
+    WHVI_CHECK(n > 0, "failed writing ", path_, ": ", std::strerror(err),
+               err == EFBIG ? " (a file-size limit, ulimit -f, is set: raise it)" : " (disk full?)");
     done += static_cast<size_t>(n);
   }
 }
@@ -237,8 +245,36 @@ std::string read_data_file(const std::string& path, const std::string& missing_h
   return read_user_file(path, "data file", SIZE_MAX);
 }
 
+namespace {
+// The deepest nesting of arrays and objects in JSON text (strings skipped).
+// Checked before parsing: nlohmann's dump, comparison and whvi's walks recurse,
+// so a file nested 200,000 deep would overflow the stack.
+size_t json_depth(const std::string& text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+}  // namespace
+
 nlohmann::json read_json_file(const std::string& path, const std::string& what, const std::string& fix) {
   const std::string text = read_user_file(path, what, size_t{1} << 30);
+  constexpr size_t kMaxJsonDepth = 64;  // whvi's records nest 6 deep
+  if (json_depth(text) > kMaxJsonDepth)
+    throw Error(path + " (" + what + ") nests arrays and objects more than " + std::to_string(kMaxJsonDepth) +
+                " deep; no whvi file does: " + fix);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
@@ -299,6 +335,15 @@ FileLock::FileLock(const std::string& path, const std::string& what) : path_(pat
       ::close(fd_);
       fd_ = -1;
       throw Error("the lock file " + path + " is " + kind + ", not a regular file: remove it (it is not whvi's)");
+    }
+    if (own.st_nlink != 1) {
+      // A hard link: writing the pid would change the other file it names.
+      const auto links = own.st_nlink;
+      ::close(fd_);
+      fd_ = -1;
+      throw Error("the lock file " + path + " has " + std::to_string(links) +
+                  " hard links (it shares its data with another file); whvi never writes through one: "
+                  "remove it (it is not whvi's)");
     }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;

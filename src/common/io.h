@@ -44,6 +44,10 @@ class AtomicFile {
 // costs nothing.
 void check_output_path(const std::string& path, const std::string& what);
 
+// True when `a` and `b` name the same existing file (the same device and
+// inode, links followed; hard links and other spellings of one path count).
+bool same_file(const std::string& a, const std::string& b);
+
 // What is at `path` (not following a final link), for messages: "a FIFO
 // (named pipe)", "a character device", "a symbolic link", "a folder", ...;
 // "" when nothing is there.

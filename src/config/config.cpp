@@ -143,6 +143,7 @@ using Fail = std::function<void(const std::string&)>;
 void check_range(const Param& p, const std::string& s, double v, const Fail& fail) {
   if (v >= p.min && v <= p.max) return;
   std::ostringstream os;
+  os.precision(17);  // integer bounds in full (1048576, not 1.04858e+06)
   os << "value " << shown(s) << " is out of range [" << p.min << ", " << p.max << "]";
   fail(os.str());
 }
@@ -282,8 +283,9 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
       throw ConfigError(file, line, key,
                         "unknown key" + suggestion(key) + "; known keys " + where + ": " +
                             keys_under(prefix) + (prefix.empty() ? ", base" : ""));
-    // a list of names (data.features: [a, b]) is the comma-separated string
-    const bool name_list = p->type == Type::kString && v.IsSequence() && key == "data.features" &&
+    // a list of names (data.features: [a, b], data.categorical) is the comma-separated string
+    const bool name_list = p->type == Type::kString && v.IsSequence() &&
+                           (key == "data.features" || key == "data.categorical") &&
                            std::all_of(v.begin(), v.end(), [](const YAML::Node& n) { return n.IsScalar(); });
     if (!v.IsScalar() && !v.IsNull() && !name_list)
       throw ConfigError(file, line, key, "expected " + std::string(type_name(p->type)) +
@@ -423,6 +425,12 @@ void load_file_entries(const std::string& text, const std::string& source,
       const std::string canon = canon_path.string();
       for (const auto& c : chain)
         if (c == canon) throw ConfigError(source, line, "base", "cycle: " + canon + " includes itself");
+      // Each base is a stack frame: a long chain would overflow the stack.
+      constexpr size_t kMaxBaseDepth = 32;
+      if (chain.size() >= kMaxBaseDepth)
+        throw ConfigError(source, line, "base",
+                          "more than " + std::to_string(kMaxBaseDepth) +
+                              " base files in a chain; a config needs a few: merge the chain into fewer files");
       const std::string base_text = read_config_text(bp.string(), source, line, "base");
       chain.push_back(canon);
       load_file_entries(base_text, bp.string(), bp.parent_path().string(), out, chain);

@@ -1,6 +1,8 @@
 // CSV/TSV data sets with a header row (see csv.h).
 #include "data/csv.h"
 
+#include <spdlog/spdlog.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -252,18 +254,20 @@ struct Cells {
 };
 
 Cells read_cells(CsvReader& r, const std::string& path, size_t target, const std::vector<size_t>& feats,
-                 bool drop_missing) {
+                 bool drop_missing, bool impute) {
   Cells c;
   c.features.resize(feats.size());
   const auto& header = r.header();
   std::vector<std::string> f;
   while (r.next(f)) {
     bool missing = false;
-    for (size_t j = 0; j <= feats.size() && !missing; ++j) {
+    // imputing, only a missing target drops a row (there is nothing to learn from it)
+    for (size_t j = impute ? feats.size() : 0; j <= feats.size() && !missing; ++j) {
       const size_t k = j < feats.size() ? feats[j] : target;
       if (!is_missing_cell(f[k])) continue;
-      WHVI_CHECK(drop_missing, "'", path, "' row ", r.row(), ", column ", col(header[k]),
-                 ": a missing value (empty, NA or NaN); fill it in, or set data.missing: drop to drop such rows");
+      WHVI_CHECK(drop_missing || impute, "'", path, "' row ", r.row(), ", column ", col(header[k]),
+                 ": a missing value (empty, NA or NaN); fill it in, or set data.missing: impute (the default) or "
+                 "drop");
       missing = true;
     }
     if (missing) {
@@ -280,31 +284,52 @@ Cells read_cells(CsvReader& r, const std::string& path, size_t target, const std
   return c;
 }
 
-// The inputs: numeric columns as they are, text columns one-hot.
-void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::string>& names, const std::string& path) {
+// The inputs: numeric columns as they are, text columns one-hot; a missing
+// cell (data.missing: impute) is NaN (a text column's whole group), and every
+// column with one gets a 0/1 missing-indicator column after all the inputs.
+void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::string>& names,
+                   const std::vector<char>& as_text, const std::string& path) {
   const auto n = static_cast<int64_t>(c.labels.size());
   std::vector<std::vector<double>> numeric(names.size());
+  std::vector<int64_t> missing(names.size(), 0);
   int64_t width = 0;
   for (size_t j = 0; j < names.size(); ++j) {
     InputColumn ic;
     ic.name = names[j];
-    bool text = false;
     numeric[j].resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n && !text; ++i) {
-      const int kind = parse_number(c.features[j][i], numeric[j][i]);
+    int64_t text_cells = 0, first_text = -1;
+    std::set<std::string> cats;
+    for (int64_t i = 0; i < n; ++i) {
+      const std::string& cell = c.features[j][i];
+      if (is_missing_cell(cell)) {
+        numeric[j][i] = std::nan("");
+        ++missing[j];
+        continue;
+      }
+      const int kind = as_text[j] ? 0 : parse_number(cell, numeric[j][i]);
       WHVI_CHECK(kind != 2, "'", path, "' row ", c.rows[i], ", column ", col(ic.name), ": a number too large (or "
                  "infinite) to use; at most ", kMaxAbsValue, " in magnitude: rescale the column");
-      text = kind == 0;
+      if (kind == 0 && text_cells++ == 0) first_text = i;
+      cats.insert(cell);
     }
-    if (text) {
-      std::set<std::string> cats(c.features[j].begin(), c.features[j].end());
+    if (text_cells > 0) {
       ic.categories.assign(cats.begin(), cats.end());
       WHVI_CHECK(ic.categories.size() <= 10000, "'", path, "' column ", col(ic.name), " is text with ",
                  ic.categories.size(), " different values; one-hot encoding takes at most 10,000: leave it out "
                  "of data.features");
+      const int64_t present = n - missing[j];
+      // A column of numbers with a stray word is most likely a typo, not a category.
+      if (!as_text[j] && text_cells * 20 <= present)
+        spdlog::warn("'{}' column {}: {} of {} cells are numbers, but row {} is not, so the whole column is read "
+                     "as {} text categories (one-hot); if that cell is a typo, fix it or leave it empty (missing)",
+                     path, col(ic.name), present - text_cells, present, c.rows[first_text], ic.categories.size());
     }
-    width += text ? static_cast<int64_t>(ic.categories.size()) : 1;
+    width += ic.categories.empty() ? 1 : static_cast<int64_t>(ic.categories.size());
     d.inputs.push_back(std::move(ic));
+  }
+  for (size_t j = 0; j < names.size(); ++j) {
+    d.missing_cells += missing[j];
+    if (missing[j] > 0) width += 1;
   }
   d.x = torch::zeros({n, width}, torch::kFloat64);
   auto xa = d.x.accessor<double, 2>();
@@ -318,11 +343,26 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
       continue;
     }
     for (int64_t i = 0; i < n; ++i) {
-      const auto it = std::lower_bound(cats.begin(), cats.end(), c.features[j][i]);
+      const std::string& cell = c.features[j][i];
+      if (is_missing_cell(cell)) {
+        for (size_t k = 0; k < cats.size(); ++k) xa[i][c0 + static_cast<int64_t>(k)] = std::nan("");
+        continue;
+      }
+      const auto it = std::lower_bound(cats.begin(), cats.end(), cell);
       xa[i][c0 + (it - cats.begin())] = 1.0;
     }
     d.onehot.insert(d.onehot.end(), cats.size(), 1);
     c0 += static_cast<int64_t>(cats.size());
+  }
+  for (size_t j = 0; j < names.size(); ++j) {
+    if (missing[j] == 0) continue;
+    for (int64_t i = 0; i < n; ++i) xa[i][c0] = is_missing_cell(c.features[j][i]) ? 1.0 : 0.0;
+    d.onehot.push_back(1);  // a 0/1 column: a test row's 1 is zeroed where no training row has one
+    ++c0;
+    InputColumn ind;
+    ind.name = names[j];
+    ind.missing_indicator = true;
+    d.inputs.push_back(std::move(ind));
   }
 }
 
@@ -355,14 +395,26 @@ void encode_class_target(RegressionData& d, const Cells& c, const std::string& p
     all_numbers = all_numbers && parse_number(l, v) == 1;
     value[l] = v;
   }
-  if (all_numbers)
+  // Labels that are all numbers name a class by their value: 1, 1.0 and 01
+  // are one class (named by its first spelling in sorted order).
+  std::map<std::string, std::string> spelling;
+  for (const auto& l : names) spelling[l] = l;
+  if (all_numbers) {
     std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
       return value[a] < value[b];
     });
+    std::vector<std::string> merged;
+    for (const auto& l : names) {
+      if (!merged.empty() && value[merged.back()] == value[l]) spelling[l] = merged.back();
+      else merged.push_back(l);
+    }
+    names = merged;
+  }
   WHVI_CHECK(names.size() >= 2, "'", path, "' target column ", col(d.target_name),
              " holds one class only; classification needs two or more");
   std::map<std::string, int64_t> index;
   for (size_t k = 0; k < names.size(); ++k) index[names[k]] = static_cast<int64_t>(k);
+  for (const auto& [l, canonical] : spelling) index[l] = index[canonical];
   std::vector<int64_t> count(names.size(), 0), first_row(names.size(), 0);
   d.y = torch::empty({n, 1}, torch::kFloat64);
   auto ya = d.y.accessor<double, 2>();
@@ -386,7 +438,20 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
   CsvReader r(path);
   const auto& header = r.header();
   const auto [target, feats] = pick_columns(header, path, o);
-  const Cells cells = read_cells(r, path, target, feats, o.drop_missing);
+  std::vector<char> as_text(feats.size(), 0);
+  for (const auto& name : o.categorical) {
+    const auto it = std::find(header.begin(), header.end(), trim(name));
+    WHVI_CHECK(it != header.end(), "data.categorical: '", path, "' has no column ", col(name),
+               "; name feature columns of its header line");
+    const auto k = static_cast<size_t>(it - header.begin());
+    WHVI_CHECK(k != target, "data.categorical: ", col(name), " is the target column (data.target); for class "
+               "labels set likelihood.kind: softmax instead");
+    const auto f = std::find(feats.begin(), feats.end(), k);
+    WHVI_CHECK(f != feats.end(), "data.categorical: ", col(name), " is not one of the features (data.features): "
+               "add it there or drop it here");
+    as_text[static_cast<size_t>(f - feats.begin())] = 1;
+  }
+  const Cells cells = read_cells(r, path, target, feats, o.drop_missing, o.impute_missing);
   RegressionData d;
   d.name = std::filesystem::path(path).filename().string();
   if (ends_with(d.name, ".gz")) d.name.resize(d.name.size() - 3);
@@ -397,7 +462,7 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
   for (const auto fr : cells.rows) d.source_rows.push_back(fr - 2);
   std::vector<std::string> names;
   for (const size_t j : feats) names.push_back(header[j]);
-  encode_inputs(d, cells, names, path);
+  encode_inputs(d, cells, names, as_text, path);
   if (o.classification) encode_class_target(d, cells, path);
   else encode_numeric_target(d, cells, path);
   return d;

@@ -4,7 +4,9 @@
 //   data.dataset: path/to/file.csv   (.csv, .tsv, .csv.gz, .tsv.gz)
 //   data.target: <column>            (default: the last column)
 //   data.features: [<column>, ...]   (default: every other column)
-//   data.missing: error | drop       (empty cell, NA, NaN: an error naming row and column, or the row dropped)
+//   data.categorical: [<column>, ...] (numeric-looking feature columns to one-hot encode)
+//   data.missing: impute | drop | error  (empty cell, NA, N/A, NaN: filled per split from its training
+//                                      rows with a missing-indicator column, the row dropped, or an error)
 //
 // Parsing follows RFC 4180: fields separated by ',' (tab for .tsv), fields in
 // double quotes may hold separators, newlines and doubled quotes (""), CRLF or
@@ -38,7 +40,9 @@ bool is_csv_path(const std::string& path);
 struct CsvOptions {
   std::string target;                 // "" = the last column
   std::vector<std::string> features;  // empty = every column but the target
+  std::vector<std::string> categorical;  // feature columns one-hot encoded although they hold numbers
   bool drop_missing = false;          // data.missing: drop
+  bool impute_missing = false;        // data.missing: impute (rows missing the target are dropped)
   bool classification = false;        // likelihood.kind softmax
 };
 

@@ -499,7 +499,13 @@ PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s) {
   const auto te = to_index_tensor(s.test);
 
   PreparedSplit p;
-  const auto x_tr = x.index_select(0, tr);
+  auto x_tr = x.index_select(0, tr);
+  auto x_te = x.index_select(0, te);
+  if (d.missing_cells > 0) {
+    p.x_fill = missing_fill_values(d, x_tr);
+    x_tr = torch::where(x_tr.isnan(), p.x_fill.unsqueeze(0).expand_as(x_tr), x_tr);
+    x_te = torch::where(x_te.isnan(), p.x_fill.unsqueeze(0).expand_as(x_te), x_te);
+  }
   p.y_train_raw = y.index_select(0, tr);
   p.stats = fit_standardizer(x_tr, p.y_train_raw);
   if (!d.standardize_x) {
@@ -512,11 +518,39 @@ PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s) {
   }
   p.x_train = (x_tr - p.stats.x_mean) / p.stats.x_std;
   p.y_train = (p.y_train_raw - p.stats.y_mean) / p.stats.y_std;
-  auto x_te = x.index_select(0, te);
   if (!d.onehot.empty()) p.unseen_category_rows = zero_unseen_categories(d, x_te, x_tr);
   p.x_test = (x_te - p.stats.x_mean) / p.stats.x_std;
   p.y_test = y.index_select(0, te);
   return p;
+}
+
+torch::Tensor missing_fill_values(const RegressionData& d, const torch::Tensor& x_train) {
+  const int64_t D = x_train.size(1);
+  auto fill = torch::zeros({D}, torch::kFloat64);
+  auto median = [&](int64_t j) {
+    const auto c = x_train.select(1, j);
+    const auto present = c.masked_select(c.isnan().logical_not());
+    // the lower median of the present cells, a value that occurs in the data
+    return present.numel() == 0 ? 0.0 : std::get<0>(present.sort()).index({(present.numel() - 1) / 2}).item<double>();
+  };
+  if (d.inputs.empty()) {
+    for (int64_t j = 0; j < D; ++j) fill[j] = median(j);
+    return fill;
+  }
+  int64_t c0 = 0;
+  for (const auto& in : d.inputs) {
+    const auto w = static_cast<int64_t>(std::max<size_t>(in.categories.size(), 1));
+    if (in.missing_indicator) {
+      fill[c0] = 0.0;
+    } else if (in.categories.empty()) {
+      fill[c0] = median(c0);
+    } else {
+      const auto counts = x_train.narrow(1, c0, w).nan_to_num(0.0).sum(0);
+      fill[c0 + counts.argmax().item<int64_t>()] = 1.0;  // argmax: the first of equal counts
+    }
+    c0 += w;
+  }
+  return fill;
 }
 
 double toy_function(double x) { return std::sin(3.0 * x) + 0.3 * std::cos(9.0 * x) + 0.5 * x; }

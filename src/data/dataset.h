@@ -47,6 +47,9 @@ std::string uci_folder(const std::string& alias_or_folder);
 struct InputColumn {
   std::string name;
   std::vector<std::string> categories;
+  // An added 0/1 column: 1 where column `name` has a missing cell (data.missing:
+  // impute adds one after the inputs for every column with a missing cell).
+  bool missing_indicator = false;
 };
 
 struct RegressionData {
@@ -72,6 +75,10 @@ struct RegressionData {
   std::string target_name;
   std::vector<char> onehot;
   int64_t dropped_rows = 0;
+  // data.missing: impute: missing cells are NaN in x (a text column's whole
+  // one-hot group), filled per split from its training rows (prepare_split);
+  // rows whose target is missing are dropped (dropped_rows).
+  int64_t missing_cells = 0;
   std::vector<int64_t> source_rows;  // each row's 0-based data row in the file (the header is not a row)
 };
 
@@ -136,7 +143,19 @@ struct PreparedSplit {
   torch::Tensor y_train_raw;       // [Ntr, 1] original units
   Standardizer stats;              // from the training rows only
   int64_t unseen_category_rows = 0;  // test rows with a text category the training rows lack (zeroed)
+  // Where x has missing cells (NaN): the raw value put in each x column's
+  // missing cells, learned from the training rows (a numeric column's median,
+  // a text column's most frequent category); undefined when nothing is missing.
+  torch::Tensor x_fill;
 };
+
+// The values prepare_split fills missing cells with, from the training rows
+// x_train [N, D] (raw, NaN where missing): per input column of d.inputs, the
+// median of a numeric column's present cells (0 when none is), for a text
+// column its most frequent category's one-hot (ties: the first in sorted order),
+// 0 for an indicator column. For data without named inputs, the per-column
+// median.
+torch::Tensor missing_fill_values(const RegressionData& d, const torch::Tensor& x_train);
 
 // Selects and standardises one split. The training set must not be empty; the
 // test set may be (then x_test is [0, D] and y_test [0, 1]). Indices are checked.

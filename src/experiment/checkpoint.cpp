@@ -38,6 +38,7 @@ std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) 
     hash_tensor(h, m.x_mean);
     hash_tensor(h, m.x_std);
   }
+  if (m.x_fill.defined()) hash_tensor(h, m.x_fill);  // only where the data had missing cells
   return hex(h.value());
 }
 
@@ -57,6 +58,7 @@ void save_checkpoint(const std::string& path, infer::Inference& inf, const Check
     ar.write("meta/x_mean", m.x_mean);
     ar.write("meta/x_std", m.x_std);
   }
+  if (m.x_fill.defined()) ar.write("meta/x_fill", m.x_fill);
   ar.write("meta/checksum", c10::IValue(checkpoint_checksum(inf, m)));
   std::ostringstream os;
   ar.save_to(os);
@@ -112,6 +114,8 @@ struct Archive {
         m.inputs_json = v.toStringRef();
         WHVI_CHECK(ar.try_read("meta/x_mean", m.x_mean) && ar.try_read("meta/x_std", m.x_std), "'", path,
                    "' is damaged: its input standardisation is missing. Re-create it by training that split again");
+        torch::Tensor fill;
+        if (ar.try_read("meta/x_fill", fill)) m.x_fill = fill;
       }
     } catch (const Error&) {
       throw;

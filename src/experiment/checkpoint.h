@@ -29,6 +29,9 @@ struct CheckpointMeta {
   // standardisation of x
   std::string inputs_json;
   torch::Tensor x_mean, x_std;
+  // the raw values missing cells are filled with (data.missing: impute), where
+  // the training data had missing cells; undefined otherwise
+  torch::Tensor x_fill;
 };
 
 // The checksum stored with a checkpoint: the model's state and every metadata field.

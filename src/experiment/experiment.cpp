@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -30,6 +31,7 @@
 #include "likelihoods/metrics.h"
 #include "models/regression_model.h"
 #include "nn/conv_filter.h"
+#include "report/plot.h"
 #include "train/batched.h"
 #include "train/loop.h"
 #include "train/stopping.h"
@@ -52,6 +54,38 @@ std::string split_stem(const fs::path& dir, size_t k) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "split-%02zu", k);
   return (dir / buf).string();
+}
+
+// The FNV-1a checksum of a file's bytes (16 hex digits), "" when it cannot be read.
+std::string file_checksum(const std::string& path) {
+  try {
+    const std::string bytes = read_user_file(path, "the checkpoint", size_t{1} << 40);
+    return hex(Fnv1a64().add(bytes.data(), bytes.size()).value());
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+// A split record's digest: the checksum of the record without its digest, so
+// --resume can tell a record whvi wrote from one edited or copied in.
+std::string record_digest(json r) {
+  r.erase("record_digest");
+  const std::string text = r.dump();
+  return hex(Fnv1a64().add(text.data(), text.size()).value());
+}
+
+// The data keys of a run's fingerprint, left out where they do not act.
+void erase_idle_data_keys(const config::Config& cfg, json& dj) {
+  // the CSV keys
+  if (cfg.get_string("data.target").empty()) dj.erase("target");
+  if (cfg.get_string("data.features").empty()) dj.erase("features");
+  if (cfg.get_string("data.categorical").empty()) dj.erase("categorical");
+  // impute (the default) and error give the same numbers wherever error runs
+  // (data without missing cells), so records of either resume into the other
+  if (cfg.get_string("data.missing") == "error" || cfg.get_string("data.missing") == "impute") dj.erase("missing");
+  if (cfg.get_string("data.protocol") != "random" && !data::is_csv_path(cfg.get_string("data.dataset")))
+    dj.erase("test_fraction");
+  if (cfg.get_string("data.protocol") != "kfold") dj.erase("folds");
 }
 
 // The configuration that determines a split's numbers: everything but
@@ -101,13 +135,7 @@ std::string fingerprint(const config::Config& cfg) {
       cfg.get_string("model.whvi.s_posterior") == "optimised" && cfg.get_float("model.whvi.s_prior_var") == 0)
     for (const char* k : {"structure", "s_posterior", "s_prior_var"}) j["model"]["whvi"].erase(k);
   if (!cfg.get_bool("data.augment")) j["data"].erase("augment");
-  // the CSV keys, left out where they do not act
-  if (cfg.get_string("data.target").empty()) j["data"].erase("target");
-  if (cfg.get_string("data.features").empty()) j["data"].erase("features");
-  if (cfg.get_string("data.missing") == "error") j["data"].erase("missing");
-  if (cfg.get_string("data.protocol") != "random" && !data::is_csv_path(cfg.get_string("data.dataset")))
-    j["data"].erase("test_fraction");
-  if (cfg.get_string("data.protocol") != "kfold") j["data"].erase("folds");
+  erase_idle_data_keys(cfg, j["data"]);
   if (j["model"].contains("nng") && cfg.get_int("model.nng.stats_every") == 1) j["model"]["nng"].erase("stats_every");
   if (j["model"].contains("nng") && cfg.get_string("model.nng.sampling") == "weights") j["model"]["nng"].erase("sampling");
   if (j["model"].contains("nng") && cfg.get_string("model.nng.update") == "bias-corrected") j["model"]["nng"].erase("update");
@@ -140,6 +168,9 @@ std::string fingerprint(const config::Config& cfg) {
 }
 
 bool is_toy(const config::Config& cfg) { return cfg.get_string("data.dataset") == "toy"; }
+// A run with no held-out rows: the toy problem, and the final model of
+// data.protocol: all (every row trains it).
+bool no_test_rows(const config::Config& cfg) { return is_toy(cfg) || cfg.get_string("data.protocol") == "all"; }
 
 json read_json(const std::string& path) {
   return read_json_file(path, "result file", "delete the file to recompute that split");
@@ -162,12 +193,18 @@ data::RegressionData load_data(const config::Config& cfg) {
     std::stringstream names(cfg.get_string("data.features"));
     for (std::string f; std::getline(names, f, ',');)
       if (!f.empty()) o.features.push_back(f);
+    std::stringstream cats(cfg.get_string("data.categorical"));
+    for (std::string f; std::getline(cats, f, ',');)
+      if (!f.empty()) o.categorical.push_back(f);
     o.drop_missing = cfg.get_string("data.missing") == "drop";
+    o.impute_missing = cfg.get_string("data.missing") == "impute";
     o.classification = softmax;
     return data::load_csv(ds, o);
   }
-  WHVI_CHECK(cfg.get_string("data.target").empty() && cfg.get_string("data.features").empty(), cfg.source(),
-             ": data.target and data.features name the columns of a CSV file, but data.dataset '", ds,
+  WHVI_CHECK(cfg.get_string("data.target").empty() && cfg.get_string("data.features").empty() &&
+                 cfg.get_string("data.categorical").empty(),
+             cfg.source(), ": data.target, data.features and data.categorical name the columns of a CSV file, "
+             "but data.dataset '", ds,
              "' is not one (a path ending .csv, .tsv, .csv.gz or .tsv.gz)");
   auto d = data::load_uci(ds, data::resolve_data_dir(cfg.get_string("data.dir")));
   if (softmax) data::targets_to_classes(d);  // a folder of the user's whose target is a class label
@@ -199,6 +236,14 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
     data::SplitIndices s;
     for (int64_t i = 0; i < d.x.size(0); ++i) s.train.push_back(i);
     out.push_back(s);
+  } else if (cfg.get_string("data.protocol") == "all") {
+    WHVI_CHECK(cfg.get_int("data.splits") == 1 && cfg.get_float("data.validation_fraction") == 0, cfg.source(),
+               ": data.protocol: all trains one final model on every row, so it has exactly one split and no "
+               "validation rows; set data.splits: 1 and data.validation_fraction: 0");
+    data::SplitIndices s;
+    for (int64_t i = 0; i < d.x.size(0); ++i) s.train.push_back(i);
+    out.push_back(s);
+    return out;
   } else {
     const std::string protocol = cfg.get_string("data.protocol");
     // a CSV file has no stored splits: the paper protocol means random splits there
@@ -273,26 +318,37 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
                cfg.source(), ": the grid from output.grid_lo = ", lo, " to output.grid_hi = ", hi,
                " is not a finite interval with grid_lo < grid_hi (at most 1e15 in size); set both in the input's "
                "units, e.g. output.grid_lo: -2, output.grid_hi: 3");
+    // the network sees the grid standardised: far beyond the data, its numbers overflow
+    const double mean = d.x.mean().item<double>(), sd = std::max(d.x.std().item<double>(), 1e-300);
+    WHVI_CHECK(std::max(std::abs(lo - mean), std::abs(hi - mean)) <= 1e6 * sd, cfg.source(),
+               ": the grid from output.grid_lo = ", lo, " to output.grid_hi = ", hi, " reaches more than 1e6 "
+               "standard deviations of the input (", sd, ") from its mean (", mean, "); keep the grid near the "
+               "data, e.g. a few times its range");
   }
   if (cfg.get_bool("data.augment"))
     WHVI_CHECK(d.x.size(1) == 3 * 32 * 32 || d.x.size(1) == 28 * 28, cfg.source(), ": data.augment crops and flips "
                "images (CIFAR-10 3x32x32, MNIST 1x28x28), but ", d.name, " has ", d.x.size(1),
                " input columns; set data.augment: false");
   if (cfg.get_int("evaluation.every") > 0)
-    WHVI_CHECK(cfg.get_string("model.kind") != "sghmc" && !is_toy(cfg), cfg.source(),
+    WHVI_CHECK(cfg.get_string("model.kind") != "sghmc" && !no_test_rows(cfg), cfg.source(),
                ": evaluation.every (a learning curve) needs held-out rows and a model that predicts during "
-               "training; ", is_toy(cfg) ? "the toy problem has no test rows" : "SGHMC has no samples before its burn-in ends",
+               "training; ", is_toy(cfg) ? "the toy problem has no test rows"
+                             : no_test_rows(cfg) ? "data.protocol: all holds no rows out"
+                                                 : "SGHMC has no samples before its burn-in ends",
                "; set evaluation.every: 0");
   if (cfg.get_string("training.device") != "cpu") check_device(cfg);
   train::stopping_on(cfg);  // throws where training.stopping: validation cannot act
   for (size_t k = 0; k < splits.size(); ++k) {
     WHVI_CHECK(splits[k].train.size() >= 2, "data set '", d.name, "' (", d.source, "): split ", k, " has ",
                splits[k].train.size(), " training row(s); at least 2 are needed to standardise and train");
-    if (!is_toy(cfg))
+    if (!no_test_rows(cfg))
       WHVI_CHECK(!splits[k].test.empty(), "data set '", d.name, "' (", d.source, "): split ", k,
                  " has no test rows, so nothing could be measured. ",
                  cfg.get_string("data.protocol") == "standard"
                      ? "Its stored index_test file is empty: fix it or use data.protocol: paper"
+                 : cfg.get_string("data.protocol") == "random" ||
+                           (data::is_csv_path(cfg.get_string("data.dataset")) && cfg.get_string("data.protocol") == "paper")
+                     ? "The data set is too small for data.test_fraction; raise it or add rows"
                      : "The data set is too small for data.train_fraction; lower it or add rows");
   }
   if (cfg.get_string("model.kind") == "sghmc") {
@@ -336,7 +392,7 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_
           {"splits_planned", planned},
           {"splits_done", done},
           {"steps", steps},
-          {"evaluated_on", toy ? "none" : validation ? "validation" : "test"},
+          {"evaluated_on", no_test_rows(cfg) ? "none" : validation ? "validation" : "test"},
           {"shortened", shortened},
           {"note", note}};
 }
@@ -394,7 +450,11 @@ json input_encoding(const data::RegressionData& d) {
   if (d.inputs.empty())
     for (int64_t j = 0; j < d.x.size(1); ++j) cols.push_back({{"name", "x" + std::to_string(j + 1)}, {"categories", json::array()}});
   else
-    for (const auto& c : d.inputs) cols.push_back({{"name", c.name}, {"categories", c.categories}});
+    for (const auto& c : d.inputs) {
+      json col = {{"name", c.name}, {"categories", c.categories}};
+      if (c.missing_indicator) col["missing_indicator"] = true;  // older checkpoints have none
+      cols.push_back(col);
+    }
   return {{"dataset", d.name},
           {"columns", cols},
           {"target", d.target_name.empty() ? std::string("y") : d.target_name},
@@ -404,7 +464,7 @@ json input_encoding(const data::RegressionData& d) {
 
 // ---- results ----------------------------------------------------------------------
 
-// Predictions on a 1-D grid (CSV) and a PNG via scripts/render/toy.sh. For the
+// Predictions on a 1-D grid (CSV) and a PNG (report/plot.h). For the
 // toy problem, returns the mean predictive std (noise included) at the data,
 // inside the gap (its middle, [0.35, 0.75]) and outside the data (beyond 0.5
 // of the domain's ends), as in the paper's Fig. 4; otherwise null.
@@ -455,17 +515,11 @@ json write_grid(infer::Inference& inf, const data::RegressionData& d,
     if (n[0] && n[2]) toy["outside_over_data"] = (sum[2] / n[2]) / (sum[0] / n[0]);
   }
   if (!cfg.get_bool("output.plot")) return toy;
-  if (!fs::exists("scripts/render/toy.sh")) {
-    spdlog::warn("scripts/render/toy.sh not found from {}: no plot (run from the repository root)",
-                 fs::current_path().string());
-    return toy;
-  }
-  const std::string cmd = "bash scripts/render/toy.sh '" + stem + "-grid.csv' '" + stem + "-data.csv' '" +
-                          stem + ".png' '" + cfg.get_string("output.name") + "'";
-  if (std::system(cmd.c_str()) == 0)
+  const std::string why = report::plot_toy(pred.str(), dat.str(), cfg.get_string("output.name"), stem + ".png");
+  if (why.empty())
     spdlog::info("wrote {}.png", stem);
   else
-    spdlog::warn("plotting failed ({}); the CSV files are written", cmd);
+    spdlog::warn("no plot {}.png: {}; the CSV files are written", stem, why);
   return toy;
 }
 
@@ -514,7 +568,7 @@ json reliability_json(const std::vector<metrics::ReliabilityBin>& bins) {
 
 // The reliability diagram of all finished splits together (their bins
 // pooled: counts added, accuracy and confidence weighted by count), as a JSON
-// array, a CSV and a PNG (scripts/render/reliability.sh) beside the experiment's record.
+// array, a CSV and a PNG (report/plot.h) beside the experiment's record.
 json pooled_reliability(const std::vector<json>& splits, const std::string& stem, const std::string& title,
                         bool plot) {
   std::vector<double> lo, hi, n, acc, conf;
@@ -553,13 +607,13 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
     csv << '\n';
   }
   write_file_atomic(stem + "-reliability.csv", csv.str());
-  if (plot && fs::exists("scripts/render/reliability.sh")) {
+  if (plot) {
     char e[32];
     std::snprintf(e, sizeof e, "%.4f", ece);
-    const std::string cmd = "bash scripts/render/reliability.sh '" + stem + "-reliability.csv' '" + stem +
-                            "-reliability.png' '" + title + ": ECE " + e + " (" + std::to_string(splits.size()) +
-                            " split(s) pooled)' >/dev/null";
-    if (std::system(cmd.c_str()) != 0) spdlog::warn("plotting the reliability diagram failed ({})", cmd);
+    const std::string why = report::plot_reliability(
+        csv.str(), title + ": ECE " + e + " (" + std::to_string(splits.size()) + " split(s) pooled)",
+        stem + "-reliability.png");
+    if (!why.empty()) spdlog::warn("no reliability diagram {}-reliability.png: {}", stem, why);
   }
   return {{"bins", out}, {"ece_pooled", ece}, {"csv", fs::path(stem + "-reliability.csv").filename().string()}};
 }
@@ -567,7 +621,7 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
 // The shares of the in- and out-of-distribution rows per bin of predictive
 // entropy (30 bins over [0, ln C]) and of mutual information (30 bins over
 // [0, the largest value]) as stem-ood.csv (score,lo,hi,in,out), and their
-// histograms as stem-ood.png (scripts/render/ood.sh) when plotting is on.
+// histograms as stem-ood.png (report/plot.h) when plotting is on.
 void write_ood_histograms(const std::string& stem, const metrics::Uncertainty& in, const metrics::Uncertainty& out,
                           int64_t classes, const std::string& title, bool plot) {
   constexpr int kBins = 30;
@@ -591,11 +645,8 @@ void write_ood_histograms(const std::string& stem, const metrics::Uncertainty& i
   bins("mutual_information", in.mutual_information, out.mutual_information, top_mi);
   write_file_atomic(stem + "-ood.csv", csv.str());
   if (!plot) return;
-  std::string t = title;
-  for (char& c : t)
-    if (c == '\'' || c == '\\' || c < 32) c = ' ';
-  const std::string cmd = "bash scripts/render/ood.sh '" + stem + "-ood.csv' '" + stem + "-ood.png' '" + t + "' >/dev/null";
-  if (std::system(cmd.c_str()) != 0) spdlog::warn("plotting the out-of-distribution histograms failed ({})", cmd);
+  const std::string why = report::plot_ood(csv.str(), title, stem + "-ood.png");
+  if (!why.empty()) spdlog::warn("no out-of-distribution histograms {}-ood.png: {}", stem, why);
 }
 
 // A split before training: its data, its model and inference method.
@@ -757,6 +808,7 @@ void save_split_checkpoint(const config::Config& cfg, const data::RegressionData
   meta.inputs_json = input_encoding(d).dump();
   meta.x_mean = prep.stats.x_mean;
   meta.x_std = prep.stats.x_std;
+  meta.x_fill = prep.x_fill;
   save_checkpoint(run.stem + ".ckpt", *run.inf, meta);
 }
 
@@ -840,7 +892,10 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   if (run.ood_x.defined()) add_ood(r, cfg, d, run, f, seed);
-  if (cfg.get_bool("output.checkpoints")) save_split_checkpoint(cfg, d, run);
+  if (cfg.get_bool("output.checkpoints")) {
+    save_split_checkpoint(cfg, d, run);
+    r["checkpoint_checksum"] = file_checksum(stem + ".ckpt");
+  }
   if (cfg.get_int("output.grid_points") > 0) {
     const auto toy = write_grid(*inf, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
     if (!toy.is_null()) {
@@ -850,6 +905,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
     }
   }
   if (!d.inputs.empty()) add_test_rows(r, d, run);
+  r["record_digest"] = record_digest(r);
   write_file_atomic(stem + ".json", r.dump(2) + "\n");
   log_split(label, d, m, ts);
   return r;
@@ -871,8 +927,30 @@ std::optional<json> finished_split(const config::Config& cfg, const std::string&
     }
   }
   auto r = read_split_file(stem + ".json", fp);
+  // Kept only when provably this run's own and complete: the record unedited,
+  // and its checkpoint the very file it was written with.
+  const std::string again = ": training it again";
+  if (!r.contains("record_digest") || !r["record_digest"].is_string() ||
+      r["record_digest"].get<std::string>() != record_digest(r)) {
+    spdlog::warn("split {}: {} was edited, or written by a whvi that did not sign its records{}", k, stem + ".json",
+                 again);
+    return std::nullopt;
+  }
+  if (cfg.get_bool("output.checkpoints") &&
+      (!r.contains("checkpoint_checksum") || !r["checkpoint_checksum"].is_string() ||
+       r["checkpoint_checksum"].get<std::string>() != file_checksum(stem + ".ckpt"))) {
+    spdlog::warn("split {}: {} is not the checkpoint its record was written with{}", k, stem + ".ckpt", again);
+    return std::nullopt;
+  }
   spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
   return r;
+}
+
+// A name whvi gives a split's files: split-KK followed by one of its suffixes
+// (a user's split-notes.txt beside them is not whvi's to remove).
+bool is_split_file_name(const std::string& f) {
+  static const std::regex re(R"(split-[0-9]{2,}(\.json|\.ckpt|\.png|-grid\.csv|-data\.csv|-ood\.csv|-ood\.png|-test-rows\.txt))");
+  return std::regex_match(f, re);
 }
 
 // Without --resume, files of an earlier run of this experiment would sit
@@ -882,11 +960,49 @@ void remove_stale_split_files(const fs::path& exp_dir) {
   if (!fs::is_directory(exp_dir, ec)) return;
   std::vector<fs::path> stale;
   for (const auto& e : list_dir(exp_dir.string()))
-    if (fs::path(e).filename().string().rfind("split-", 0) == 0 && fs::is_regular_file(e, ec)) stale.push_back(e);
+    if (is_split_file_name(fs::path(e).filename().string()) && fs::is_regular_file(e, ec)) stale.push_back(e);
   if (stale.empty()) return;
   spdlog::warn("removing {} file(s) of an earlier run in {} (use --resume to keep finished splits)",
                stale.size(), exp_dir.string());
   for (const auto& p : stale) fs::remove(p, ec);
+}
+
+// One line on what became of a CSV file's columns and missing cells: the
+// text columns one-hot encoded, the cells imputed, the rows dropped.
+std::string describe_table(const data::RegressionData& d, const std::string& missing) {
+  int64_t numbers = 0;
+  std::string text, imputed;
+  for (const auto& c : d.inputs) {
+    if (c.missing_indicator) imputed += (imputed.empty() ? "" : ", ") + c.name;
+    else if (c.categories.empty()) ++numbers;
+    else text += (text.empty() ? "" : ", ") + c.name + " (" + std::to_string(c.categories.size()) + ")";
+  }
+  std::ostringstream os;
+  os << d.source << ": " << numbers << " numeric column(s)";
+  os << (text.empty() ? std::string(", no text column") : "; text, one-hot: " + text);
+  if (d.missing_cells > 0)
+    os << "; " << d.missing_cells << " missing cell(s) in " << imputed
+       << " imputed per split from its training rows (median / most frequent), with a missing-indicator column each";
+  if (d.dropped_rows > 0) {
+    const double share = 100.0 * static_cast<double>(d.dropped_rows) /
+                         static_cast<double>(d.dropped_rows + d.x.size(0));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", share);
+    os << "; " << d.dropped_rows << " row(s) dropped (" << buf << "% of the file) for "
+       << (missing == "drop" ? "a missing value (data.missing: drop; impute keeps them)" : "a missing target");
+  }
+  return os.str();
+}
+
+// Every file a run may write, checked before anything is trained: a planted
+// link, device or folder at any of them costs nothing (common/io.h).
+void check_result_paths(const fs::path& out_dir, const std::string& name, const fs::path& exp_dir, size_t n) {
+  for (const char* suffix : {"-reliability.csv", "-reliability.png"})
+    check_output_path((out_dir / name).string() + suffix, "a result file");
+  for (size_t k = 0; k < n; ++k)
+    for (const char* suffix : {".json", ".ckpt", ".png", "-grid.csv", "-data.csv", "-ood.csv", "-ood.png",
+                               "-test-rows.txt"})
+      check_output_path(split_stem(exp_dir, k) + suffix, "a result file");
 }
 
 // One `whvi train`: the config, its data and splits, where results go, and
@@ -935,10 +1051,14 @@ json experiment_header(const ExperimentRun& r) {
   if (!d.inputs.empty()) {
     json cols = json::array();
     for (const auto& c : d.inputs)
-      cols.push_back({{"name", c.name}, {"kind", c.categories.empty() ? "number" : "text (one-hot)"},
+      cols.push_back({{"name", c.name},
+                      {"kind", c.missing_indicator      ? "missing indicator"
+                               : c.categories.empty() ? "number"
+                                                      : "text (one-hot)"},
                       {"categories", c.categories.size()}});
     doc["data"] = {{"file", d.source}, {"target", d.target_name}, {"features", cols},
-                   {"rows", d.x.size(0)}, {"dropped_rows_missing", d.dropped_rows}};
+                   {"rows", d.x.size(0)}, {"dropped_rows_missing", d.dropped_rows},
+                   {"missing_cells_imputed", d.missing_cells}, {"missing", cfg.get_string("data.missing")}};
   }
   doc["command"] = r.o.command_line;
   doc["config"] = cfg.to_json();
@@ -1047,12 +1167,14 @@ void log_summary(const ExperimentRun& r) {
   const auto& s = r.doc["summary"];
   auto mean = [&](const char* k) { return s[k]["mean"].get<double>(); };
   auto sd = [&](const char* k) { return s[k]["std"].get<double>(); };
-  if (r.d.is_classification())
+  const char* headline = r.d.is_classification() ? "error" : "rmse";
+  if (!s.contains(headline) || !s[headline].contains("n") || s[headline]["n"].get<int64_t>() == 0)
+    spdlog::info("{}: {} split(s) trained; {} no held-out rows -> {}", r.name, r.done.size(),
+                 is_toy(r.cfg) ? "the toy problem has" : "a final model (data.protocol: all) has", r.exp_path);
+  else if (r.d.is_classification())
     spdlog::info("{}: {} split(s): error {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, ECE {:.3g}, Brier {:.4g} -> {}", r.name,
                  r.done.size(), mean("error"), sd("error"), mean("mnll"), sd("mnll"), mean("ece"), mean("brier"),
                  r.exp_path);
-  else if (s["rmse"]["n"].get<int64_t>() == 0)
-    spdlog::info("{}: {} split(s) trained; the toy problem has no test rows -> {}", r.name, r.done.size(), r.exp_path);
   else
     spdlog::info("{}: {} split(s): RMSE {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, coverage95 {:.3g}, CRPS {:.4g} -> {}",
                  r.name, r.done.size(), mean("rmse"), sd("rmse"), mean("mnll"), sd("mnll"), mean("coverage_95"),
@@ -1088,7 +1210,12 @@ std::string config_fingerprint(const std::string& config_path, const std::vector
 
 json run_train(const TrainOptions& o) {
   const auto cfg = load_config(o.config_path, o.overrides);
-  spdlog::info("config {} resolved:\n{}", o.config_path, cfg.dump_yaml());
+  // the resolved config goes to the record; on the console only at --log-level debug
+  if (spdlog::default_logger_raw()->should_log(spdlog::level::debug)) {
+    spdlog::debug("config {} resolved:", o.config_path);
+    std::istringstream lines(cfg.dump_yaml());
+    for (std::string line; std::getline(lines, line);) spdlog::debug("  {}", line);
+  }
   ExperimentRun r(cfg, o);
   r.name = cfg.get_string("output.name");
   r.out_dir = cfg.get_string("output.dir");
@@ -1103,9 +1230,11 @@ json run_train(const TrainOptions& o) {
   r.d = load_data(cfg);
   r.splits = load_splits(cfg, r.d);
   check_before_training(cfg, r.d, r.splits);
+  check_result_paths(r.out_dir, r.name, r.exp_dir, r.splits.size());
   r.ood_rows = load_ood_rows(cfg, r.d);
   spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", r.d.name, r.d.source, r.d.x.size(0),
                r.d.x.size(1), r.splits.size());
+  if (!r.d.inputs.empty()) spdlog::info("{}", describe_table(r.d, cfg.get_string("data.missing")));
   const FileLock lock((r.out_dir / (r.name + ".lock")).string(),
                       "experiment '" + r.name + "' in " + r.out_dir.string());
   if (!o.resume) remove_stale_split_files(r.exp_dir);

@@ -74,17 +74,21 @@ struct PredictOptions {
   int64_t mc_samples = 0;   // 0: the config's evaluation.mc_samples
   double interval = 0.95;   // the central predictive interval's mass (regression)
   int64_t chunk_rows = 65536;  // rows read, predicted and written at a time
+  std::vector<std::string> keep;  // input columns copied to the output, before the predictions
 };
 
 // whvi predict: the checkpoint's model on new rows, one CSV row out per row in,
-// in the target's units. Regression: mean, std, epistemic_std, aleatoric_std,
+// in the input's order, in the target's units. Each line starts with `row` (1
+// for the first data row after the header) and the --keep columns as they are
+// in the input. Regression: mean, std, epistemic_std, aleatoric_std,
 // lower, upper (the central interval of the predictive Gaussian mixture);
 // classification: p_<class> for every class, predicted, confidence, entropy,
 // mutual_information. Input columns are found by name (extra columns ignored),
 // standardised with the training split's statistics stored in the checkpoint;
-// a text category unseen in training is encoded as zeros and counted. Draws
-// come from the split's evaluation stream, so the stored test rows in one
-// chunk give eval's predictions. Returns a summary (rows, unseen categories).
+// a text category unseen in training is encoded as zeros and counted. Each
+// row is predicted alone from the split's evaluation stream, reset for every
+// row, so a row's numbers depend only on the checkpoint, the row, S and the
+// seed. Returns a summary (rows, unseen categories).
 nlohmann::json run_predict(const PredictOptions& options);
 
 }  // namespace whvi::experiment

@@ -17,6 +17,7 @@
 #include "data/csv.h"
 #include "experiment/checkpoint.h"
 #include "experiment/experiment.h"
+#include "infer/inference.h"
 
 namespace whvi::experiment {
 namespace {
@@ -26,6 +27,7 @@ struct Column {
   std::string name;
   std::vector<std::string> categories;  // empty: numeric
   size_t input_index = 0;               // its position in the input file's header
+  bool missing_indicator = false;       // 1 where column `name` is missing
 };
 
 // A CSV field: quoted when it holds a comma, a quote or a line break.
@@ -49,7 +51,8 @@ std::vector<Column> match_columns(const json& enc, const data::CsvReader& in, co
   std::vector<Column> cols;
   width = 0;
   for (const auto& c : enc["columns"]) {
-    Column col{c["name"].get<std::string>(), c["categories"].get<std::vector<std::string>>(), 0};
+    Column col{c["name"].get<std::string>(), c["categories"].get<std::vector<std::string>>(), 0,
+               c.value("missing_indicator", false)};
     const auto& h = in.header();
     const auto it = std::find(h.begin(), h.end(), col.name);
     if (it == h.end()) {
@@ -60,26 +63,39 @@ std::vector<Column> match_columns(const json& enc, const data::CsvReader& in, co
                   "'; the model reads the columns: " + all + " (other columns, such as the target, are ignored)");
     }
     col.input_index = static_cast<size_t>(it - h.begin());
-    width += col.categories.empty() ? 1 : static_cast<int64_t>(col.categories.size());
+    width += col.categories.empty() || col.missing_indicator ? 1 : static_cast<int64_t>(col.categories.size());
     cols.push_back(std::move(col));
   }
   return cols;
 }
 
 // One input row encoded as the model's inputs (x, zeroed, of the width the
-// columns make); true when a text cell holds a category training never saw.
+// columns make; a missing cell NaN, filled later as in training); true when a
+// text cell holds a category training never saw. `missing` counts the row's
+// missing cells.
 bool encode_row(const std::vector<std::string>& fields, const std::vector<Column>& cols, std::vector<double>& x,
-                const std::string& input, int64_t row) {
+                const std::string& input, int64_t row, int64_t& missing) {
   size_t c0 = 0;
   bool row_unseen = false;
   for (const auto& col : cols) {
     const std::string& cell = fields[col.input_index];
+    const bool absent = data::is_missing_cell(cell);
+    if (col.missing_indicator) {
+      x[c0++] = absent ? 1.0 : 0.0;
+      continue;
+    }
+    const size_t w = std::max<size_t>(col.categories.size(), 1);
+    if (absent) {
+      for (size_t k = 0; k < w; ++k) x[c0 + k] = std::nan("");
+      c0 += w;
+      ++missing;
+      continue;
+    }
     if (col.categories.empty()) {
       char* end = nullptr;
       const double v = std::strtod(cell.c_str(), &end);
-      WHVI_CHECK(!data::is_missing_cell(cell) && end == cell.c_str() + cell.size() && std::isfinite(v), "'", input,
-                 "' row ", row, ", column '", col.name.substr(0, 60), "': not a number (missing or "
-                 "text); the model was trained on numbers there");
+      WHVI_CHECK(end == cell.c_str() + cell.size() && std::isfinite(v), "'", input, "' row ", row, ", column '",
+                 col.name.substr(0, 60), "': not a number (text); the model was trained on numbers there");
       x[c0++] = v;
       continue;
     }
@@ -91,6 +107,22 @@ bool encode_row(const std::vector<std::string>& fields, const std::vector<Column
   return row_unseen;
 }
 
+// Fill values for a checkpoint whose training rows had no missing cell (no
+// x_fill stored): a numeric column's training mean, a text column's most
+// frequent category (its one-hot's largest training mean).
+torch::Tensor fill_from_means(const std::vector<Column>& cols, const torch::Tensor& x_mean) {
+  auto fill = torch::zeros_like(x_mean);
+  int64_t c0 = 0;
+  for (const auto& c : cols) {
+    const auto w = static_cast<int64_t>(c.categories.empty() || c.missing_indicator ? 1 : c.categories.size());
+    if (c.missing_indicator) fill[c0] = 0.0;
+    else if (c.categories.empty()) fill[c0] = x_mean[c0];
+    else fill[c0 + x_mean.narrow(0, c0, w).argmax().item<int64_t>()] = 1.0;
+    c0 += w;
+  }
+  return fill;
+}
+
 // The one-hot inputs that the training rows never set (x_mean 0): zero at
 // prediction time, as in training.
 torch::Tensor unseen_onehot_inputs(const std::vector<Column>& cols, int64_t width, const torch::Tensor& x_mean) {
@@ -98,14 +130,27 @@ torch::Tensor unseen_onehot_inputs(const std::vector<Column>& cols, int64_t widt
   for (size_t j = 0, c0 = 0; j < cols.size(); ++j) {
     const auto k = static_cast<int64_t>(cols[j].categories.size());
     if (k > 0) onehot.narrow(0, static_cast<int64_t>(c0), k).fill_(true);
+    if (cols[j].missing_indicator) onehot[static_cast<int64_t>(c0)] = true;  // 0/1, zeroed as in training
     c0 += static_cast<size_t>(std::max<int64_t>(k, 1));
   }
   return onehot & (x_mean == 0);
 }
 
+// Names row i of a chunk in an error: a prediction that is not a finite
+// number is an error naming the row, never a "nan" written with exit status 0.
+struct RowNamer {
+  const std::string& input;
+  const std::vector<int64_t>& rows;  // each chunk row's 1-based row in the file (the header is row 1)
+  void check(bool finite, int64_t i) const {
+    WHVI_CHECK(finite, "'", input, "' row ", rows[static_cast<size_t>(i)],
+               ": the model's prediction is not a finite number (the row is too far outside the training data); "
+               "check the row");
+  }
+};
+
 // Output lines of a classifier: class probabilities, the predicted class, its
 // probability, the predictive entropy and the mutual information.
-std::string classification_lines(const torch::Tensor& f, const json& classes) {
+std::string classification_lines(const torch::Tensor& f, const json& classes, const RowNamer& where) {
   const auto logp = f.dim() == 3 ? f : f.unsqueeze(0);  // [S, n, C]
   const auto ps = logp.exp();
   const auto p = ps.mean(0);
@@ -114,8 +159,10 @@ std::string classification_lines(const torch::Tensor& f, const json& classes) {
   const auto mi = (entropy - expected).clamp_min(0.0);
   const auto best = p.max(1);
   const auto conf = std::get<0>(best), arg = std::get<1>(best);
+  const auto finite = p.isfinite().all(1) & entropy.isfinite() & mi.isfinite();
   std::string text;
   for (int64_t i = 0; i < p.size(0); ++i) {
+    where.check(finite[i].item<bool>(), i);
     for (int64_t c = 0; c < p.size(1); ++c) text += num(p[i][c].item<double>()) + ",";
     text += csv_field(classes[arg[i].item<int64_t>()].get<std::string>()) + "," + num(conf[i].item<double>()) + "," +
             num(entropy[i].item<double>()) + "," + num(mi[i].item<double>()) + "\n";
@@ -125,7 +172,8 @@ std::string classification_lines(const torch::Tensor& f, const json& classes) {
 
 // Output lines of a regression model: the predictive mean and sd, its
 // epistemic and aleatoric parts and the central interval.
-std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& lik, double noise_var, double interval) {
+std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& lik, double noise_var, double interval,
+                             const RowNamer& where) {
   torch::Tensor mean, epi, alea, lo, hi;
   if (f.dim() == 3) {
     // hetero-gaussian: each sample has its own variance per row
@@ -142,11 +190,85 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
     std::tie(lo, hi) = lik.predictive_interval(mu, interval);
   }
   const auto sd = (epi.square() + alea.square()).sqrt();
+  const auto finite = mean.isfinite() & sd.isfinite() & lo.isfinite() & hi.isfinite();
   std::string text;
   for (int64_t i = 0; i < mean.size(0); ++i)
-    text += num(mean[i].item<double>()) + "," + num(sd[i].item<double>()) + "," + num(epi[i].item<double>()) + "," +
+    where.check(finite[i].item<bool>(), i), text += num(mean[i].item<double>()) + "," + num(sd[i].item<double>()) + "," + num(epi[i].item<double>()) + "," +
             num(alea[i].item<double>()) + "," + num(lo[i].item<double>()) + "," + num(hi[i].item<double>()) + "\n";
   return text;
+}
+
+// The model's S samples for each row of xs, each row predicted alone from the
+// same generator state: a row's prediction depends only on the checkpoint, the
+// row, S and the seed, never on the rows around it (every row sees the same
+// draws, as if S weight samples were drawn once and applied to all rows).
+torch::Tensor predict_rows(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed,
+                           uint64_t split) {
+  std::vector<torch::Tensor> parts;
+  parts.reserve(static_cast<size_t>(xs.size(0)));
+  for (int64_t i = 0; i < xs.size(0); ++i)
+    parts.push_back(inf.predict(xs.narrow(0, i, 1), S, make_generator(seed, split, Stream::kEval)));
+  return torch::cat(parts, 1);  // [S, n, ...]: rows are the second dimension
+}
+
+// Inputs so far outside the training data that the network's arithmetic
+// overflows are refused, naming the row and column, before any prediction.
+// 1e6 training standard deviations is far beyond any extrapolation worth a
+// number, and far below where float32 activations overflow.
+void check_inputs_in_range(const torch::Tensor& xs, const std::vector<Column>& cols,
+                           const std::vector<int64_t>& file_rows, const std::string& input) {
+  constexpr double kMaxSd = 1e6;
+  const auto bad = (xs.abs() > kMaxSd).logical_or(xs.isnan()).nonzero();
+  if (bad.size(0) == 0) return;
+  const int64_t i = bad[0][0].item<int64_t>(), j = bad[0][1].item<int64_t>();
+  std::string name;
+  int64_t c0 = 0;
+  for (const auto& c : cols) {
+    const int64_t w = c.categories.empty() ? 1 : static_cast<int64_t>(c.categories.size());
+    if (j < c0 + w) {
+      name = c.name;
+      break;
+    }
+    c0 += w;
+  }
+  throw Error("'" + input + "' row " + std::to_string(file_rows[static_cast<size_t>(i)]) + ", column '" + name.substr(0, 60) +
+              "': the value is more than 1e6 training standard deviations from the training mean, too far outside "
+              "the data the model was trained on to predict; check the row (units, a typo)");
+}
+
+// The places of the --keep columns in the input's header.
+std::vector<size_t> kept_columns(const PredictOptions& o, const data::CsvReader& in) {
+  std::vector<size_t> at;
+  for (const auto& k : o.keep) {
+    const auto& h = in.header();
+    const auto it = std::find(h.begin(), h.end(), k);
+    WHVI_CHECK(it != h.end(), "--keep: the input file '", o.input, "' has no column '", k.substr(0, 60),
+               "'; name columns of its header line, e.g. --keep id");
+    at.push_back(static_cast<size_t>(it - h.begin()));
+  }
+  return at;
+}
+
+// The output's header line: row, the kept columns, then the predictions'.
+std::string output_header(const PredictOptions& o, bool classify, const json& classes) {
+  std::string head = "row,";
+  for (const auto& k : o.keep) head += csv_field(k) + ",";
+  if (!classify) return head + "mean,std,epistemic_std,aleatoric_std,lower,upper\n";
+  for (const auto& c : classes) head += csv_field("p_" + c.get<std::string>()) + ",";
+  return head + "predicted,confidence,entropy,mutual_information\n";
+}
+
+// Each line of `text` with its row's prefix (number and kept cells) before it.
+std::string with_prefixes(const std::string& text, const std::vector<std::string>& prefix) {
+  std::string joined;
+  size_t line = 0;
+  for (size_t a = 0; a < text.size(); ++line) {
+    const size_t b = text.find('\n', a);
+    joined += prefix[line];
+    joined.append(text, a, b - a + 1);
+    a = b + 1;
+  }
+  return joined;
 }
 
 }  // namespace
@@ -171,32 +293,32 @@ json run_predict(const PredictOptions& o) {
   WHVI_CHECK(width == meta.d_in && meta.x_mean.numel() == width, "'", o.checkpoint, "' is damaged: its input "
              "columns make ", width, " inputs, its model reads ", meta.d_in);
 
+  const auto keep_at = kept_columns(o, in);
   AtomicFile out(o.out);
-  std::string head;
-  if (classify) {
-    for (const auto& c : classes) head += csv_field("p_" + c.get<std::string>()) + ",";
-    head += "predicted,confidence,entropy,mutual_information\n";
-  } else {
-    head = "mean,std,epistemic_std,aleatoric_std,lower,upper\n";
-  }
-  out.write(head);
+  out.write(output_header(o, classify, classes));
 
   const auto& cfg = loaded.cfg;
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
-  const auto gen = make_generator(static_cast<uint64_t>(cfg.get_int("training.seed")),
-                                  static_cast<uint64_t>(meta.split), Stream::kEval);
+  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
   const double noise_var = classify ? 0.0 : inf->likelihood().noise_var_original();
   const auto unseen_col = unseen_onehot_inputs(cols, width, meta.x_mean);
-  int64_t rows = 0, unseen = 0;
+  int64_t rows = 0, unseen = 0, missing = 0;
+  const auto fill = meta.x_fill.defined() ? meta.x_fill : fill_from_means(cols, meta.x_mean);
   std::vector<std::string> fields;
   bool more = true;
   while (more) {
     std::vector<std::vector<double>> chunk;
+    std::vector<int64_t> file_rows;
+    std::vector<std::string> prefix;  // each row's number and kept cells
     while (static_cast<int64_t>(chunk.size()) < o.chunk_rows && (more = in.next(fields))) {
       std::vector<double> x(static_cast<size_t>(width), 0.0);
-      const bool row_unseen = encode_row(fields, cols, x, o.input, in.row());
+      const bool row_unseen = encode_row(fields, cols, x, o.input, in.row(), missing);
       unseen += row_unseen;
       chunk.push_back(std::move(x));
+      file_rows.push_back(in.row());
+      std::string p = std::to_string(rows + static_cast<int64_t>(chunk.size())) + ",";
+      for (const size_t j : keep_at) p += csv_field(fields[j]) + ",";
+      prefix.push_back(std::move(p));
     }
     if (chunk.empty()) break;
     const auto n = static_cast<int64_t>(chunk.size());
@@ -204,17 +326,24 @@ json run_predict(const PredictOptions& o) {
     auto xa = x.accessor<double, 2>();
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < width; ++j) xa[i][j] = chunk[static_cast<size_t>(i)][static_cast<size_t>(j)];
+    x = torch::where(x.isnan(), fill.unsqueeze(0).expand_as(x), x);
     x.index_put_({torch::indexing::Slice(), unseen_col}, 0.0);
     const auto xs = (x - meta.x_mean) / meta.x_std;
-    const auto f = inf->predict(xs, S, gen);
-    const std::string text = classify ? classification_lines(f, classes)
-                                      : regression_lines(f, inf->likelihood(), noise_var, o.interval);
-    out.write(text);
+    check_inputs_in_range(xs, cols, file_rows, o.input);
+    const auto f = predict_rows(*inf, xs, S, seed, static_cast<uint64_t>(meta.split));
+    const RowNamer where{o.input, file_rows};
+    const std::string text = classify ? classification_lines(f, classes, where)
+                                      : regression_lines(f, inf->likelihood(), noise_var, o.interval, where);
+    out.write(with_prefixes(text, prefix));
     rows += n;
     if (rows >= o.chunk_rows) spdlog::info("predict: {} rows done", rows);
   }
   WHVI_CHECK(rows > 0, "'", o.input, "' has a header but no rows to predict");
   out.commit();
+  if (missing > 0)
+    spdlog::info("predict: {} missing cell(s) filled as in training ({})", missing,
+                 meta.x_fill.defined() ? "the training split's median / most frequent category"
+                                       : "the training split's mean / most frequent category: it had no missing cells");
   if (unseen > 0)
     spdlog::warn("predict: {} of {} rows hold a text category the model never saw in training (encoded as zeros)",
                  unseen, rows);

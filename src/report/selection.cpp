@@ -39,12 +39,25 @@ struct Run {
 
 // One experiment record, checked to be a validation run named
 // <dataset>-<model>-<candidate>.
+Run read_run_fields(const std::string& f, const json& j);
+
+// Any field missing or of the wrong type is one error naming the file, not a
+// library's type_error (nor undefined behaviour on a missing key).
 Run read_run(const std::string& f) {
   const auto j = load_json_file(f);
+  try {
+    return read_run_fields(f, j);
+  } catch (const json::exception&) {
+    throw Error(f + " is not a complete whvi experiment record (a field is missing or of the wrong type): give a "
+                "record written by whvi train, unedited");
+  }
+}
+
+Run read_run_fields(const std::string& f, const json& j) {
   WHVI_CHECK(j.is_object() && j.contains("protocol") && j.contains("experiment"), f,
              " is not a whvi experiment record");
-  WHVI_CHECK(j["protocol"].value("evaluated_on", std::string()) == "validation", f,
-             " was evaluated on ", j["protocol"].value("evaluated_on", std::string("test")),
+  WHVI_CHECK(j.at("protocol").value("evaluated_on", std::string()) == "validation", f,
+             " was evaluated on ", j.at("protocol").value("evaluated_on", std::string("test")),
              " rows, not on validation rows; selection may only use runs with data.validation_fraction > 0");
   Run r;
   r.file = f;
@@ -57,13 +70,15 @@ Run read_run(const std::string& f) {
              "' is not <dataset>-<model>-<candidate> (", prefix, "...)");
   r.candidate = name.substr(prefix.size());
   r.complete = j.value("complete", false);
-  const auto& s = j["summary"];
+  const auto& s = j.at("summary");
   auto mean = [&](const char* k) {
-    return s.contains(k) && s[k]["mean"].is_number() ? s[k]["mean"].get<double>() : NAN;
+    return s.contains(k) && s.at(k).contains("mean") && s.at(k).at("mean").is_number() ? s.at(k).at("mean").get<double>()
+                                                                                      : NAN;
   };
   r.mnll = mean("mnll"), r.rmse = mean("rmse"), r.cov95 = mean("coverage_95"), r.crps = mean("crps");
   r.error = mean("error");  // classifiers: no coverage; their error instead
-  flatten_config(j["config"], "", r.config);
+  WHVI_CHECK(j.at("config").is_object(), f, ": its 'config' is not a mapping: give a record written by whvi train");
+  flatten_config(j.at("config"), "", r.config);
   return r;
 }
 

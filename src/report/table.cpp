@@ -323,11 +323,17 @@ void classification_tables(std::ostringstream& os, const std::vector<std::string
   };
   section("Test error", "Fraction of test points whose most probable class (of the Monte Carlo average of the "
           "class probabilities) is wrong.", {{"ours", "error"}, {"paper", "error"}});
-  section("Test MNLL (nats per test point)",
-          "*ours* is `mnll_paper`, the authors' convention (mean over Monte Carlo samples of -log p_s(y|x)), "
-          "comparable with *paper*; *ours pred.* is -log of the Monte Carlo average of p_s(y|x), the "
-          "predictive MNLL, which is lower.",
-          {{"ours", "mnll_paper"}, {"paper", "mnll"}, {"ours pred.", "mnll"}});
+  if (paper.is_object() && paper.contains("results"))
+    section("Test MNLL (nats per test point)",
+            "*ours* is `mnll_paper`, the authors' convention (mean over Monte Carlo samples of -log p_s(y|x)), "
+            "comparable with *paper*; *ours pred.* is -log of the Monte Carlo average of p_s(y|x), the "
+            "predictive MNLL, which is lower.",
+            {{"ours", "mnll_paper"}, {"paper", "mnll"}, {"ours pred.", "mnll"}});
+  else
+    section("Test MNLL (nats per test point)",
+            "The predictive MNLL: -log of the Monte Carlo average of p_s(y|x), the number `whvi train` logs "
+            "(the papers' convention, `mnll_paper`, appears only beside a paper's table).",
+            {{"ours", "mnll"}});
   section("Calibration (test rows)",
           "*ECE*: expected calibration error over 15 equal-width confidence bins (0 is perfect); *Brier*: "
           "mean over test points of the squared distance between the predicted probabilities and the "
@@ -492,14 +498,19 @@ void intro(std::ostringstream& os, const json& paper) {
     os << "No paper values are given for this table.\n\n";
 }
 
+bool has_paper(const json& paper) { return paper.is_object() && paper.contains("results"); }
+
 void rmse_table(std::ostringstream& os, const Grid& g, const json& paper, bool any_floor) {
   os << "## Test RMSE\n\n";
+  const bool with_paper = has_paper(paper);  // the user's own data: no paper columns
   std::vector<std::string> head = {"dataset"}, rule = {"---"};
   if (any_floor) head.push_back("noise floor"), rule.push_back("---:");
   for (const auto& m : g.models) {
     head.push_back(upper(m) + " ours");
+    rule.push_back("---:");
+    if (!with_paper) continue;
     head.push_back(upper(m) + " paper");
-    rule.insert(rule.end(), {"---:", "---:"});
+    rule.push_back("---:");
   }
   row(os, head);
   row(os, rule);
@@ -508,17 +519,21 @@ void rmse_table(std::ostringstream& os, const Grid& g, const json& paper, bool a
     if (any_floor) cells.push_back(floor_cell(g, d, "rmse"));
     for (const auto& m : g.models) {
       cells.push_back(ours_cell(g.find(d, m), "rmse"));
-      cells.push_back(paper_cell(paper, d, m, "rmse"));
+      if (with_paper) cells.push_back(paper_cell(paper, d, m, "rmse"));
     }
     row(os, cells);
   }
 }
 
 void mnll_table(std::ostringstream& os, const Grid& g, const json& paper, bool any_floor) {
+  const bool with_paper = has_paper(paper);
   os << "\n## Test MNLL (nats per test point)\n\n"
-     << "*ours* is `mnll_paper`, the authors' convention (mean over Monte Carlo samples of "
-        "-log p(y|f_s)), comparable with *paper*; *ours pred.* is our predictive MNLL "
-        "(-log of the mean over samples of p(y|f_s)), which is lower."
+     << (with_paper ? "*ours* is `mnll_paper`, the authors' convention (mean over Monte Carlo samples of "
+                      "-log p(y|f_s)), comparable with *paper*; *ours pred.* is our predictive MNLL "
+                      "(-log of the mean over samples of p(y|f_s)), which is lower."
+                    : "The predictive MNLL: -log of the mean over Monte Carlo samples of p(y|f_s), the number "
+                      "`whvi train` logs (the papers' convention, `mnll_paper`, appears only beside a paper's "
+                      "table).")
      << (any_floor ? " *noise floor*: the best predictive MNLL any model can reach on fresh data of a "
                      "synthetic problem (for input-dependent noise, *homosc. floor* is the best a model "
                      "with one noise variance can reach)."
@@ -530,10 +545,13 @@ void mnll_table(std::ostringstream& os, const Grid& g, const json& paper, bool a
     rule.insert(rule.end(), {"---:", "---:"});
   }
   for (const auto& m : g.models) {
-    head.push_back(upper(m) + " ours");
-    head.push_back(upper(m) + " paper");
-    head.push_back(upper(m) + " ours pred.");
-    rule.insert(rule.end(), {"---:", "---:", "---:"});
+    if (with_paper) {
+      head.insert(head.end(), {upper(m) + " ours", upper(m) + " paper", upper(m) + " ours pred."});
+      rule.insert(rule.end(), {"---:", "---:", "---:"});
+    } else {
+      head.push_back(upper(m) + " ours");
+      rule.push_back("---:");
+    }
   }
   row(os, head);
   row(os, rule);
@@ -545,8 +563,10 @@ void mnll_table(std::ostringstream& os, const Grid& g, const json& paper, bool a
     }
     for (const auto& m : g.models) {
       const Entry* e = g.find(d, m);
-      cells.push_back(ours_cell(e, "mnll_paper"));
-      cells.push_back(paper_cell(paper, d, m, "mnll"));
+      if (with_paper) {
+        cells.push_back(ours_cell(e, "mnll_paper"));
+        cells.push_back(paper_cell(paper, d, m, "mnll"));
+      }
       cells.push_back(ours_cell(e, "mnll"));
     }
     row(os, cells);
@@ -643,6 +663,26 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
   return os.str();
 }
 
+namespace {
+// Beside a paper's table, its title (else "UCI regression", the papers' first
+// table); for the user's own data, its data sets and task ("diabetes:
+// regression").
+std::string default_title(const std::vector<json>& results, const json& paper) {
+  if (paper.is_object() && paper.contains("results"))
+    return string_field(paper, "title").empty() ? "UCI regression" : string_field(paper, "title");
+  std::set<std::string> sets, tasks;
+  for (const auto& r : results) {
+    sets.insert(string_field(r, "dataset"));
+    tasks.insert(string_field(r, "task") == "classification" ? "classification" : "regression");
+  }
+  std::string t;
+  for (const auto& s : sets) t += (t.empty() ? "" : ", ") + s;
+  std::string k;
+  for (const auto& s : tasks) k += (k.empty() ? "" : " and ") + s;
+  return t + ": " + k;
+}
+}  // namespace
+
 std::string render_from_files(const std::vector<std::string>& result_paths, const std::string& paper_path,
                               const std::string& title) {
   std::vector<json> results;
@@ -673,8 +713,19 @@ std::string render_from_files(const std::vector<std::string>& result_paths, cons
       any = any || (r.contains("dataset") && r["dataset"].is_string() &&
                     paper["results"].contains(r["dataset"].get<std::string>()));
   if (!any) paper = json::object();
-  return render_markdown_table(results, paper, title);
+  return render_markdown_table(results, paper, title.empty() ? default_title(results, paper) : title);
 }
+
+namespace {
+// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line
+// break, its quotes doubled.
+std::string csv_quoted(const std::string& v) {
+  if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+  std::string q = "\"";
+  for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+}  // namespace
 
 std::string render_csv_from_files(const std::vector<std::string>& result_paths) {
   std::ostringstream os;
@@ -689,7 +740,8 @@ std::string render_csv_from_files(const std::vector<std::string>& result_paths) 
     std::optional<double> params;
     if (auto it = r.find("splits"); it != r.end() && it->is_array() && !it->empty())
       params = number(object_field((*it)[0], "params"), "total");
-    os << '"' << p << "\"," << string_field(r, "dataset") << ',' << string_field(r, "model") << ','
+    os << csv_quoted(p) << ',' << csv_quoted(string_field(r, "dataset")) << ',' << csv_quoted(string_field(r, "model"))
+       << ','
        << num(number(model, "depth")) << ',' << num(number(model, "width")) << ',' << num(params) << ',';
     const auto n_of = stat_of(r, "mnll");
     os << (n_of && n_of->n ? std::to_string(*n_of->n) : std::string());

@@ -243,6 +243,10 @@ std::string divergence_suspects(const options::Source& cfg) {
   const std::string step_key =
       kind == "nng" ? "model.nng.lr" : kind == "sghmc" ? "model.sghmc.lr" : "training.lr";
   os << step_key << " = " << cfg.get_float(step_key) << " (default " << def_of(step_key) << ")";
+  // the rule that takes that step (SGD at Adam's rate is a classic)
+  if (kind != "nng" && kind != "sghmc" && cfg.get_string("training.optimizer") != def_of("training.optimizer"))
+    os << ", training.optimizer = " << cfg.get_string("training.optimizer") << " (default "
+       << def_of("training.optimizer") << ")";
   if (kind == "nng")
     os << ", model.nng.damping = " << cfg.get_float("model.nng.damping") << " (default "
        << def_of("model.nng.damping") << "; extra damping steadies the K-FAC step)";
