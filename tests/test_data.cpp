@@ -540,9 +540,12 @@ std::string error_with(const std::string& file, const std::string& content, Temp
 TEST(DataErrors, MalformedNumber) {
   TempDir t;
   const auto msg = error_with("data.txt", "1 2 3 4\n\n5 6 7x 8\n", t);
-  expect_has(msg, {"data.txt' line 3", "column 3", "'7x' is not a number"});
+  expect_has(msg, {"data.txt' line 3", "column 3", "not a number"});
+  EXPECT_EQ(msg.find("7x"), std::string::npos) << msg;  // a cell is never quoted: the file may hold anything
   TempDir t2;
-  expect_has(error_with("data.txt", "1 2 3 4\n1,5 2 3 4\n", t2), {"line 2", "'1,5'"});
+  const auto comma = error_with("data.txt", "1 2 3 4\n1,5 2 3 4\n", t2);
+  expect_has(comma, {"line 2", "column 1", "not a number"});
+  EXPECT_EQ(comma.find("1,5"), std::string::npos) << comma;
 }
 
 TEST(DataErrors, InconsistentColumnCount) {
@@ -584,7 +587,7 @@ TEST(DataErrors, BadRowIndices) {
   {
     TempDir t;
     expect_has(error_with("index_train_0.txt", "0\n1\nx2\n", t),
-               {"index_train_0.txt' line 3", "'x2' is not an integer"});
+               {"index_train_0.txt' line 3", "not an integer"});
   }
   {
     TempDir t;
@@ -684,7 +687,7 @@ TEST(Standardize, TinySpreadIsStandardisedNotConstant) {
 TEST(DataErrors, ValuesWhoseSquaresOverflowAreRefusedAtLoad) {
   TempDir t;
   const auto msg = error_with("data.txt", "1 2 3 4\n5 6 7 8\n9 1e300 11 12\n", t);
-  expect_has(msg, {"data.txt' line 3", "column 2", "'1e300' is too large", "Rescale column 2"});
+  expect_has(msg, {"data.txt' line 3", "column 2", "1e+300 is too large", "Rescale column 2"});
   TempDir t2;
   expect_has(error_with("data.txt", "1 2 3 4\n5 6 7 -2e151\n", t2), {"line 2", "column 4", "too large"});
 }

@@ -6,6 +6,7 @@
 // option, no command: the help goes to stderr). A failure to write standard
 // output (disk full, closed stdout) is an error, not a silent success.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -218,6 +219,21 @@ class OneLineSink : public spdlog::sinks::base_sink<std::mutex> {
   std::shared_ptr<spdlog::sinks::stderr_color_sink_mt> inner_;
 };
 
+// An address-space limit (ulimit -v, RLIMIT_AS) below 2 GiB: LibTorch, OpenBLAS
+// and their threads map far more address space than they use, and OpenBLAS's
+// threaded GEMM spins forever when its buffer cannot be mapped (measured: a
+// width-4096 run under 879 MiB hung at 100% CPU with 2 threads). Refused at
+// once, with the fix; cgroup limits (Slurm --mem) count only what is used.
+void check_address_space_limit() {
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return;
+  constexpr rlim_t kMin = rlim_t{2} << 30;
+  WHVI_CHECK(lim.rlim_cur >= kMin, "an address-space limit (ulimit -v) of ", lim.rlim_cur >> 20,
+             " MiB is set: LibTorch and OpenBLAS need at least 2048 MiB of address space (they map more than they "
+             "use) and could hang when it runs out. Raise it (ulimit -v 4194304), or cap memory with a cgroup "
+             "limit (Slurm --mem), which counts only what is used");
+}
+
 // The error line is the contract at every log level, --log-level off included.
 void report_error(const std::string& msg) {
   if (spdlog::get_level() <= spdlog::level::err) spdlog::error("{}", msg);
@@ -354,6 +370,10 @@ struct EvalCommand : Command {
   void run(const std::string& command_line) override {
     o.command_line = command_line;
     const auto r = whvi::experiment::run_eval(o);
+    const std::string data = r.value("data_source", std::string());
+    WHVI_CHECK(json.empty() || json == "-" || !whvi::same_file(json, data), "--json '", json,
+               "' is the data file this evaluation read ('", data,
+               "'); whvi never writes over its own input: give another path");
     std::cout << r.dump(2) << std::endl;
     if (!json.empty() && json != "-") write_output(json, r.dump(2) + "\n");
   }
@@ -695,6 +715,13 @@ int guarded(const std::function<int()>& body) {
   }
 }
 
+// Checks before a command does any work: its outputs, and for the commands
+// that compute (not `light` ones), the address-space limit.
+void before_run(const Command& c, bool light) {
+  check_outputs(c.outputs(), c.inputs());
+  if (!light) check_address_space_limit();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -770,7 +797,7 @@ int main(int argc, char** argv) {
     const std::string command_line = whvi::join_command_line(argc, argv);
     for (auto* c : commands)
       if (c->app->parsed()) {
-        check_outputs(c->outputs(), c->inputs());
+        before_run(*c, c == &table || c == &select || c == &config || c == &data_export);
         c->run(command_line);
         break;
       }

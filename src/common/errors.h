@@ -21,6 +21,13 @@ struct ShapeError : Error {
   using Error::Error;
 };
 
+// A model whose numbers stopped being finite while training (its predictions,
+// its noise): the training loop's caller reports it as a divergence, naming the
+// step and the settings.
+struct NonFiniteError : Error {
+  using Error::Error;
+};
+
 namespace detail {
 template <class... Args>
 std::string concat(Args&&... args) {

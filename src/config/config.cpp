@@ -484,7 +484,10 @@ Config Config::parse(const std::string& text, const std::string& source,
   std::map<std::string, Entry> entries;
   std::vector<std::string> chain;
   load_file_entries(text, source, base_dir, entries, chain);
-  for (const auto& [key, e] : entries) c.set(key, e.text, e.file, e.line);
+  for (const auto& [key, e] : entries) {
+    c.set(key, e.text, e.file, e.line);
+    c.files_.insert(e.file);
+  }
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -497,6 +500,7 @@ Config Config::parse(const std::string& text, const std::string& source,
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
   const std::string text = read_config_text(path);
   Config c = parse(text, path, overrides, fs::path(path).parent_path().string());
+  c.files_.insert(path);
   if (c.get_string("output.name").empty()) {
     const std::string stem = fs::path(path).stem().string();
     check_output_name(stem, [&](const std::string& msg) {

@@ -88,6 +88,9 @@ class Config : public options::Source {
   std::string dump_yaml() const;      // every key, nested, schema order
   nlohmann::json to_json() const;     // nested, typed
   const std::string& source() const override { return source_; }
+  // The files the config was read from: the config file and every base: file
+  // that set a key (a run must never write over one of them).
+  const std::set<std::string>& files() const { return files_; }
   const std::vector<Param>& declared() const override { return schema(); }
 
   // The schema as a Markdown table (docs/configuration.md, `whvi config --describe`),
@@ -98,6 +101,7 @@ class Config : public options::Source {
   std::map<std::string, Value> values_;
   std::set<std::string> set_keys_;
   std::string source_;
+  std::set<std::string> files_;
 };
 
 }  // namespace whvi::config

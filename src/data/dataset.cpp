@@ -125,8 +125,9 @@ std::vector<IndexEntry> read_index_file(const fs::path& p, const std::string& fo
              std::fabs(d) < 9.0e15;
         v = ok ? static_cast<long long>(d) : 0;
       }
-      WHVI_CHECK(ok, "'", p.string(), "' line ", line, ": '", s,
-                 "' is not an integer index. Index files hold 0-based integers, one per line.");
+      // the text itself is never quoted: an index file may be anything (a linked secret)
+      WHVI_CHECK(ok, "'", p.string(), "' line ", line,
+                 ": not an integer index. Index files hold 0-based integers, one per line.");
       WHVI_CHECK(v >= 0, "'", p.string(), "' line ", line, ": index ", v,
                  " is negative. Indices are 0-based row or column numbers.");
       out.push_back({static_cast<int64_t>(v), line});
@@ -253,14 +254,14 @@ Table read_data_txt(const fs::path& data_path, const std::string& folder) {
       char* end = nullptr;
       errno = 0;
       const double v = std::strtod(b, &end);
+      // cells are never quoted in errors (the file may hold anything)
       WHVI_CHECK(end == b + toks[c].size(), "'", data_path.string(), "' line ", line, ", column ",
-                 c + 1, ": '", toks[c], "' is not a number. Fix or remove that line.");
+                 c + 1, ": not a number (data.txt holds numbers separated by spaces). Fix or remove that line.");
       WHVI_CHECK(std::isfinite(v), "'", data_path.string(), "' line ", line, ", column ", c + 1,
-                 ": value '", toks[c],
-                 "' is not finite (NaN or infinity). whvi needs complete numeric data: remove "
+                 ": the value is not finite (NaN or infinity). whvi needs complete numeric data: remove "
                  "or impute that row.");
       WHVI_CHECK(std::fabs(v) <= kMaxAbsValue, "'", data_path.string(), "' line ", line,
-                 ", column ", c + 1, ": value '", toks[c], "' is too large (|value| > ",
+                 ", column ", c + 1, ": value ", v, " is too large (|value| > ",
                  kMaxAbsValue, "): the column's statistics (sums of squares) would overflow. "
                  "Rescale column ", c + 1, " (e.g. change its units) so its values are below ",
                  kMaxAbsValue, ".");

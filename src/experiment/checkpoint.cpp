@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "common/io.h"
+#include "common/runtime.h"
 #include "experiment/experiment.h"
 #include "train/loop.h"
 
@@ -16,6 +17,11 @@ void hash_tensor(Fnv1a64& h, const torch::Tensor& t_in) {
   h.add(dt.data(), dt.size());
   for (auto s : t.sizes()) h.add_value(static_cast<int64_t>(s));
   h.add(t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
+}
+
+size_t max_checkpoint_bytes() {
+  const unsigned long long mem = physical_memory_bytes();
+  return mem > 0 ? static_cast<size_t>(mem / 2) : size_t{1} << 34;
 }
 
 std::string hex(uint64_t v) {
@@ -76,7 +82,7 @@ struct Archive {
   explicit Archive(const std::string& p) : path(p) {
     WHVI_CHECK(!describe_path_kind(path).empty(), "checkpoint '", path,
                "' does not exist (checkpoints are written as output.dir/NAME/split-KK.ckpt)");
-    std::istringstream bytes(read_user_file(path, "checkpoint", size_t{1} << 40));
+    std::istringstream bytes(read_user_file(path, "checkpoint", max_checkpoint_bytes()));
     try {
       ar.load_from(bytes);
     } catch (const std::exception&) {

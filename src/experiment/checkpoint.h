@@ -34,6 +34,11 @@ struct CheckpointMeta {
   torch::Tensor x_fill;
 };
 
+// The largest checkpoint whvi reads: half this machine's memory (a checkpoint
+// is read whole, then parsed), so a huge or sparse file is refused at once
+// instead of being read until memory runs out.
+size_t max_checkpoint_bytes();
+
 // The checksum stored with a checkpoint: the model's state and every metadata field.
 std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m);
 

@@ -1,10 +1,12 @@
 #include "experiment/experiment.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -59,7 +61,7 @@ std::string split_stem(const fs::path& dir, size_t k) {
 // The FNV-1a checksum of a file's bytes (16 hex digits), "" when it cannot be read.
 std::string file_checksum(const std::string& path) {
   try {
-    const std::string bytes = read_user_file(path, "the checkpoint", size_t{1} << 40);
+    const std::string bytes = read_user_file(path, "the checkpoint", max_checkpoint_bytes());
     return hex(Fnv1a64().add(bytes.data(), bytes.size()).value());
   } catch (const Error&) {
     return "";
@@ -741,14 +743,19 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const auto curve_gen = make_generator(seed, k, Stream::kCurve);
   const auto on_every = [&](int64_t steps) {
     const bool last = steps == total;
-    if (curve_every > 0 && (steps % curve_every == 0 || last)) {
-      const auto fc = inf->predict(prep.x_test, cfg.get_int("evaluation.curve_mc_samples"), curve_gen);
-      const auto mc = inf->likelihood().evaluate(fc, y_test);
-      json point = {{"step", steps}};
-      for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
-      curve.push_back(point);
+    try {
+      if (curve_every > 0 && (steps % curve_every == 0 || last)) {
+        const auto fc = inf->predict(prep.x_test, cfg.get_int("evaluation.curve_mc_samples"), curve_gen);
+        WHVI_CHECK_AS(NonFiniteError, fc.isfinite().all().item<bool>(), "the predictions on the test rows are not finite");
+        const auto mc = inf->likelihood().evaluate(fc, y_test);
+        json point = {{"step", steps}};
+        for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
+        curve.push_back(point);
+      }
+      return stopper && (steps % so.every == 0 || last) && stopper->measure(steps);
+    } catch (const NonFiniteError& e) {
+      throw Error(train::divergence_message(label, steps, e.what(), cfg));
     }
-    return stopper && (steps % so.every == 0 || last) && stopper->measure(steps);
   };
   const auto ts = train::train(*inf, x_fit, y_fit, cfg, make_generator(seed, k, Stream::kTrain), label, every,
                                on_every, [&] {
@@ -853,7 +860,16 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   const auto f = inf->predict(prep.x_test, cfg.get_int("evaluation.mc_samples"),
                                make_generator(seed, k, Stream::kEval));
   const double noise_var = inf->likelihood().noise_var_original();
-  const auto m = inf->likelihood().evaluate(f, y_test);
+  // a model that trained into non-finite predictions or a vanished noise is a
+  // divergence, named with its step and settings, not an evaluator's complaint
+  const auto m = [&] {
+    try {
+      WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the trained model's predictions are not finite");
+      return inf->likelihood().evaluate(f, y_test);
+    } catch (const NonFiniteError& e) {
+      throw Error(train::divergence_message(label, ts.steps, e.what(), cfg));
+    }
+  }();
   const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
   if (y_test.size(0) > 0)
     for (const auto& [key, value] : m.metrics)
@@ -876,6 +892,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
             {"inference", inf->method()},
             {"engine", batched_with > 0 ? std::string("autograd") : inf->engine()},
             {"config_fingerprint", fp},
+            {"data_fingerprint", data_fingerprint(prep)},  // --resume keeps the split only for the same data
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
   for (const auto& [key, value] : inf->likelihood().learned())
@@ -915,7 +932,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
 // output.checkpoints on, a split is finished only when its checkpoint exists
 // and passes its checksum; otherwise it is retrained, and the log says why.
 std::optional<json> finished_split(const config::Config& cfg, const std::string& stem, const std::string& fp,
-                                   size_t k) {
+                                   size_t k, const std::function<std::string()>& data_fp) {
   if (describe_path_kind(stem + ".json").empty()) return std::nullopt;
   if (cfg.get_bool("output.checkpoints")) {
     try {
@@ -942,6 +959,12 @@ std::optional<json> finished_split(const config::Config& cfg, const std::string&
     spdlog::warn("split {}: {} is not the checkpoint its record was written with{}", k, stem + ".ckpt", again);
     return std::nullopt;
   }
+  if (!r.contains("data_fingerprint") || !r["data_fingerprint"].is_string() ||
+      r["data_fingerprint"].get<std::string>() != data_fp()) {
+    spdlog::warn("split {}: {} was trained on other data (the data set's rows or split changed since){}", k,
+                 stem + ".json", again);
+    return std::nullopt;
+  }
   spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
   return r;
 }
@@ -955,12 +978,16 @@ bool is_split_file_name(const std::string& f) {
 
 // Without --resume, files of an earlier run of this experiment would sit
 // beside the new record: remove them first.
-void remove_stale_split_files(const fs::path& exp_dir) {
+void remove_stale_split_files(const fs::path& exp_dir, const std::vector<std::string>& inputs) {
   std::error_code ec;
   if (!fs::is_directory(exp_dir, ec)) return;
   std::vector<fs::path> stale;
-  for (const auto& e : list_dir(exp_dir.string()))
-    if (is_split_file_name(fs::path(e).filename().string()) && fs::is_regular_file(e, ec)) stale.push_back(e);
+  for (const auto& e : list_dir(exp_dir.string())) {
+    if (!is_split_file_name(fs::path(e).filename().string()) || !fs::is_regular_file(e, ec)) continue;
+    const bool input = std::any_of(inputs.begin(), inputs.end(), [&](const std::string& i) { return same_file(e, i); });
+    if (input) spdlog::warn("{} has a split file's name but is one of this run's inputs: kept", e);
+    else stale.push_back(e);
+  }
   if (stale.empty()) return;
   spdlog::warn("removing {} file(s) of an earlier run in {} (use --resume to keep finished splits)",
                stale.size(), exp_dir.string());
@@ -996,13 +1023,32 @@ std::string describe_table(const data::RegressionData& d, const std::string& mis
 
 // Every file a run may write, checked before anything is trained: a planted
 // link, device or folder at any of them costs nothing (common/io.h).
-void check_result_paths(const fs::path& out_dir, const std::string& name, const fs::path& exp_dir, size_t n) {
-  for (const char* suffix : {"-reliability.csv", "-reliability.png"})
-    check_output_path((out_dir / name).string() + suffix, "a result file");
+void check_result_paths(const fs::path& out_dir, const std::string& name, const fs::path& exp_dir, size_t n,
+                        const std::vector<std::string>& inputs) {
+  std::vector<std::string> paths = {(out_dir / (name + ".json")).string()};
+  for (const char* suffix : {"-reliability.csv", "-reliability.png"}) paths.push_back((out_dir / name).string() + suffix);
   for (size_t k = 0; k < n; ++k)
     for (const char* suffix : {".json", ".ckpt", ".png", "-grid.csv", "-data.csv", "-ood.csv", "-ood.png",
                                "-test-rows.txt"})
-      check_output_path(split_stem(exp_dir, k) + suffix, "a result file");
+      paths.push_back(split_stem(exp_dir, k) + suffix);
+  for (const auto& p : paths) {
+    check_output_path(p, "a result file");
+    for (const auto& in : inputs)
+      WHVI_CHECK(!same_file(p, in), "the result file ", p, " would be written over '", in,
+                 "', one of this run's inputs (its config, a base file or its data); whvi never writes over its "
+                 "own input: choose another output.dir or output.name");
+  }
+}
+
+// The files a run reads: its config and base files, and its data (a CSV file,
+// or the files of a UCI-layout folder).
+std::vector<std::string> run_inputs(const config::Config& cfg, const data::RegressionData& d) {
+  std::vector<std::string> in(cfg.files().begin(), cfg.files().end());
+  std::error_code ec;
+  if (fs::is_regular_file(d.source, ec)) in.push_back(d.source);
+  else if (fs::is_directory(d.source, ec))
+    for (const auto& f : list_dir(d.source)) in.push_back(f);
+  return in;
 }
 
 // One `whvi train`: the config, its data and splits, where results go, and
@@ -1034,7 +1080,8 @@ struct ExperimentRun {
   std::string stem(size_t k) const { return split_stem(exp_dir, k); }
   std::string label(size_t k) const { return split_label(name, k, splits.size()); }
   std::optional<json> resumed(size_t k) const {
-    return o.resume ? finished_split(cfg, stem(k), fp, k) : std::nullopt;
+    if (!o.resume) return std::nullopt;
+    return finished_split(cfg, stem(k), fp, k, [&] { return data_fingerprint(data::prepare_split(d, splits[k])); });
   }
 };
 
@@ -1230,14 +1277,15 @@ json run_train(const TrainOptions& o) {
   r.d = load_data(cfg);
   r.splits = load_splits(cfg, r.d);
   check_before_training(cfg, r.d, r.splits);
-  check_result_paths(r.out_dir, r.name, r.exp_dir, r.splits.size());
+  const auto inputs = run_inputs(cfg, r.d);
+  check_result_paths(r.out_dir, r.name, r.exp_dir, r.splits.size(), inputs);
   r.ood_rows = load_ood_rows(cfg, r.d);
   spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", r.d.name, r.d.source, r.d.x.size(0),
                r.d.x.size(1), r.splits.size());
   if (!r.d.inputs.empty()) spdlog::info("{}", describe_table(r.d, cfg.get_string("data.missing")));
   const FileLock lock((r.out_dir / (r.name + ".lock")).string(),
                       "experiment '" + r.name + "' in " + r.out_dir.string());
-  if (!o.resume) remove_stale_split_files(r.exp_dir);
+  if (!o.resume) remove_stale_split_files(r.exp_dir, inputs);
   r.doc = experiment_header(r);
   r.fp = run_fingerprint(cfg, r.d);
   if (cfg.get_int("training.batched_splits") > 1) train_batched(r);
@@ -1270,6 +1318,7 @@ json run_eval(const EvalOptions& o) {
   const auto m = inf->likelihood().evaluate(f, prep.y_test.squeeze(1).to(torch::kFloat64));
   json r = environment_json();
   r["checkpoint"] = o.checkpoint;
+  r["data_source"] = d.source;  // read too: --json must not be it
   r["command"] = o.command_line;
   r["split"] = split;
   r["mc_samples"] = S;

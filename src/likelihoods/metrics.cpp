@@ -72,9 +72,9 @@ RegressionMetrics regression_metrics(const torch::Tensor& f_in, const torch::Ten
     return m;
   }
   const auto f = f_in.to(torch::kFloat64), y = y_in.to(torch::kFloat64), var = var_in.to(torch::kFloat64);
-  WHVI_CHECK(torch::isfinite(f).all().item<bool>() && torch::isfinite(var).all().item<bool>(),
-             "regression_metrics: the model's predictions contain NaN or inf");
-  WHVI_CHECK((var > 0).all().item<bool>(), "regression_metrics: a predicted variance is not positive");
+  WHVI_CHECK_AS(NonFiniteError, torch::isfinite(f).all().item<bool>() && torch::isfinite(var).all().item<bool>(),
+                "the model's predictions contain NaN or inf");
+  WHVI_CHECK_AS(NonFiniteError, (var > 0).all().item<bool>(), "a predicted variance is not positive");
   const double S = static_cast<double>(f.size(0));
   m.rmse = std::sqrt((f.mean(0) - y).square().mean().item<double>());
   const auto logp = -0.5 * ((2.0 * M_PI * var).log() + (f - y.unsqueeze(0)).square() / var);
@@ -197,8 +197,8 @@ RegressionMetrics regression_metrics(const torch::Tensor& f_in, const torch::Ten
   WHVI_CHECK_AS(ShapeError, f_in.dim() == 2 && y_in.dim() == 1 && f_in.size(1) == y_in.size(0),
                 "regression_metrics: expected f [S, N] and y [N], got ", f_in.sizes(), " and ",
                 y_in.sizes());
-  WHVI_CHECK(noise_var > 0 && std::isfinite(noise_var), "regression_metrics: noise variance ",
-             noise_var, " is not a positive number");
+  WHVI_CHECK_AS(NonFiniteError, noise_var > 0 && std::isfinite(noise_var), "the noise variance is ", noise_var,
+                " (in the target's units), not a positive number");
   RegressionMetrics m;
   if (y_in.size(0) == 0) {
     m.rmse = m.mnll = m.mnll_paper = m.coverage_50 = m.coverage_90 = m.coverage_95 =
@@ -206,8 +206,7 @@ RegressionMetrics regression_metrics(const torch::Tensor& f_in, const torch::Ten
     return m;
   }
   const auto f = f_in.to(torch::kFloat64), y = y_in.to(torch::kFloat64);
-  WHVI_CHECK(torch::isfinite(f).all().item<bool>(),
-             "regression_metrics: the model's predictions contain NaN or inf");
+  WHVI_CHECK_AS(NonFiniteError, torch::isfinite(f).all().item<bool>(), "the model's predictions contain NaN or inf");
   const double S = static_cast<double>(f.size(0));
   m.rmse = std::sqrt((f.mean(0) - y).square().mean().item<double>());
   const auto logp = -0.5 * (std::log(2.0 * M_PI * noise_var) + (f - y.unsqueeze(0)).square() / noise_var);

@@ -99,7 +99,7 @@ metrics::RegressionMetrics student_t_metrics(const torch::Tensor& f_in, const to
     return m;
   }
   const auto f = f_in.to(torch::kFloat64), y = y_in.to(torch::kFloat64);
-  WHVI_CHECK(torch::isfinite(f).all().item<bool>(), "student-t metrics: the model's predictions contain NaN or inf");
+  WHVI_CHECK_AS(NonFiniteError, torch::isfinite(f).all().item<bool>(), "the model's predictions contain NaN or inf");
   const int64_t S = f.size(0), N = f.size(1);
   m.rmse = std::sqrt((f.mean(0) - y).square().mean().item<double>());
   const double c = std::lgamma(0.5 * (nu + 1)) - std::lgamma(0.5 * nu) - 0.5 * std::log(nu * M_PI * scale2);

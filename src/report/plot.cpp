@@ -69,7 +69,7 @@ struct Pipes {
   }
 };
 
-// Runs `exe` with no arguments, `input` on its standard input, at most
+// Runs `exe -d`, `input` on its standard input, at most
 // kTimeoutSeconds; returns "" and fills `out` on exit status 0, else why not.
 std::string run_program(const std::string& exe, const std::string& input, std::string& out) {
   Pipes p;
@@ -86,8 +86,9 @@ std::string run_program(const std::string& exe, const std::string& input, std::s
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::string exe_copy = exe;
-  char* argv[] = {exe_copy.data(), nullptr};
+  // -d: no gnuplotrc, no ~/.gnuplot (an init file may run commands)
+  std::string exe_copy = exe, defaults = "-d";
+  char* argv[] = {exe_copy.data(), defaults.data(), nullptr};
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&fa);

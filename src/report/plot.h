@@ -1,7 +1,8 @@
 // Figures drawn by gnuplot without a shell: gnuplot is run by absolute path
-// (/usr/bin/gnuplot, else /usr/local/bin/gnuplot) with an argument vector and
-// its working directory at "/", so nothing is found through the caller's
-// working directory. The gnuplot script is built into whvi; the data travel
+// (/usr/bin/gnuplot, else /usr/local/bin/gnuplot) with an argument vector,
+// `-d` (no init file: neither gnuplotrc nor ~/.gnuplot) and its working
+// directory at "/", so nothing is found through the caller's working directory
+// or home. The gnuplot script is built into whvi; the data travel
 // inside it as datablocks (numbers whvi wrote) and the title as a sanitised
 // single-quoted string, so no path or config value reaches gnuplot. gnuplot
 // writes the PNG to its standard output, and whvi puts it in place with

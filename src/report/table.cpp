@@ -117,6 +117,21 @@ struct Stat {
 };
 
 // summary.<metric> when it has a mean, else computed from splits[*].<metric> (population std).
+// A summary no run can produce (an edited record) is an error naming the file:
+// a negative std or count, or a negative value of a metric that cannot be.
+void check_stat(const json& r, const std::string& metric, const Stat& st) {
+  static const std::set<std::string> nonneg = {"rmse", "error", "ece", "brier", "crps", "coverage_50",
+                                               "coverage_90", "coverage_95", "calibration_error",
+                                               "steps_per_second", "train_seconds"};
+  const bool bad = !std::isfinite(st.mean) || (st.std && (*st.std < 0 || !std::isfinite(*st.std))) ||
+                   (st.n && *st.n < 0) || (nonneg.count(metric) && st.mean < 0);
+  if (!bad) return;
+  const std::string file = string_field(r, "_source_path");
+  throw Error("result " + (file.empty() ? string_field(r, "experiment") : "file '" + file + "'") + ": summary." +
+              metric + " holds a value no run produces (a negative std, count or " + metric +
+              "): the record was edited or damaged; give the record whvi train wrote");
+}
+
 std::optional<Stat> stat_of(const json& r, const std::string& metric) {
   const json& summary = object_field(r, "summary");
   const json& s = object_field(summary, metric.c_str());
@@ -125,6 +140,7 @@ std::optional<Stat> stat_of(const json& r, const std::string& metric) {
     st.mean = *mean;
     st.std = number(s, "std");
     if (auto n = number(s, "n")) st.n = static_cast<long>(*n);
+    check_stat(r, metric, st);
     return st;
   }
   auto it = r.find("splits");

@@ -67,6 +67,7 @@ ValidationStopping::ValidationStopping(infer::Inference& inf, torch::Tensor x_va
 bool ValidationStopping::measure(int64_t steps) {
   torch::NoGradGuard ng;
   const auto f = inf_.predict(x_, o_.mc_samples, gen_);
+  WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the predictions on the stopping rows are not finite");
   const auto m = inf_.likelihood().evaluate(f, y_);
   double nll = std::nan("");
   for (const auto& [key, value] : m.metrics)
