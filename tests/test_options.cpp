@@ -190,6 +190,23 @@ TEST(Options, NothingBelowExperimentIncludesTheConfig) {
   EXPECT_GT(files, 40);
 }
 
+// No shell, ever, and nothing found through PATH or the working directory: no
+// file under src/ or kernels/ calls system(), popen() or a PATH-searching exec.
+TEST(Layout, NoShellAnywhere) {
+  int files = 0;
+  for (const char* top : {"src", "kernels"})
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(WHVI_SOURCE_DIR) / top)) {
+      if (!e.is_regular_file()) continue;
+      ++files;
+      std::ifstream in(e.path());
+      std::string line;
+      while (std::getline(in, line))
+        for (const char* bad : {"system(", "popen(", "execvp", "execlp", "posix_spawnp", "\"/bin/sh", "\"bash\""})
+          EXPECT_EQ(line.find(bad), std::string::npos) << e.path().string() << ": " << line;
+    }
+  EXPECT_GT(files, 100);
+}
+
 // The module graph is a tower: a folder includes only folders below it (and
 // itself), so no arrow runs back up (the metrics sit beside the likelihoods,
 // the layers in nn/ see neither networks nor methods).
