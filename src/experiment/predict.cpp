@@ -290,8 +290,9 @@ json run_predict(const PredictOptions& o) {
   data::CsvReader in(o.input);
   int64_t width = 0;
   const auto cols = match_columns(enc, in, o.input, width);
-  WHVI_CHECK(width == meta.d_in && meta.x_mean.numel() == width, "'", o.checkpoint, "' is damaged: its input "
-             "columns make ", width, " inputs, its model reads ", meta.d_in);
+  WHVI_CHECK(width == meta.d_in && meta.x_mean.numel() == width &&
+                 (!meta.x_fill.defined() || meta.x_fill.numel() == width),
+             "'", o.checkpoint, "' is damaged: its input columns make ", width, " inputs, its model reads ", meta.d_in);
 
   const auto keep_at = kept_columns(o, in);
   AtomicFile out(o.out);
