@@ -95,7 +95,7 @@ bool encode_row(const std::vector<std::string>& fields, const std::vector<Column
       char* end = nullptr;
       const double v = std::strtod(cell.c_str(), &end);
       WHVI_CHECK(end == cell.c_str() + cell.size() && std::isfinite(v), "'", input, "' row ", row, ", column '",
-                 col.name.substr(0, 60), "': not a number (text); the model was trained on numbers there");
+                 col.name.substr(0, 60), "': not a number (text) or not finite; the model was trained on numbers there");
       x[c0++] = v;
       continue;
     }
