@@ -1,0 +1,4 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+fcsv; printf 'data: {dataset: f.csv\noutput: {dir: out}\n' > c.yaml
+x train --config c.yaml "${FAST[@]}"

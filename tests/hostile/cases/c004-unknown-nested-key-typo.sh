@@ -1,0 +1,4 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+fcsv; cfg f.csv "training: {stesp: 5}"
+x train --config c.yaml "${FAST[@]}"

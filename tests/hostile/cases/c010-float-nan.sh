@@ -1,0 +1,6 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+fcsv; cfg f.csv "training: {lr: .nan}"
+x train --config c.yaml
+cfg f.csv "training: {lr: nan}"
+x train --config c.yaml

@@ -1,0 +1,4 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+fcsv; printf 'data: 5\n' > c.yaml
+x train --config c.yaml

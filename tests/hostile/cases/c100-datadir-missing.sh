@@ -1,0 +1,3 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+x train --config /work/main/configs/uci/yacht-whvi.yaml --set data.dir=/nonexistent --set output.dir=out

@@ -1,0 +1,3 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+fcsv; cfg f.csv; x train --config c.yaml "${FAST[@]}" --set output.dir=/dev/null

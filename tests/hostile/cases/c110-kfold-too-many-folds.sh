@@ -1,0 +1,4 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+fcsv; printf 'data: {dataset: f.csv, protocol: kfold, folds: 1000}\noutput: {dir: out, name: r}\n' > c.yaml
+x train --config c.yaml "${FAST[@]}"

@@ -1,0 +1,4 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+trained
+( ulimit -f 2; timeout 60 "$WHVI" predict --checkpoint out/r/split-00.ckpt --input f.csv > big.out 2> e; echo "rc=$?" ); grep -v info e | tail -2

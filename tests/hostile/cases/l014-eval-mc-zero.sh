@@ -1,0 +1,3 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+x eval --checkpoint x.ckpt --mc-samples 0

@@ -1,0 +1,3 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+x config

@@ -1,0 +1,5 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+x train --config ''
+x predict --checkpoint '' --input ''
+x table ''

@@ -1,0 +1,3 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+trained; x predict --checkpoint out/r/split-00.ckpt --input f.csv --out a.csv --out b.csv; ls a.csv b.csv 2>&1

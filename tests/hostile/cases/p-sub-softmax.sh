@@ -1,0 +1,3 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+trainedc; subset_check out/r/split-00.ckpt fc.csv --mc-samples 8

@@ -1,0 +1,4 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+fcsv; cfg f.csv; trainx --set likelihood.kind=student-t 2>train.err || tail -1 train.err
+subset_check out/r/split-00.ckpt f.csv --mc-samples 8

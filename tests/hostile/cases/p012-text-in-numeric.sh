@@ -1,0 +1,4 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+trained; { head -1 f.csv; sed -n 2,4p f.csv; sed -n 5p f.csv | sed 's/^[^,]*,/abc,/'; } > in.csv
+x predict --checkpoint out/r/split-00.ckpt --input in.csv --out p.csv; ls p.csv 2>&1

@@ -1,0 +1,5 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+fcsv; cfg f.csv; trainx 2>/dev/null
+rm out/r/split-00.json; mkdir out/r/split-00.json
+x train --config c.yaml "${FAST[@]}" --resume

@@ -1,0 +1,6 @@
+#!/bin/bash
+source "$HOSTILE/cases/_lib.sh"
+trained; python3 -c "
+import json; d=json.load(open('out/r.json')); d['splits']='none'; d['config']['model']['width']='wide'; json.dump(d,open('w.json','w'))"
+x table w.json --paper ''
+x table w.json --csv
