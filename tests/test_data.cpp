@@ -10,7 +10,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +27,7 @@
 #include "common/errors.h"
 #include "data/csv.h"
 #include "data/dataset.h"
+#include "data/source.h"
 #include "helpers.h"
 
 using whvi::testing::error_of;
@@ -906,4 +909,155 @@ TEST(Csv, KfoldTestsEveryRowOnce) {
   }
   for (int v : tested) EXPECT_EQ(v, 1);
   expect_has(error_of([&] { make_splits(d, "kfold", 24, 7); }), {"24 folds of 23 rows"});
+}
+
+// ---- The data-source registry (data/source.h) and the .npy source ----
+
+// A .npy file written byte by byte here (not by the reader's code): the magic,
+// version, header length, the dict padded with spaces to 64 bytes, the numbers.
+std::string npy_bytes(const std::string& descr, bool fortran, const std::string& shape, const std::string& data,
+                      int version = 1) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                     ", 'shape': " + shape + ", }";
+  const size_t pre = version == 1 ? 10 : 12;
+  while ((pre + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string out = std::string("\x93NUMPY", 6) + static_cast<char>(version) + '\0';
+  const size_t n = dict.size();
+  out += static_cast<char>(n & 0xff);
+  out += static_cast<char>((n >> 8) & 0xff);
+  if (version != 1) out += std::string(2, '\0');
+  return out + dict + data;
+}
+template <class T>
+std::string raw(std::initializer_list<T> v, bool big_endian = false) {
+  std::string out;
+  for (T x : v) {
+    char b[sizeof(T)];
+    std::memcpy(b, &x, sizeof(T));
+    if (big_endian) std::reverse(b, b + sizeof(T));
+    out.append(b, sizeof(T));
+  }
+  return out;
+}
+
+whvi::data::RegressionData npy(const std::string& bytes, std::vector<std::string> sets = {},
+                               bool classify = false) {
+  TempDir t;
+  const auto p = (t.path() / "a.npy").string();
+  write_file(p, bytes);
+  const auto cfg = whvi::testing::cfg_with(sets);
+  whvi::data::DataRequest r;
+  r.dataset = p;
+  r.classification = classify;
+  return whvi::data::load_data(cfg, r);
+}
+
+TEST(DataSource, NamesRouteToTheirSourcesAndBenchmarksAreAProperty) {
+  using whvi::data::data_source_for;
+  using whvi::data::is_benchmark;
+  EXPECT_STREQ(data_source_for("toy").name, "toy");
+  EXPECT_STREQ(data_source_for("synthetic:friedman").name, "synthetic");
+  EXPECT_STREQ(data_source_for("magic").name, "uci-classification");
+  EXPECT_STREQ(data_source_for("fashion-mnist").name, "mnist");
+  EXPECT_STREQ(data_source_for("cifar10").name, "cifar");
+  EXPECT_STREQ(data_source_for("my.csv.gz").name, "csv");
+  EXPECT_STREQ(data_source_for("t.npy").name, "npy");
+  EXPECT_STREQ(data_source_for("yacht").name, "uci-folder");
+  EXPECT_STREQ(data_source_for("/home/me/diabetes").name, "uci-folder");
+  // the papers' benchmarks keep their schedules; the user's data of any format adapt
+  for (const char* b : {"yacht", "bostonHousing", "boston", "protein", "toy", "magic", "mnist", "cifar10"})
+    EXPECT_TRUE(is_benchmark(b)) << b;
+  for (const char* u : {"/home/me/diabetes", "diabetes", "uci/yacht", "a.csv", "a.npy", "synthetic:friedman"})
+    EXPECT_FALSE(is_benchmark(u)) << u;
+  EXPECT_TRUE(data_source_for("a.csv").user_table && data_source_for("a.npy").user_table);
+  EXPECT_FALSE(data_source_for("yacht").user_table || data_source_for("synthetic:gap").user_table);
+  EXPECT_TRUE(data_source_for("toy").all_rows_train);
+}
+
+TEST(DataSource, AKeyThisSourceDoesNotReadIsRefusedNamingWhoReadsIt) {
+  TempDir t;
+  const auto cfg = whvi::testing::cfg_with({"data.toy_points=64"});
+  whvi::data::DataRequest r;
+  r.dataset = "synthetic:linear";
+  expect_has(error_of([&] { whvi::data::load_data(cfg, r); }),
+             {"data.toy_points is read by toy data", "synthetic", "remove data.toy_points"});
+  // at its default it is no error
+  const auto ok = whvi::testing::cfg_with({});
+  EXPECT_GT(whvi::data::load_data(ok, r).x.size(0), 0);
+}
+
+TEST(Npy, ReadsEveryLayoutAndNumberTypeToTheSameTable) {
+  // the table [[1, -2, 3], [4.5, 5, -6]]: features x1, x2; target the last column
+  const std::vector<std::vector<double>> want = {{1, -2, 3}, {4.5, 5, -6}};
+  const auto check = [&](const whvi::data::RegressionData& d, const std::string& what) {
+    ASSERT_EQ(d.x.sizes(), (std::vector<int64_t>{2, 2})) << what;
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < 2; ++j) EXPECT_EQ(d.x[i][j].item<double>(), want[i][j]) << what;
+      EXPECT_EQ(d.y[i][0].item<double>(), want[i][2]) << what;
+    }
+    EXPECT_EQ(d.inputs.size(), 2u);
+    EXPECT_EQ(d.inputs[1].name, "x2");
+  };
+  check(npy(npy_bytes("<f8", false, "(2, 3)", raw<double>({1, -2, 3, 4.5, 5, -6})), {}), "<f8 C");
+  check(npy(npy_bytes("<f8", true, "(2, 3)", raw<double>({1, 4.5, -2, 5, 3, -6})), {}), "<f8 Fortran");
+  check(npy(npy_bytes(">f4", false, "(2, 3)", raw<float>({1, -2, 3, 4.5, 5, -6}, true)), {}, false), ">f4");
+  check(npy(npy_bytes("<f4", true, "(2, 3)", raw<float>({1, 4.5, -2, 5, 3, -6}), 2), {}), "<f4 v2 Fortran");
+  // integers (a half cannot be an integer: its own table)
+  const auto d = npy(npy_bytes("<i2", false, "(2, 3)", raw<int16_t>({1, -2, 3, 4, 5, -6})));
+  EXPECT_EQ(d.x[0][1].item<double>(), -2);
+  EXPECT_EQ(d.y[1][0].item<double>(), -6);
+  const auto u = npy(npy_bytes(">i8", false, "(2, 3)", raw<int64_t>({1, -2, 3, 4, 5, -7}, true)));
+  EXPECT_EQ(u.y[1][0].item<double>(), -7);
+}
+
+TEST(Npy, MissingCellsFollowDataMissing) {
+  const double nan = std::nan("");
+  // rows: [1, nan, 0], [2, 3, nan], [nan, 4, 1], [5, 6, 2], [7, 8, 9]
+  const auto bytes =
+      npy_bytes("<f8", false, "(5, 3)", raw<double>({1, nan, 0, 2, 3, nan, nan, 4, 1, 5, 6, 2, 7, 8, 9}));
+  const auto imp = npy(bytes);  // impute: the row missing its target dropped, indicators for x1 and x2
+  EXPECT_EQ(imp.dropped_rows, 1);
+  EXPECT_EQ(imp.missing_cells, 2);
+  ASSERT_EQ(imp.x.sizes(), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(imp.source_rows, (std::vector<int64_t>{0, 2, 3, 4}));
+  EXPECT_TRUE(imp.inputs[2].missing_indicator && imp.inputs[2].name == "x1");
+  EXPECT_EQ(imp.x[0][3].item<double>(), 1.0);  // row 0's x2 is missing
+  EXPECT_EQ(imp.x[1][2].item<double>(), 1.0);  // row 2's x1 is missing
+  const auto drop = npy(bytes, {"data.missing=drop"});
+  EXPECT_EQ(drop.dropped_rows, 3);
+  EXPECT_EQ(drop.x.size(0), 2);
+  EXPECT_EQ(drop.y[0][0].item<double>(), 2);
+  EXPECT_EQ(drop.y[1][0].item<double>(), 9);
+  expect_has(error_of([&] { npy(bytes, {"data.missing=error"}); }), {"row 0, column 1", "missing value"});
+}
+
+TEST(Npy, ClassLabelsBecomeClasses) {
+  const auto d = npy(npy_bytes("<i4", false, "(4, 2)", raw<int32_t>({0, 7, 1, 3, 2, 7, 3, 3})), {}, true);
+  EXPECT_EQ(d.num_classes, 2);
+  EXPECT_EQ(d.y[0][0].item<double>(), 1);  // classes 3 < 7
+  EXPECT_EQ(d.y[1][0].item<double>(), 0);
+}
+
+TEST(Npy, DamagedAndForeignFilesAreNamedErrors) {
+  expect_has(error_of([&] { npy("not a numpy file at all"); }), {"not a NumPy .npy file"});
+  expect_has(error_of([&] { npy(npy_bytes("<f8", false, "(2, 3)", raw<double>({1, 2, 3, 4, 5}))); }),
+             {"truncated or damaged", "2 x 3"});
+  expect_has(error_of([&] { npy(npy_bytes("<f8", false, "(2, 3)", raw<double>({1, 2, 3, 4, 5, 6, 7}))); }),
+             {"truncated or damaged"});
+  expect_has(error_of([&] { npy(npy_bytes("<f8", false, "(2, 1, 3)", raw<double>({1, 2, 3, 4, 5, 6}))); }),
+             {"2-D array"});
+  expect_has(error_of([&] { npy(npy_bytes("|O", false, "(1, 2)", std::string(16, '\0'))); }),
+             {"type whvi does not read"});
+  expect_has(error_of([&] { npy(npy_bytes("<c16", false, "(1, 2)", std::string(32, '\0'))); }),
+             {"type whvi does not read"});
+  expect_has(error_of([&] { npy(npy_bytes("<f8", false, "(2, 1)", raw<double>({1, 2}))); }),
+             {"1 column(s)", "target in its last column"});
+  expect_has(error_of([&] { npy(npy_bytes("<f8", false, "(99999999999, 3)", raw<double>({1, 2}))); }),
+             {"truncated or damaged"});
+  expect_has(error_of([&] { npy(npy_bytes("<f8", false, "(2, 2)", raw<double>({1, 2, 1e200, 3}))); }),
+             {"row 1, column 0", "too large"});
+  std::string v9 = npy_bytes("<f8", false, "(2, 2)", raw<double>({1, 2, 3, 4}));
+  v9[6] = 9;
+  expect_has(error_of([&] { npy(v9); }), {"version 9"});
 }

@@ -348,6 +348,14 @@ struct TrainCommand : Command {
     app->add_option("--config", o.config_path, "Experiment YAML file")->required();
     app->add_option("--set", o.overrides, "Override a config key: section.key=value (repeatable)");
     app->add_flag("--resume", o.resume, "Skip splits whose results already exist");
+    o.parallel = 0;
+    app->add_option("--parallel", o.parallel,
+                    "Splits trained at once, each in its own process sharing --threads: 0 (default) = as many as "
+                    "the cores and --threads allow, 1 = one after another; the numbers are those of each split "
+                    "run alone with its thread count")
+        ->check(integer_in(0, 1024, "an integer from 0 (as many as the cores allow) to 1024", " (e.g. --parallel 1)"));
+    // internal: a worker of a parallel run trains this split only (experiment/workers.h)
+    app->add_option("--worker-split", o.worker_split)->group("")->check(integer_in(0, 1000000, "a split number", ""));
   }
   void run(const std::string& command_line) override {
     o.command_line = command_line;
@@ -690,7 +698,21 @@ struct GlobalOptions {
         ->check(CLI::IsMember({"scalar", "avx2", "avx512"}));
     app.add_flag("--version", version, "Print version, git commit, LibTorch, BLAS and CUDA facts");
   }
+  // What a split worker of `whvi train` is given (experiment/workers.h sets its --threads).
+  std::vector<std::string> for_workers() const {
+    std::vector<std::string> a = {"--log-level", log_level};
+    if (!simd.empty()) a.insert(a.end(), {"--simd", simd});
+    return a;
+  }
 };
+
+// The top-level commands, from the registered subcommands (never a list written by hand).
+std::string command_names(CLI::App& app) {
+  std::string names;
+  for (const auto* sc : app.get_subcommands([](CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sc->get_name();
+  return names;
+}
 
 // Runs `body`, turning every error into the one-line message and exit status 1.
 int guarded(const std::function<int()>& body) {
@@ -726,10 +748,7 @@ void before_run(const Command& c, bool light) {
 
 int main(int argc, char** argv) {
   guard_standard_fds();
-  // A file-size limit (ulimit -f) must fail the write (EFBIG, reported with the
-  // file's name, the temporary file removed, the lock released), not kill the
-  // process with no word.
-  std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);  // ulimit -f fails the write with EFBIG, named, instead of killing the process
   CLI::App app{"whvi: Walsh-Hadamard Variational Inference experiment runner"};
   app.fallthrough();  // global options also after the subcommand (inherited by subcommands)
   GlobalOptions global;
@@ -778,8 +797,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (app.get_subcommands().empty() && !global.version) {
-    std::cerr << app.help() << "\nwhvi: error: no command given: use one of train, eval, table, select, config, bench, analysis "
-                 "(e.g. whvi train --config configs/toy.yaml)\n";
+    std::cerr << app.help() << "\nwhvi: error: no command given: use one of " << command_names(app)
+              << " (e.g. whvi train --config configs/toy.yaml)\n";
     return 2;
   }
 
@@ -795,6 +814,7 @@ int main(int argc, char** argv) {
       return finish(0);
     }
     const std::string command_line = whvi::join_command_line(argc, argv);
+    train.o.worker_globals = global.for_workers();
     for (auto* c : commands)
       if (c->app->parsed()) {
         before_run(*c, c == &table || c == &select || c == &config || c == &data_export);

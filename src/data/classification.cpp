@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "data/source.h"
 #include "common/errors.h"
 #include "common/io.h"
 
@@ -403,6 +404,31 @@ RegressionData load_cifar10(const std::string& name, const std::string& data_dir
   }
   add_fixed_split(d, ntr, nte);
   return d;
+}
+
+namespace {
+bool always(const std::string&) { return true; }
+}  // namespace
+
+DataSourceKind uci_classification_data_source() {
+  return data_source<NoDataOptions>(
+      "uci-classification", "a UCI classification benchmark (eeg, magic, letter; needs likelihood.kind softmax)",
+      [](const std::string& ds) { return is_classification_dataset(ds); }, always,
+      [](const NoDataOptions&, const DataRequest& r) { return load_uci_class(r.dataset, r.data_dir); });
+}
+
+DataSourceKind mnist_data_source() {
+  return data_source<NoDataOptions>(
+      "mnist", "MNIST (mnist-mini, mnist) or Fashion-MNIST (fashion-mnist; Debian's dataset-fashion-mnist is "
+      "found by itself)",
+      [](const std::string& ds) { return is_mnist_dataset(ds); }, always,
+      [](const NoDataOptions&, const DataRequest& r) { return load_mnist(r.dataset, r.data_dir); });
+}
+
+DataSourceKind cifar_data_source() {
+  return data_source<NoDataOptions>(
+      "cifar", "CIFAR-10 (cifar10-mini, cifar10)", [](const std::string& ds) { return is_cifar_dataset(ds); },
+      always, [](const NoDataOptions&, const DataRequest& r) { return load_cifar10(r.dataset, r.data_dir); });
 }
 
 }  // namespace whvi::data

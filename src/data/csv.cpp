@@ -17,7 +17,9 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
+#include "data/source.h"
 #include "common/errors.h"
 #include "common/io.h"
 #include "common/runtime.h"
@@ -539,6 +541,48 @@ int64_t zero_unseen_categories(const RegressionData& d, torch::Tensor& x_test, c
   x_test = x_test.clone();
   x_test.index_put_({torch::indexing::Slice(), unseen}, 0.0);
   return hit.sum().item<int64_t>();
+}
+
+namespace {
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream names(list);
+  for (std::string f; std::getline(names, f, ',');)
+    if (!f.empty()) out.push_back(f);
+  return out;
+}
+
+// The options of a table of the user's: CSV declares them, .npy reads data.missing.
+struct CsvSourceOptions {
+  std::string target, features, categorical, missing = "impute";
+  template <class V>
+  void visit(V& v) {
+    v.text("data.target", target, "CSV data: the target column's name (default: the last column)");
+    v.text("data.features", features, "CSV data: the feature columns' names, a list or comma-separated (default: every column but the target)");
+    v.text("data.categorical", categorical, "CSV data: feature columns to one-hot encode as categories although their values are numbers (a month, a weekday, an ordinal scale, a code), a list or comma-separated; a column with any text is a category anyway");
+    v.pick("data.missing", missing, {"impute", "drop", "error"}, "CSV and .npy data: an empty cell, NA, N/A or NaN in a feature is filled per split from its training rows (a numeric column's median, a text column's most frequent category) with a 0/1 missing-indicator column added for each column that has one, and rows missing the target are dropped (impute); or every row with a missing cell is dropped and counted (drop); or it is an error naming row and column (error)");
+  }
+};
+
+}  // namespace
+
+DataSourceKind csv_data_source() {
+  auto k = data_source<CsvSourceOptions>(
+      "csv", "a CSV/TSV file with a header row (a path ending .csv, .tsv, .csv.gz or .tsv.gz; see data.target)",
+      [](const std::string& ds) { return is_csv_path(ds); }, [](const std::string&) { return false; },
+      [](const CsvSourceOptions& c, const DataRequest& r) {
+        CsvOptions o;
+        o.target = c.target;
+        o.features = split_names(c.features);
+        o.categorical = split_names(c.categorical);
+        o.drop_missing = c.missing == "drop";
+        o.impute_missing = c.missing == "impute";
+        o.classification = r.classification;
+        return load_csv(r.dataset, o);
+      });
+  k.user_table = true;
+  return k;
 }
 
 }  // namespace whvi::data

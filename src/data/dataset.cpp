@@ -12,6 +12,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "data/source.h"
 #include "common/errors.h"
 #include "common/io.h"
 #include "data/csv.h"
@@ -597,6 +598,48 @@ torch::Tensor grid_1d(double lo, double hi, int n) {
   for (int i = 0; i < n; ++i) p[i] = n == 1 ? lo : lo + (hi - lo) * (double(i) / double(n - 1));
   if (n > 1) p[n - 1] = hi;
   return g;
+}
+
+// The WHVI paper's 1-D toy problem: data.dataset: toy.
+namespace {
+struct ToyOptions {
+  int64_t points = 128;
+  template <class V>
+  void visit(V& v) {
+    v.num("data.toy_points", points, 8, 1000000, "number of toy inputs (paper: 128)");
+  }
+};
+}  // namespace
+
+DataSourceKind toy_data_source() {
+  auto k = data_source<ToyOptions>(
+      "toy", "'toy' (the WHVI paper's 1-D toy problem; every point trains the model)",
+      [](const std::string& ds) { return ds == "toy"; }, [](const std::string&) { return true; },
+      [](const ToyOptions& o, const DataRequest& r) { return make_toy(r.seed, static_cast<int>(o.points)); });
+  k.all_rows_train = true;
+  return k;
+}
+
+// A folder in the UCI layout: the papers' benchmarks by alias or folder name
+// under <data_dir>/uci/, or any folder of the user's in that layout (a
+// classifier's target column holds class labels).
+DataSourceKind uci_folder_data_source() {
+  std::string aliases;
+  for (const auto& a : kAliases) aliases += std::string(aliases.empty() ? "" : ", ") + a.alias;
+  static const std::string help = "a UCI regression benchmark (" + aliases +
+                                  "; under <data.dir>/uci/), or a path to any folder in the UCI layout "
+                                  "(docs/data.md), the user's own data";
+  return data_source<NoDataOptions>(
+      "uci-folder", help.c_str(), [](const std::string&) { return true; },
+      [](const std::string& ds) {
+        return std::any_of(std::begin(kAliases), std::end(kAliases),
+                           [&](const Alias& a) { return ds == a.alias || ds == a.folder; });
+      },
+      [](const NoDataOptions&, const DataRequest& r) {
+        auto d = load_uci(r.dataset, r.data_dir);
+        if (r.classification) targets_to_classes(d);
+        return d;
+      });
 }
 
 }  // namespace whvi::data

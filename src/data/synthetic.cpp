@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "data/source.h"
 #include "common/errors.h"
 #include "common/rng.h"
 
@@ -242,6 +243,25 @@ RegressionData make_synthetic(const std::string& dataset, uint64_t seed, int64_t
     d.std_test.emplace_back(perm.begin() + n_train, perm.end());
   }
   return d;
+}
+
+namespace {
+struct SyntheticOptions {
+  int64_t rows = 0;
+  template <class V>
+  void visit(V& v) {
+    v.num("data.synthetic_rows", rows, 0, 10000000, "rows of a synthetic:<name> problem (0: the problem's default)");
+  }
+};
+}  // namespace
+
+DataSourceKind synthetic_data_source() {
+  return data_source<SyntheticOptions>(
+      "synthetic",
+      "synthetic:<name> (friedman, hetero, gap, highdim, linear; the GP benchmarks borehole, hartmann6, "
+      "rastrigin5, robot, otlcircuit), drawn from data.split_seed",
+      [](const std::string& ds) { return is_synthetic(ds); }, [](const std::string&) { return false; },
+      [](const SyntheticOptions& o, const DataRequest& r) { return make_synthetic(r.dataset, r.seed, o.rows); });
 }
 
 }  // namespace whvi::data

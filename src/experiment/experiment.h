@@ -41,6 +41,14 @@ struct TrainOptions {
   std::vector<std::string> overrides;  // "section.key=value"
   bool resume = false;
   std::string command_line;
+  // Splits trained at once, each in its own process (experiment/workers.h):
+  // 0 = as many as the cores and --threads allow, 1 = one after another here
+  // (the default of the library, whose caller may not be whvi; `whvi train`'s is 0).
+  int parallel = 1;
+  // A worker of a parallel run: trains split `worker_split` only (>= 0),
+  // writing its record and checkpoint, without the experiment record or lock.
+  int worker_split = -1;
+  std::vector<std::string> worker_globals;  // the global options a worker gets (--log-level, --simd)
 };
 
 // A config file with `overrides`, then the defaults of its model kind

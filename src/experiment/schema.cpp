@@ -6,6 +6,7 @@
 #include <map>
 
 #include "config/config.h"
+#include "data/source.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "nn/conv_filter.h"
@@ -37,20 +38,14 @@ Param B(std::string key, std::string def, std::string help) {
 // the seed, what is evaluated and where results go.
 std::vector<Param> data_keys() {
   return {
-      S("data.dataset", "", {}, "UCI alias (boston, concrete, energy, kin8nm, naval, power, protein, wine, yacht), a UCI classification set (eeg, magic, letter) MNIST (mnist-mini, mnist), Fashion-MNIST (fashion-mnist; Debian's dataset-fashion-mnist is found by itself) or CIFAR-10 (cifar10-mini, cifar10): these need likelihood.kind softmax, 'toy', synthetic:<name> (friedman, hetero, gap, highdim, linear; the GP benchmarks borehole, hartmann6, rastrigin5, robot, otlcircuit), a CSV/TSV file with a header row (path ending .csv, .tsv, .csv.gz or .tsv.gz; see data.target), or a path to a folder in the UCI layout"),
+      S("data.dataset", "", {}, data::dataset_help()),
       S("data.dir", "", {}, "data directory (default: $WHVI_DATA_DIR, else ./data)"),
       S("data.protocol", "paper", {"paper", "standard", "stratified", "random", "kfold", "all"}, "paper: random 90/10 splits from data.split_seed; standard: the stored splits; stratified (classification): random splits that keep each class's share; random: data.splits random splits holding out data.test_fraction (stratified for classification; what paper means for a CSV file); kfold: data.folds folds, each row tested once (stratified for classification); all: one final model trained on every row, for predict after the splits have measured the config (no held-out rows, so no test metrics; stopping's rows are carved from the training rows as in every split)"),
-      S("data.target", "", {}, "CSV data: the target column's name (default: the last column)"),
-      S("data.features", "", {}, "CSV data: the feature columns' names, a list or comma-separated (default: every column but the target)"),
-      S("data.categorical", "", {}, "CSV data: feature columns to one-hot encode as categories although their values are numbers (a month, a weekday, an ordinal scale, a code), a list or comma-separated; a column with any text is a category anyway"),
-      S("data.missing", "impute", {"impute", "drop", "error"}, "CSV data: an empty cell, NA, N/A or NaN in a feature is filled per split from its training rows (a numeric column's median, a text column's most frequent category) with a 0/1 missing-indicator column added for each column that has one, and rows missing the target are dropped (impute); or every row with a missing cell is dropped and counted (drop); or it is an error naming row and column (error)"),
       F("data.test_fraction", "0.1", 0.01, 0.99, "fraction of the rows held out for testing by protocol random"),
       I("data.folds", "5", 2, 1000, "number of folds of protocol kfold (data.splits is not used)"),
       I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),
       I("data.split_seed", "0", 0, 9.0e15, "seed of the paper protocol's splits (and of the toy data)"),
       F("data.train_fraction", "0.9", 0.01, 0.99, "training fraction of the paper protocol's splits"),
-      I("data.toy_points", "128", 8, 1000000, "number of toy inputs (paper: 128)"),
-      I("data.synthetic_rows", "0", 0, 10000000, "rows of a synthetic:<name> problem (0: the problem's default)"),
       B("data.augment", "false", "image data (CIFAR-10, MNIST): random crops with 4-pixel zero padding and horizontal flips of each training mini-batch (off by default, as the authors' code)"),
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
   };
@@ -106,6 +101,7 @@ std::vector<Param> grouped(std::vector<Param> ps, size_t depth) {
 
 std::vector<Param> gather() {
   std::vector<Param> all = data_keys();
+  options::append(all, data::data_source_option_specs());
   options::append(all, options::declare<models::NetworkOptions>());
   for (const auto& k : models::trunk_kinds()) options::append(all, k.declare());
   for (const auto& k : models::layer_kinds()) options::append(all, k.declare());

@@ -108,7 +108,7 @@ std::vector<std::string> architectures();
 
 template <class V>
 void NetworkOptions::visit(V& v) {
-  v.pick("model.kind", kind, model_kinds(), "the model: the kind of its hidden layers and its inference method (whvi, mfg, mcd, nf-whvi, vsd, tt (tensor train): variational; nng: noisy K-FAC; sghmc: SGHMC on a deterministic network; ensemble: a deep ensemble of deterministic networks, ensemble.*)");
+  v.pick("model.kind", kind, model_kinds(), "the model: a named recipe of its hidden layers, output layer and inference method (the allowed values come from the recipes' registry, src/models/recipes.cpp; docs/modelling.md describes each)");
   v.pick("model.architecture", architecture, architectures(), "mlp, or a convolutional trunk before the fully connected layers (image data; src/models/conv.cpp): simple-cnn (Fig. 7), alexnet, vgg16, resnet18 (the supplement's Tables 7-9); model.depth and model.width then set the fully connected head; or rff: random Fourier features of an RBF kernel (a GP approximation, Fig. 13; src/models/rff.cpp), usually with model.depth 0");
   v.num("model.depth", depth, 0, 64, "number of hidden layers");
   v.num("model.width", width, 1, 1 << 20, "units per hidden layer");

@@ -8,7 +8,7 @@
 
 #include "common/errors.h"
 #include "common/rng.h"
-#include "data/csv.h"
+#include "data/source.h"
 
 namespace whvi::train {
 
@@ -28,8 +28,8 @@ bool StoppingOptions::resolve(std::string* why_off) {
   if (device != "cpu")
     return off("the validation rows are measured on the CPU during training, and training.device is " + device);
   if (asked) return true;
-  if (!data::is_csv_path(dataset) && dataset.rfind("synthetic:", 0) != 0) {
-    if (why_off) *why_off = "a named data set keeps its paper's fixed schedule";
+  if (dataset.empty() || data::is_benchmark(dataset)) {  // a base config names no data set
+    if (why_off) *why_off = "one of the papers' benchmarks keeps its paper's fixed schedule";
     return false;
   }
   return true;

@@ -6,10 +6,11 @@
 // number of steps, then the maximum). The best parameters are restored at the
 // end, so the trained model is the one that predicted the held-out rows best.
 //
-// auto (the default) stops on validation for a user's CSV file and for the
-// synthetic problems, on splits of at least kMinRows training rows, and keeps
-// the fixed schedule of the named data sets (the papers' protocols); the
-// choice was made on validation rows (results/selection/stopping/).
+// auto (the default) stops on validation for every data set that is not one
+// of the papers' benchmarks (data::is_benchmark, a property of the data
+// source, not of the file format), on splits of at least kMinRows training
+// rows, and keeps the fixed schedule of the benchmarks (the papers'
+// protocols); the choice was made on validation rows (results/selection/stopping/).
 #pragma once
 
 #include <cstdint>
@@ -40,8 +41,8 @@ struct StoppingOptions {
   bool on = false;          // training.stopping resolved for this data set and method
   bool asked = false;       // mode validation (auto leaves splits of under kMinRows rows alone)
   void finish() { on = resolve(); }
-  // Whether stopping acts: "validation", or "auto" on a CSV file or a
-  // synthetic problem. Throws when it is asked for where it cannot act
+  // Whether stopping acts: "validation", or "auto" on data that are not one
+  // of the papers' benchmarks. Throws when it is asked for where it cannot act
   // (SGHMC, batched splits, a GPU). `why_off` receives the reason when auto
   // resolves to off.
   bool resolve(std::string* why_off = nullptr);
@@ -95,9 +96,10 @@ void StoppingOptions::visit(V& v) {
          "validation: hold out training.stopping_fraction of each split's training rows, measure the predictive NLL "
          "on them every training.stopping_every steps, stop after training.stopping_patience measurements without "
          "improvement (the configured steps are then the maximum) and keep the parameters of the best measurement "
-         "(train/stopping.h; the record's `stopping` says where); off: the fixed schedule; auto: validation for a "
-         "CSV file of yours and the synthetic problems (splits of 20 training rows or more), off for the named data "
-         "sets (their papers' schedules); chosen on validation rows (results/selection/stopping/). Not for sghmc, "
+         "(train/stopping.h; the record's `stopping` says where); off: the fixed schedule; auto: validation for "
+         "every data set that is not one of the papers' benchmarks, whatever its format (a CSV or .npy file, a "
+         "folder in the UCI layout, a synthetic problem; splits of 20 training rows or more), off for the "
+         "benchmarks (their papers' schedules); chosen on validation rows (results/selection/stopping/). Not for sghmc, "
          "batched splits or a GPU");
   v.num("training.stopping_fraction", fraction, 0.01, 0.5, "training.stopping: share of the training rows held out (at least 1 row)");
   v.num("training.stopping_every", every, 1, 1e9, "training.stopping: steps between measurements on the held-out rows");

@@ -1,0 +1,106 @@
+// The experiment's parts, shared by its files (not a public interface):
+// the run fingerprint (fingerprint.cpp), the data and splits with the checks
+// before training (plan.cpp), the records and figures (records.cpp), one
+// split's training and record (split_run.cpp), and the experiment loop
+// (experiment.cpp).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "config/config.h"
+#include "data/dataset.h"
+#include "data/source.h"
+#include "infer/inference.h"
+#include "likelihoods/likelihood.h"
+#include "likelihoods/metrics.h"
+#include "train/loop.h"
+
+namespace whvi::experiment::detail {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int64_t kPaperSteps = 50500;
+constexpr int kPaperSplits = 8;
+
+// A split before training: its data, its model and inference method.
+struct SplitRun {
+  size_t k = 0;
+  std::vector<int64_t> test_rows;  // the data set's rows held out (test or validation)
+  torch::Tensor ood_x;             // evaluation.ood_dataset's rows, standardised as this split's inputs (or undefined)
+  std::string stem, label;
+  data::PreparedSplit prep;
+  std::unique_ptr<infer::Inference> inf;
+  torch::Tensor y_test;
+  int64_t n_fit = 0;          // training rows the steps saw (fewer than prep's when some stop training)
+  json stopping = json();     // training.stopping's record (null when off)
+};
+
+std::string split_label(const std::string& name, size_t k, size_t n);
+std::string split_stem(const fs::path& dir, size_t k);
+std::string file_checksum(const std::string& path);
+std::string record_digest(json r);
+void erase_idle_data_keys(const config::Config& cfg, json& dj);
+std::string fingerprint(const config::Config& cfg);
+const data::DataSourceKind& source_of(const config::Config& cfg);
+bool is_toy(const config::Config& cfg);
+bool is_classification(const config::Config& cfg);
+bool no_test_rows(const config::Config& cfg);
+json read_json(const std::string& path);
+data::RegressionData load_data(const config::Config& cfg);
+void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k);
+std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const data::RegressionData& d);
+void check_device(const config::Config& cfg);
+void check_evaluation_memory(const config::Config& cfg, const data::RegressionData& d,
+                             const std::vector<data::SplitIndices>& splits);
+void check_before_training(const config::Config& cfg, const data::RegressionData& d,
+                           const std::vector<data::SplitIndices>& splits);
+json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_t stored = 0);
+const std::vector<const char*>& metric_names(const config::Config& cfg);
+json summary_json(const config::Config& cfg, const std::vector<json>& splits);
+json environment_json();
+std::string data_fingerprint(const data::PreparedSplit& p);
+json input_encoding(const data::RegressionData& d);
+json write_grid(infer::Inference& inf, const data::RegressionData& d,
+                const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem,
+                const at::Generator& gen);
+json read_split_file(const std::string& path, const std::string& fp);
+json metrics_json(const likelihoods::Evaluation& e);
+json reliability_json(const std::vector<metrics::ReliabilityBin>& bins);
+json pooled_reliability(const std::vector<json>& splits, const std::string& stem, const std::string& title,
+                        bool plot);
+void write_ood_histograms(const std::string& stem, const metrics::Uncertainty& in, const metrics::Uncertainty& out,
+                          int64_t classes, const std::string& title, bool plot);
+torch::Tensor load_ood_rows(const config::Config& cfg, const data::RegressionData& d);
+SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+                           size_t k, const std::string& stem, const std::string& label,
+                           const torch::Tensor& ood_rows);
+json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+               size_t k, const std::string& stem, const std::string& label, const std::string& fp,
+               const torch::Tensor& ood_rows);
+void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+             const torch::Tensor& f, uint64_t seed);
+void save_split_checkpoint(const config::Config& cfg, const data::RegressionData& d, SplitRun& run);
+void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run);
+void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,
+               const train::TrainStats& ts);
+json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+                  const train::TrainStats& ts, const json& curve, int64_t batched_with, const std::string& fp);
+std::optional<json> finished_split(const config::Config& cfg, const std::string& stem, const std::string& fp,
+                                   size_t k, const std::function<std::string()>& data_fp, bool resumed = true);
+bool is_split_file_name(const std::string& f);
+void remove_stale_split_files(const fs::path& exp_dir, const std::vector<std::string>& inputs);
+std::string describe_table(const data::RegressionData& d, const std::string& missing);
+void check_result_paths(const fs::path& out_dir, const std::string& name, const fs::path& exp_dir, size_t n,
+                        const std::vector<std::string>& inputs);
+std::vector<std::string> run_inputs(const config::Config& cfg, const data::RegressionData& d);
+std::string run_fingerprint(const config::Config& cfg, const data::RegressionData& d);
+
+}  // namespace whvi::experiment::detail

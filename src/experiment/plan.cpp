@@ -1,0 +1,258 @@
+#include "experiment/experiment.h"
+#include "experiment/internal.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "common/errors.h"
+#include "common/io.h"
+#include "common/runtime.h"
+#include "config/config.h"
+#include "experiment/checkpoint.h"
+#include "experiment/workers.h"
+#include "common/rng.h"
+#include "data/csv.h"
+#include "data/dataset.h"
+#include "data/source.h"
+#include "data/synthetic.h"
+#include "fwht.h"
+#include "infer/fused_step.h"
+#include "infer/inference.h"
+#include "likelihoods/likelihood.h"
+#include "likelihoods/metrics.h"
+#include "models/regression_model.h"
+#include "nn/conv_filter.h"
+#include "report/plot.h"
+#include "train/batched.h"
+#include "train/loop.h"
+#include "train/stopping.h"
+
+namespace whvi::experiment::detail {
+
+const data::DataSourceKind& source_of(const config::Config& cfg) {
+  return data::data_source_for(cfg.get_string("data.dataset"));
+}
+// Every row trains the model (the toy problem): one split, no test rows.
+bool is_toy(const config::Config& cfg) { return source_of(cfg).all_rows_train; }
+bool is_classification(const config::Config& cfg) { return cfg.get_string("likelihood.kind") == "softmax"; }
+// A run with no held-out rows: the toy problem, and the final model of
+// data.protocol: all (every row trains it).
+bool no_test_rows(const config::Config& cfg) { return is_toy(cfg) || cfg.get_string("data.protocol") == "all"; }
+
+json read_json(const std::string& path) {
+  return read_json_file(path, "result file", "delete the file to recompute that split");
+}
+
+data::RegressionData load_data(const config::Config& cfg) {
+  data::DataRequest r;
+  r.dataset = cfg.get_string("data.dataset");
+  r.data_dir = data::resolve_data_dir(cfg.get_string("data.dir"));
+  r.seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
+  r.classification = is_classification(cfg);
+  return data::load_data(cfg, r);
+}
+
+// Replaces split k's test rows by a validation set carved from its training
+// rows (a random data.validation_fraction of them, drawn from (split_seed, k));
+// the test rows are dropped, so nothing downstream can read them.
+void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k) {
+  std::mt19937_64 g(derive_seed(split_seed, k, Stream::kSelection));
+  auto& tr = s.train;
+  const auto n = static_cast<int64_t>(tr.size());
+  shuffle(tr, g);
+  const int64_t n_val = std::llround(fraction * static_cast<double>(n));
+  WHVI_CHECK(n_val >= 1 && n - n_val >= 2, "data.validation_fraction = ", fraction, " of split ", k,
+             "'s ", n, " training rows leaves ", n_val, " validation and ", n - n_val,
+             " training rows; at least 1 and 2 are needed");
+  s.test.assign(tr.end() - n_val, tr.end());
+  tr.resize(static_cast<size_t>(n - n_val));
+}
+
+std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const data::RegressionData& d) {
+  std::vector<data::SplitIndices> out;
+  if (is_toy(cfg)) {
+    WHVI_CHECK(cfg.get_int("data.splits") == 1, cfg.source(), ": data.splits = ", cfg.get_int("data.splits"),
+               ", but the toy problem has exactly one split (all its points train the model); "
+               "set data.splits: 1 (or --set data.splits=1)");
+    data::SplitIndices s;
+    for (int64_t i = 0; i < d.x.size(0); ++i) s.train.push_back(i);
+    out.push_back(s);
+  } else if (cfg.get_string("data.protocol") == "all") {
+    WHVI_CHECK(cfg.get_int("data.splits") == 1 && cfg.get_float("data.validation_fraction") == 0, cfg.source(),
+               ": data.protocol: all trains one final model on every row, so it has exactly one split and no "
+               "validation rows; set data.splits: 1 and data.validation_fraction: 0");
+    data::SplitIndices s;
+    for (int64_t i = 0; i < d.x.size(0); ++i) s.train.push_back(i);
+    out.push_back(s);
+    return out;
+  } else {
+    const std::string protocol = cfg.get_string("data.protocol");
+    // a table of the user's has no stored splits: the paper protocol means random splits there
+    const bool csv = source_of(cfg).user_table;
+    const bool random = protocol == "random" || (csv && protocol == "paper");
+    out = data::make_splits(d, random ? "random" : protocol,
+                            static_cast<int>(protocol == "kfold" ? cfg.get_int("data.folds") : cfg.get_int("data.splits")),
+                            static_cast<uint64_t>(cfg.get_int("data.split_seed")),
+                            random ? 1.0 - cfg.get_float("data.test_fraction") : cfg.get_float("data.train_fraction"));
+  }
+  const double vf = cfg.get_float("data.validation_fraction");
+  if (vf > 0)
+    for (size_t k = 0; k < out.size(); ++k)
+      carve_validation(out[k], vf, static_cast<uint64_t>(cfg.get_int("data.split_seed")), k);
+  return out;
+}
+
+// training.device other than cpu: a device this build and machine have, and
+// a run that can use it (docs/kernels.md "Training on a GPU").
+void check_device(const config::Config& cfg) {
+  const std::string dev = cfg.get_string("training.device");
+  const std::string kind = cfg.get_string("model.kind");
+  WHVI_CHECK(kind != "nng" && kind != "sghmc", cfg.source(), ": training.device ", dev, ": model.kind ", kind,
+             " runs on the CPU only (its optimiser is its own); set training.device: cpu");
+  WHVI_CHECK(cfg.get_string("training.engine") != "fused", cfg.source(), ": training.device ", dev,
+             ": the fused step (training.engine: fused) runs on the CPU; set training.engine: autograd");
+  WHVI_CHECK(cfg.get_int("training.batched_splits") == 1, cfg.source(), ": training.device ", dev,
+             ": batched splits (training.batched_splits) run on the CPU; set training.batched_splits: 1");
+  WHVI_CHECK(cfg.get_int("evaluation.every") == 0, cfg.source(), ": training.device ", dev,
+             ": a learning curve (evaluation.every) evaluates on the CPU during training; set evaluation.every: 0");
+  WHVI_CHECK(torch::cuda::is_available(), cfg.source(), ": training.device is ", dev, ", but the LibTorch ",
+             torch_version(), " of this whvi sees no CUDA device: a LibTorch built for the CPU only (as Debian's "
+             "is), or no GPU visible (nvidia-smi, CUDA_VISIBLE_DEVICES). Build whvi with -DWHVI_CUDA=ON against a "
+             "LibTorch with CUDA on a GPU machine (scripts/gpu_check.sh does), or set training.device: cpu");
+}
+
+// The predictive samples that evaluation holds at once (S x rows x outputs
+// doubles, about 3 copies while scoring): refused before training, with the
+// estimate and the setting to lower, when they cannot fit in this machine.
+void check_evaluation_memory(const config::Config& cfg, const data::RegressionData& d,
+                             const std::vector<data::SplitIndices>& splits) {
+  const bool sghmc = cfg.get_string("model.kind") == "sghmc";
+  const double S = static_cast<double>(sghmc ? cfg.get_int("model.sghmc.samples") : cfg.get_int("evaluation.mc_samples"));
+  const double C = static_cast<double>(std::max<int64_t>(1, d.num_classes));
+  size_t rows = 0;
+  for (const auto& sp : splits) rows = std::max(rows, sp.test.size());
+  const double grid = static_cast<double>(cfg.get_int("output.grid_points"));
+  const double need = 3.0 * 8.0 * S * C * std::max(static_cast<double>(rows), grid);
+  const double have = physical_memory_bytes();
+  if (have <= 0 || need <= have) return;
+  const auto gib = [](double b) { return std::to_string(static_cast<int64_t>(std::ceil(b / (1 << 30)))) + " GiB"; };
+  throw Error(cfg.source() + ": evaluation would hold about " + gib(need) + " of predictive samples (" +
+              (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) + " = " +
+              std::to_string(static_cast<int64_t>(S)) + " x " +
+              (grid > static_cast<double>(rows) ? "output.grid_points = " + std::to_string(static_cast<int64_t>(grid))
+                                                : std::to_string(rows) + " test rows") +
+              (C > 1 ? " x " + std::to_string(static_cast<int64_t>(C)) + " classes" : std::string()) +
+              "), more than this machine's " + gib(have) + "; lower " +
+              (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) +
+              (grid > static_cast<double>(rows) ? " or output.grid_points" : ""));
+}
+
+// Everything that can be checked before the first split trains.
+void check_before_training(const config::Config& cfg, const data::RegressionData& d,
+                           const std::vector<data::SplitIndices>& splits) {
+  if (cfg.get_int("output.grid_points") > 0) {
+    WHVI_CHECK(d.x.size(1) == 1, cfg.source(), ": output.grid_points needs 1-D inputs, but ", d.name, " has ",
+               d.x.size(1), " input columns; set output.grid_points: 0");
+    const double lo = cfg.get_float("output.grid_lo"), hi = cfg.get_float("output.grid_hi");
+    WHVI_CHECK(std::isfinite(lo) && std::isfinite(hi) && lo < hi && std::isfinite(hi - lo) &&
+                   std::max(std::abs(lo), std::abs(hi)) <= 1e15,
+               cfg.source(), ": the grid from output.grid_lo = ", lo, " to output.grid_hi = ", hi,
+               " is not a finite interval with grid_lo < grid_hi (at most 1e15 in size); set both in the input's "
+               "units, e.g. output.grid_lo: -2, output.grid_hi: 3");
+    // the network sees the grid standardised: far beyond the data, its numbers overflow
+    const double mean = d.x.mean().item<double>(), sd = std::max(d.x.std().item<double>(), 1e-300);
+    WHVI_CHECK(std::max(std::abs(lo - mean), std::abs(hi - mean)) <= 1e6 * sd, cfg.source(),
+               ": the grid from output.grid_lo = ", lo, " to output.grid_hi = ", hi, " reaches more than 1e6 "
+               "standard deviations of the input (", sd, ") from its mean (", mean, "); keep the grid near the "
+               "data, e.g. a few times its range");
+  }
+  if (cfg.get_bool("data.augment"))
+    WHVI_CHECK(d.x.size(1) == 3 * 32 * 32 || d.x.size(1) == 28 * 28, cfg.source(), ": data.augment crops and flips "
+               "images (CIFAR-10 3x32x32, MNIST 1x28x28), but ", d.name, " has ", d.x.size(1),
+               " input columns; set data.augment: false");
+  if (cfg.get_int("evaluation.every") > 0)
+    WHVI_CHECK(cfg.get_string("model.kind") != "sghmc" && !no_test_rows(cfg), cfg.source(),
+               ": evaluation.every (a learning curve) needs held-out rows and a model that predicts during "
+               "training; ", is_toy(cfg) ? "the toy problem has no test rows"
+                             : no_test_rows(cfg) ? "data.protocol: all holds no rows out"
+                                                 : "SGHMC has no samples before its burn-in ends",
+               "; set evaluation.every: 0");
+  if (cfg.get_string("training.device") != "cpu") check_device(cfg);
+  train::stopping_on(cfg);  // throws where training.stopping: validation cannot act
+  for (size_t k = 0; k < splits.size(); ++k) {
+    WHVI_CHECK(splits[k].train.size() >= 2, "data set '", d.name, "' (", d.source, "): split ", k, " has ",
+               splits[k].train.size(), " training row(s); at least 2 are needed to standardise and train");
+    if (!no_test_rows(cfg))
+      WHVI_CHECK(!splits[k].test.empty(), "data set '", d.name, "' (", d.source, "): split ", k,
+                 " has no test rows, so nothing could be measured. ",
+                 cfg.get_string("data.protocol") == "standard"
+                     ? "Its stored index_test file is empty: fix it or use data.protocol: paper"
+                 : cfg.get_string("data.protocol") == "random" ||
+                           (source_of(cfg).user_table && cfg.get_string("data.protocol") == "paper")
+                     ? "The data set is too small for data.test_fraction; raise it or add rows"
+                     : "The data set is too small for data.train_fraction; lower it or add rows");
+  }
+  if (cfg.get_string("model.kind") == "sghmc") {
+    const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
+    const auto burn = static_cast<int64_t>(std::floor(cfg.get_float("model.sghmc.burn_in") * static_cast<double>(total)));
+    const int64_t samples = cfg.get_int("model.sghmc.samples");
+    WHVI_CHECK(total - burn >= samples, cfg.source(), ": model.sghmc.samples = ", samples, " cannot be filled by the ",
+               total - burn, " steps after the burn-in (", burn, " of ", total, " steps); lower model.sghmc.samples "
+               "or model.sghmc.burn_in, or raise training.steps");
+  }
+  check_evaluation_memory(cfg, d, splits);
+}
+
+// One line on what became of a CSV file's columns and missing cells: the
+// text columns one-hot encoded, the cells imputed, the rows dropped.
+std::string describe_table(const data::RegressionData& d, const std::string& missing) {
+  int64_t numbers = 0;
+  std::string text, imputed;
+  for (const auto& c : d.inputs) {
+    if (c.missing_indicator) imputed += (imputed.empty() ? "" : ", ") + c.name;
+    else if (c.categories.empty()) ++numbers;
+    else text += (text.empty() ? "" : ", ") + c.name + " (" + std::to_string(c.categories.size()) + ")";
+  }
+  std::ostringstream os;
+  os << d.source << ": " << numbers << " numeric column(s)";
+  os << (text.empty() ? std::string(", no text column") : "; text, one-hot: " + text);
+  if (d.missing_cells > 0)
+    os << "; " << d.missing_cells << " missing cell(s) in " << imputed
+       << " imputed per split from its training rows (median / most frequent), with a missing-indicator column each";
+  if (d.dropped_rows > 0) {
+    const double share = 100.0 * static_cast<double>(d.dropped_rows) /
+                         static_cast<double>(d.dropped_rows + d.x.size(0));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", share);
+    os << "; " << d.dropped_rows << " row(s) dropped (" << buf << "% of the file) for "
+       << (missing == "drop" ? "a missing value (data.missing: drop; impute keeps them)" : "a missing target");
+  }
+  return os.str();
+}
+
+// The files a run reads: its config and base files, and its data (a CSV file,
+// or the files of a UCI-layout folder).
+std::vector<std::string> run_inputs(const config::Config& cfg, const data::RegressionData& d) {
+  std::vector<std::string> in(cfg.files().begin(), cfg.files().end());
+  std::error_code ec;
+  if (fs::is_regular_file(d.source, ec)) in.push_back(d.source);
+  else if (fs::is_directory(d.source, ec))
+    for (const auto& f : list_dir(d.source)) in.push_back(f);
+  return in;
+}
+
+}  // namespace whvi::experiment::detail

@@ -1,0 +1,349 @@
+#include "experiment/experiment.h"
+#include "experiment/internal.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "common/errors.h"
+#include "common/io.h"
+#include "common/runtime.h"
+#include "config/config.h"
+#include "experiment/checkpoint.h"
+#include "experiment/workers.h"
+#include "common/rng.h"
+#include "data/csv.h"
+#include "data/dataset.h"
+#include "data/source.h"
+#include "data/synthetic.h"
+#include "fwht.h"
+#include "infer/fused_step.h"
+#include "infer/inference.h"
+#include "likelihoods/likelihood.h"
+#include "likelihoods/metrics.h"
+#include "models/regression_model.h"
+#include "nn/conv_filter.h"
+#include "report/plot.h"
+#include "train/batched.h"
+#include "train/loop.h"
+#include "train/stopping.h"
+
+namespace whvi::experiment::detail {
+
+// evaluation.ood_dataset's stored test rows (raw inputs), or an undefined tensor.
+torch::Tensor load_ood_rows(const config::Config& cfg, const data::RegressionData& d) {
+  const std::string name = cfg.get_string("evaluation.ood_dataset");
+  if (name.empty()) return {};
+  WHVI_CHECK(d.is_classification(), cfg.source(), ": evaluation.ood_dataset scores a classifier's uncertainty, but ",
+             d.name, " is a regression data set; set evaluation.ood_dataset: ''");
+  auto c = cfg;
+  c.set("data.dataset", name, "evaluation.ood_dataset");
+  const auto o = load_data(c);
+  WHVI_CHECK(o.x.size(1) == d.x.size(1), cfg.source(), ": evaluation.ood_dataset ", name, " has ", o.x.size(1),
+             " inputs per row, the model reads ", d.x.size(1), " (", d.name, "); give a data set of the same input size");
+  WHVI_CHECK(!o.std_test.empty() && !o.std_test[0].empty(), cfg.source(), ": evaluation.ood_dataset ", name,
+             " has no stored test rows to score");
+  std::vector<int64_t> rows = o.std_test[0];
+  return o.x.index_select(0, torch::tensor(rows, torch::kInt64)).to(torch::kFloat64);
+}
+
+SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+                           size_t k, const std::string& stem, const std::string& label,
+                           const torch::Tensor& ood_rows) {
+  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  SplitRun r;
+  r.k = k;
+  r.test_rows = split.test;
+  r.stem = stem;
+  r.label = label;
+  r.prep = data::prepare_split(d, split);
+  r.inf = infer::make_inference(d.x.size(1), cfg, r.prep.stats.y_mean.item<double>(),
+                                r.prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit),
+                                d.num_classes);
+  spdlog::info("{}: {} train / {} {} rows, {} parameters, {}", label, r.prep.x_train.size(0), r.prep.x_test.size(0),
+               cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", r.inf->num_params(),
+               r.inf->method());
+  r.y_test = r.prep.y_test.squeeze(1).to(torch::kFloat64);
+  r.n_fit = r.prep.x_train.size(0);
+  if (ood_rows.defined()) r.ood_x = (ood_rows - r.prep.stats.x_mean) / r.prep.stats.x_std;
+  return r;
+}
+
+// Trains and evaluates split k; returns its record (also written to stem.json).
+json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+               size_t k, const std::string& stem, const std::string& label, const std::string& fp,
+               const torch::Tensor& ood_rows) {
+  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  auto run = prepare_split_run(cfg, d, split, k, stem, label, ood_rows);
+  const auto& prep = run.prep;
+  const auto& inf = run.inf;
+  const auto& y_test = run.y_test;
+  const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
+  // Stopping on validation rows (train/stopping.h): a share of the training
+  // rows is held out from the steps, rows and draws from Stream::kStopping.
+  const auto so = options::read<train::StoppingOptions>(cfg);
+  auto x_fit = prep.x_train;
+  auto y_fit = prep.y_train.squeeze(1);
+  std::unique_ptr<train::ValidationStopping> stopper;
+  if (so.on && (so.asked || x_fit.size(0) >= train::kMinRows)) {
+    const auto h = train::carve_holdout(x_fit.size(0), so.fraction, derive_seed(seed, k, Stream::kStopping));
+    const auto fit = torch::tensor(h.fit, torch::kInt64), val = torch::tensor(h.validation, torch::kInt64);
+    stopper = std::make_unique<train::ValidationStopping>(
+        *inf, x_fit.index_select(0, val), prep.y_train_raw.index_select(0, val).squeeze(1).to(torch::kFloat64), so,
+        make_generator(derive_seed(seed, k, Stream::kStopping) + 1));
+    x_fit = x_fit.index_select(0, fit);
+    y_fit = y_fit.index_select(0, fit);
+    run.n_fit = x_fit.size(0);
+    spdlog::info("{}: {} of the training rows held out to stop training (every {} steps, patience {})", label,
+                 h.validation.size(), so.every, so.patience);
+  }
+  // The learning curve (evaluation.every): the held-out rows evaluated during
+  // training, with draws from their own stream (Stream::kCurve), so the
+  // trained model and its final numbers are those of a run without a curve.
+  json curve = json::array();
+  const int64_t curve_every = cfg.get_int("evaluation.every");
+  const int64_t every = std::gcd(curve_every, stopper ? so.every : 0);
+  const auto curve_gen = make_generator(seed, k, Stream::kCurve);
+  const auto on_every = [&](int64_t steps) {
+    const bool last = steps == total;
+    try {
+      if (curve_every > 0 && (steps % curve_every == 0 || last)) {
+        const auto fc = inf->predict(prep.x_test, cfg.get_int("evaluation.curve_mc_samples"), curve_gen);
+        WHVI_CHECK_AS(NonFiniteError, fc.isfinite().all().item<bool>(), "the predictions on the test rows are not finite");
+        const auto mc = inf->likelihood().evaluate(fc, y_test);
+        json point = {{"step", steps}};
+        for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
+        curve.push_back(point);
+      }
+      return stopper && (steps % so.every == 0 || last) && stopper->measure(steps);
+    } catch (const NonFiniteError& e) {
+      throw Error(train::divergence_message(label, steps, e.what(), cfg));
+    }
+  };
+  const auto ts = train::train(*inf, x_fit, y_fit, cfg, make_generator(seed, k, Stream::kTrain), label, every,
+                               on_every, [&] {
+                                 if (stopper) stopper->restore_best();
+                               });
+  if (stopper)
+    run.stopping = {{"validation_rows", prep.x_train.size(0) - run.n_fit},
+                    {"every", so.every},
+                    {"patience", so.patience},
+                    {"mc_samples", so.mc_samples},
+                    {"max_steps", total},
+                    {"stopped_at", ts.steps},
+                    {"best_step", stopper->best_step()},
+                    {"best_validation_mnll", stopper->best_nll()},
+                    {"step", stopper->steps()},
+                    {"validation_mnll", stopper->nll()}};
+  return finish_split(cfg, d, run, ts, curve_every > 0 ? curve : json(), 0, fp);
+}
+
+// Out-of-distribution detection: the OOD rows scored by the trained split,
+// separated from the test rows by predictive entropy and mutual information.
+void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+             const torch::Tensor& f, uint64_t seed) {
+  const auto& inf = run.inf;
+  const size_t k = run.k;
+  const auto& label = run.label;
+  const auto& stem = run.stem;
+  const auto fo = inf->predict(run.ood_x, cfg.get_int("evaluation.mc_samples"), make_generator(seed, k, Stream::kOod));
+  const auto ui = metrics::predictive_uncertainty(f), uo = metrics::predictive_uncertainty(fo);
+  const auto by_h = metrics::ood_separation(ui.entropy, uo.entropy);
+  const auto by_mi = metrics::ood_separation(ui.mutual_information, uo.mutual_information);
+  r["ood"] = {{"dataset", cfg.get_string("evaluation.ood_dataset")}, {"rows_in", ui.entropy.size()},
+              {"rows_out", uo.entropy.size()},
+              {"mean_entropy_in", metrics::summarize(ui.entropy).mean}, {"mean_entropy_out", metrics::summarize(uo.entropy).mean}};
+  r["ood_auroc_entropy"] = by_h.auroc;
+  r["ood_aupr_entropy"] = by_h.aupr;
+  r["ood_auroc_mi"] = by_mi.auroc;
+  r["ood_aupr_mi"] = by_mi.aupr;
+  spdlog::info("{}: out-of-distribution ({}): AUROC {:.3f} by entropy, {:.3f} by mutual information", label,
+               cfg.get_string("evaluation.ood_dataset"), by_h.auroc, by_mi.auroc);
+  write_ood_histograms(stem, ui, uo, d.num_classes, label + " vs " + cfg.get_string("evaluation.ood_dataset"),
+                       cfg.get_bool("output.plot"));
+  r["ood"]["histograms"] = fs::path(stem + "-ood.csv").filename().string();
+}
+
+void save_split_checkpoint(const config::Config& cfg, const data::RegressionData& d, SplitRun& run) {
+  const auto& prep = run.prep;
+  CheckpointMeta meta;
+  meta.config_yaml = cfg.dump_yaml();
+  meta.source = cfg.source();
+  meta.data_fp = data_fingerprint(prep);
+  meta.split = static_cast<int64_t>(run.k);
+  meta.d_in = d.x.size(1);
+  meta.y_mean = prep.stats.y_mean.item<double>();
+  meta.y_std = prep.stats.y_std.item<double>();
+  meta.num_classes = d.num_classes;
+  meta.inputs_json = input_encoding(d).dump();
+  meta.x_mean = prep.stats.x_mean;
+  meta.x_std = prep.stats.x_std;
+  meta.x_fill = prep.x_fill;
+  save_checkpoint(run.stem + ".ckpt", *run.inf, meta);
+}
+
+// The user's CSV data: the held-out rows in a file beside the record, for
+// another tool that needs the same split.
+void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run) {
+  const size_t k = run.k;
+  const auto& stem = run.stem;
+  r["unseen_category_rows"] = run.prep.unseen_category_rows;
+  std::string rows = "# the rows of " + d.source + " held out by split " + std::to_string(k) +
+                     " (0-based data rows: the header is not a row)\n";
+  for (const auto i : run.test_rows)
+    rows += std::to_string(d.source_rows.empty() ? i : d.source_rows[static_cast<size_t>(i)]) + "\n";
+  write_file_atomic(stem + "-test-rows.txt", rows);
+  r["test_rows_file"] = fs::path(stem + "-test-rows.txt").filename().string();
+}
+
+void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,
+               const train::TrainStats& ts) {
+  if (d.is_classification())
+    spdlog::info("{}: error {:.4g}  MNLL {:.4g}  ECE {:.3g}  Brier {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
+                 m.metric("error"), m.metric("mnll"), m.metric("ece"), m.metric("brier"), ts.seconds,
+                 ts.steps_per_second);
+  else
+    spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
+                 m.metric("rmse"), m.metric("mnll"), m.metric("coverage_95"), m.metric("crps"), ts.seconds,
+                 ts.steps_per_second);
+}
+
+// Evaluates a trained split and writes its record, checkpoint and grid.
+// batched_with > 0: it was trained in a batched group of that many splits.
+json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+                  const train::TrainStats& ts, const json& curve, int64_t batched_with, const std::string& fp) {
+  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  const size_t k = run.k;
+  const auto& prep = run.prep;
+  const auto& inf = run.inf;
+  const auto& y_test = run.y_test;
+  const auto& label = run.label;
+  const auto& stem = run.stem;
+  const auto t_eval = std::chrono::steady_clock::now();
+  const auto f = inf->predict(prep.x_test, cfg.get_int("evaluation.mc_samples"),
+                               make_generator(seed, k, Stream::kEval));
+  const double noise_var = inf->likelihood().noise_var_original();
+  // a model that trained into non-finite predictions or a vanished noise is a
+  // divergence, named with its step and settings, not an evaluator's complaint
+  const auto m = [&] {
+    try {
+      WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the trained model's predictions are not finite");
+      return inf->likelihood().evaluate(f, y_test);
+    } catch (const NonFiniteError& e) {
+      throw Error(train::divergence_message(label, ts.steps, e.what(), cfg));
+    }
+  }();
+  const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
+  if (y_test.size(0) > 0)
+    for (const auto& [key, value] : m.metrics)
+      WHVI_CHECK(std::isfinite(value), label, ": the test ", key, " is ", value, " over ", y_test.size(0),
+                 " rows: the numbers overflow (largest |test target| ", y_test.abs().max().item<double>(),
+                 ", noise variance ", noise_var, "); rescale the target column");
+  json r = {{"split", k},
+            {"n_train", run.n_fit},
+            {"n_test", prep.x_test.size(0)},
+            {"seed", seed},
+            {"steps", ts.steps},
+            {"train_seconds", ts.seconds},
+            {"steps_per_second", ts.steps_per_second},
+            {"eval_seconds", eval_s},
+            {"predictive_samples", f.size(0)},
+            {"peak_rss_mib", peak_rss_mib()},  // of the whole process so far
+            {"threads", threads()},            // this split's (a parallel worker's share of --threads)
+            {"final_neg_elbo", ts.final_loss},
+            {"noise_var", std::isfinite(noise_var) ? json(noise_var) : json(nullptr)},  // null: no noise (softmax)
+            {"params", {{"total", inf->num_params()}}},
+            {"inference", inf->method()},
+            {"engine", batched_with > 0 ? std::string("autograd") : inf->engine()},
+            {"config_fingerprint", fp},
+            {"data_fingerprint", data_fingerprint(prep)},  // --resume keeps the split only for the same data
+            {"whvi_commit", git_commit()}};
+  r.update(metrics_json(m));
+  for (const auto& [key, value] : inf->likelihood().learned())
+    r["likelihood"][key] = std::isfinite(value) ? json(value) : json(nullptr);
+  if (!curve.is_null()) r["curve"] = curve;
+  if (!run.stopping.is_null()) r["stopping"] = run.stopping;
+  if (!ts.trace_step.empty())
+    // data term = loss - kl_weight x kl: the expected negative log likelihood scaled to the
+    // training set (plus any Monte Carlo KL terms, NF-WHVI's flows)
+    r["objective"] = {{"step", ts.trace_step},
+                      {"loss", ts.trace_loss},
+                      {"kl", ts.trace_kl},
+                      {"kl_weight", ts.trace_kl_weight}};
+  if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
+  if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
+  if (run.ood_x.defined()) add_ood(r, cfg, d, run, f, seed);
+  if (cfg.get_bool("output.checkpoints")) {
+    save_split_checkpoint(cfg, d, run);
+    r["checkpoint_checksum"] = file_checksum(stem + ".ckpt");
+  }
+  if (cfg.get_int("output.grid_points") > 0) {
+    const auto toy = write_grid(*inf, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
+    if (!toy.is_null()) {
+      r["toy_uncertainty"] = toy;
+      spdlog::info("{}: predictive std {:.3g} at the data; {:.2f}x that in the gap, {:.2f}x outside the data", label,
+                   toy["std_at_data"].get<double>(), toy.value("gap_over_data", 0.0), toy.value("outside_over_data", 0.0));
+    }
+  }
+  if (!d.inputs.empty()) add_test_rows(r, d, run);
+  r["record_digest"] = record_digest(r);
+  write_file_atomic(stem + ".json", r.dump(2) + "\n");
+  log_split(label, d, m, ts);
+  return r;
+}
+
+// --resume: split k's record when the split is finished, else nothing. With
+// output.checkpoints on, a split is finished only when its checkpoint exists
+// and passes its checksum; otherwise it is retrained, and the log says why.
+std::optional<json> finished_split(const config::Config& cfg, const std::string& stem, const std::string& fp,
+                                   size_t k, const std::function<std::string()>& data_fp, bool resumed) {
+  if (describe_path_kind(stem + ".json").empty()) return std::nullopt;
+  if (cfg.get_bool("output.checkpoints")) {
+    try {
+      load_checkpoint(stem + ".ckpt");
+    } catch (const Error& e) {
+      spdlog::warn("split {}: its result file exists, but not a sound checkpoint ({}): training it again", k,
+                   printable(e.what(), 300));
+      return std::nullopt;
+    }
+  }
+  auto r = read_split_file(stem + ".json", fp);
+  // Kept only when provably this run's own and complete: the record unedited,
+  // and its checkpoint the very file it was written with.
+  const std::string again = ": training it again";
+  if (!r.contains("record_digest") || !r["record_digest"].is_string() ||
+      r["record_digest"].get<std::string>() != record_digest(r)) {
+    spdlog::warn("split {}: {} was edited, or written by a whvi that did not sign its records{}", k, stem + ".json",
+                 again);
+    return std::nullopt;
+  }
+  if (cfg.get_bool("output.checkpoints") &&
+      (!r.contains("checkpoint_checksum") || !r["checkpoint_checksum"].is_string() ||
+       r["checkpoint_checksum"].get<std::string>() != file_checksum(stem + ".ckpt"))) {
+    spdlog::warn("split {}: {} is not the checkpoint its record was written with{}", k, stem + ".ckpt", again);
+    return std::nullopt;
+  }
+  if (!r.contains("data_fingerprint") || !r["data_fingerprint"].is_string() ||
+      r["data_fingerprint"].get<std::string>() != data_fp()) {
+    spdlog::warn("split {}: {} was trained on other data (the data set's rows or split changed since){}", k,
+                 stem + ".json", again);
+    return std::nullopt;
+  }
+  if (resumed) spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
+  return r;
+}
+
+}  // namespace whvi::experiment::detail
