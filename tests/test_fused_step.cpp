@@ -670,3 +670,38 @@ TEST(FusedStep, AutoEngineTakesTheFusedStepWhereItApplies) {
   vsd->begin(50, 10, make_generator(1));
   EXPECT_EQ(vsd->engine(), "autograd");
 }
+
+// likelihood.class_weights: the fused step's weighted softmax term and its
+// gradient match autograd's (float64) on the same model and draws.
+TEST(FusedStep, ClassWeightsMatchAutograd) {
+  set_threads(1);
+  for (const std::string kind : {"mfg", "whvi"}) {
+    const auto cfg = cfg_with({"model.kind=" + kind, "model.depth=2", "model.width=8", "likelihood.kind=softmax",
+                               "likelihood.class_weights=c0:3,c2:0.25", "training.dtype=float64"});
+    const Variant v{kind, 6, {}, 3};
+    auto a = make_model(v, cfg), b = make_model(v, cfg);
+    a->to(torch::kFloat64);
+    b->to(torch::kFloat64);
+    const auto x = torch::randn({10, 6}, make_generator(3), torch::kFloat64);
+    const auto y = torch::randint(3, {10}, make_generator(4), torch::kFloat64);
+    for (auto* m : {a.get(), b.get()}) m->likelihood().fit_targets(y, {"c0", "c1", "c2"});
+    for (auto& p : a->parameters()) p.mutable_grad() = torch::Tensor();
+    const auto loss_a = infer::negative_elbo(*a, x, y, 250, 1, make_generator(11));
+    loss_a.backward();
+    for (auto& p : b->parameters()) p.mutable_grad() = torch::zeros_like(p);
+    infer::FusedStep fused(*b);
+    const double loss_b = fused.loss_and_grad(x, y, 250, 1, make_generator(11));
+    EXPECT_NEAR(loss_b, loss_a.item<double>(), 1e-10 * std::fabs(loss_a.item<double>())) << kind;
+    const auto pa = a->named_parameters(), pb = b->named_parameters();
+    for (size_t i = 0; i < pa.size(); ++i) {
+      const auto& ga = pa[i].value().grad();
+      const double scale = std::max(ga.abs().max().item<double>(), 1e-12);
+      EXPECT_LE((ga - pb[i].value().grad()).abs().max().item<double>() / scale, 1e-10) << kind << " " << pa[i].key();
+    }
+    // and the weights act: unweighted, the loss differs
+    auto c = make_model(v, cfg_with({"model.kind=" + kind, "model.depth=2", "model.width=8",
+                                     "likelihood.kind=softmax", "training.dtype=float64"}));
+    c->to(torch::kFloat64);
+    EXPECT_GT(std::fabs(infer::negative_elbo(*c, x, y, 250, 1, make_generator(11)).item<double>() - loss_b), 1e-3);
+  }
+}

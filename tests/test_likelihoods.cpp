@@ -330,3 +330,46 @@ TEST(StudentT, IsRegisteredAndRefusedWhereItCannotWork) {
     EXPECT_NE(std::string(e.what()).find("model.nng.fisher: empirical"), std::string::npos) << e.what();
   }
 }
+
+// likelihood.class_weights: the training term is Σ_i w[y_i] (−log softmax(f_i)_{y_i}),
+// checked against that sum written out here; balanced is n / (C n_c).
+TEST(SoftmaxClassWeights, WeighRowsByClassAsWrittenOut) {
+  const auto f = torch::tensor({{0.5, -1.0, 2.0}, {1.0, 0.0, 0.0}, {-0.3, 0.2, 0.1}, {2.0, 1.0, -1.0}},
+                               torch::kFloat64);
+  const auto y = torch::tensor({2.0, 0.0, 1.0, 0.0}, torch::kFloat64);
+  const std::vector<std::string> names = {"a", "b", "c"};
+  auto hand = [&](const std::vector<double>& w) {
+    double s = 0;
+    for (int64_t i = 0; i < 4; ++i) {
+      const auto k = static_cast<int64_t>(y[i].item<double>());
+      double z = 0;
+      for (int64_t j = 0; j < 3; ++j) z += std::exp(f[i][j].item<double>());
+      s += w[static_cast<size_t>(k)] * -(f[i][k].item<double>() - std::log(z));
+    }
+    return s;
+  };
+  likelihoods::SoftmaxLikelihood none(3);
+  none.fit_targets(y, names);
+  EXPECT_NEAR(none.nll_sum(f, y).item<double>(), hand({1, 1, 1}), 1e-12);
+  EXPECT_TRUE(none.learned().empty());
+  likelihoods::SoftmaxLikelihood bal(3, "balanced");
+  bal.fit_targets(y, names);  // counts 2, 1, 1 of n = 4: weights 4/6, 4/3, 4/3
+  EXPECT_NEAR(bal.nll_sum(f, y).item<double>(), hand({4.0 / 6, 4.0 / 3, 4.0 / 3}), 1e-12);
+  ASSERT_EQ(bal.learned().size(), 3u);
+  EXPECT_EQ(bal.learned()[1].first, "class_weight/b");
+  EXPECT_NEAR(bal.learned()[0].second, 4.0 / 6, 1e-15);
+  likelihoods::SoftmaxLikelihood ex(3, "c:3,a:0.5");
+  ex.fit_targets(y, names);
+  EXPECT_NEAR(ex.nll_sum(f, y).item<double>(), hand({0.5, 1, 3}), 1e-12);
+  // a class the data do not have, or a weight that is no positive number, is named
+  for (const auto& [spec, want] : std::vector<std::pair<std::string, std::string>>{
+           {"d:2", "no class 'd' (classes: a, b, c)"},
+           {"a:0", "give a number in (0, 1e6]"},
+           {"a:x", "give a number in (0, 1e6]"},
+           {"a:nan", "give a number in (0, 1e6]"},
+           {"heavy", "is not class:weight"}}) {
+    likelihoods::SoftmaxLikelihood bad(3, spec);
+    const auto msg = whvi::testing::error_of([&] { bad.fit_targets(y, names); });
+    EXPECT_NE(msg.find(want), std::string::npos) << spec << ": " << msg;
+  }
+}

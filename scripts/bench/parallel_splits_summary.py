@@ -12,7 +12,9 @@ runs = {}
 for p in sorted(glob.glob(os.path.join(out, '*-r*.json'))):
     name = os.path.basename(p)[:-5]
     kind, _, _ = name.rpartition('-r')
-    runs.setdefault(kind, []).append(json.load(open(p)))
+    r = json.load(open(p))
+    if r.get('complete') and 'wall_seconds' in r:  # a run still going has neither
+        runs.setdefault(kind, []).append(r)
 first = next(iter(runs.values()))[0]
 print(f"config {first['config_file']}, commit {first['whvi_commit']}, cpu {first['cpu_model']}, "
       f"simd {first['simd_level']}, {len(first['splits'])} splits of {first['splits'][0]['steps']} steps")

@@ -141,6 +141,7 @@ std::string fingerprint(const config::Config& cfg) {
   // another device rounds differently: its splits are not resumed into a CPU run's
   if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
   if (cfg.get_string("likelihood.kind") != "student-t") j["likelihood"].erase("student_t");
+  if (cfg.get_string("likelihood.class_weights") == "none") j["likelihood"].erase("class_weights");
   // stopping on validation rows: its keys only where it acts
   if (!train::stopping_on(cfg))
     for (const char* k : {"stopping", "stopping_fraction", "stopping_every", "stopping_patience", "stopping_mc_samples"})

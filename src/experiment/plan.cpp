@@ -164,6 +164,12 @@ void check_evaluation_memory(const config::Config& cfg, const data::RegressionDa
 // Everything that can be checked before the first split trains.
 void check_before_training(const config::Config& cfg, const data::RegressionData& d,
                            const std::vector<data::SplitIndices>& splits) {
+  WHVI_CHECK(cfg.get_string("likelihood.class_weights") == "none" || is_classification(cfg), cfg.source(),
+             ": likelihood.class_weights weighs classes, but likelihood.kind is ", cfg.get_string("likelihood.kind"),
+             " (regression); remove likelihood.class_weights or set likelihood.kind: softmax");
+  if (d.is_classification())  // a class it names, and its weights, checked before any split trains
+    likelihoods::SoftmaxLikelihood(d.num_classes, cfg.get_string("likelihood.class_weights"))
+        .fit_targets(d.y.squeeze(1), d.class_names);
   if (cfg.get_int("output.grid_points") > 0) {
     WHVI_CHECK(d.x.size(1) == 1, cfg.source(), ": output.grid_points needs 1-D inputs, but ", d.name, " has ",
                d.x.size(1), " input columns; set output.grid_points: 0");

@@ -73,6 +73,7 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
   r.inf = infer::make_inference(d.x.size(1), cfg, r.prep.stats.y_mean.item<double>(),
                                 r.prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit),
                                 d.num_classes);
+  r.inf->likelihood().fit_targets(r.prep.y_train.squeeze(1), d.class_names);  // likelihood.class_weights
   spdlog::info("{}: {} train / {} {} rows, {} parameters, {}", label, r.prep.x_train.size(0), r.prep.x_test.size(0),
                cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", r.inf->num_params(),
                r.inf->method());

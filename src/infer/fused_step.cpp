@@ -124,13 +124,18 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
 
 double FusedStep::softmax_nll_and_grad(const torch::Tensor& logits, const torch::Tensor& yb, double scale) {
   // nll = -Σ log softmax(f)_y; d nll / d f = softmax(f) - onehot(y), times scale
+  // with class weights (likelihood.class_weights) row i's terms are times w[y_i]
   const auto logp = at::log_softmax(logits, 1);
   const auto idx = yb.to(torch::kInt64).unsqueeze(1);
-  const double nll = -logp.gather(1, idx).sum().item<double>();
+  const auto& w = static_cast<likelihoods::SoftmaxLikelihood&>(model_.likelihood()).class_weights();
+  const auto w_rows = w.defined() ? w.to(logp.scalar_type()).index_select(0, idx.squeeze(1)).unsqueeze(1) : torch::Tensor();
+  const double nll = w.defined() ? -(logp.gather(1, idx) * w_rows).sum().item<double>()
+                                 : -logp.gather(1, idx).sum().item<double>();
   if (!df_.defined() || df_.sizes() != logp.sizes() || df_.scalar_type() != logp.scalar_type())
     df_ = torch::empty(logp.sizes(), logp.options());  // kept from step to step, as the Gaussian's
   at::exp_out(df_, logp);
   df_.scatter_add_(1, idx, torch::full({idx.size(0), 1}, -1.0, df_.options()));
+  if (w.defined()) df_.mul_(w_rows);
   df_.mul_(scale);
   return nll;
 }

@@ -67,6 +67,11 @@ class Likelihood : public torch::nn::Module {
   // Learned scalars beyond noise_var_original(), by name, for the split
   // record's `likelihood` (Student's t: its degrees of freedom and scale^2).
   virtual std::vector<std::pair<std::string, double>> learned() const { return {}; }
+  // Called once per split before training, with its training targets (class
+  // indices for a classifier, [N]) and the class names: a likelihood whose
+  // training term weighs rows by their class (softmax's
+  // likelihood.class_weights) sets itself up here. Metrics stay unweighted.
+  virtual void fit_targets(const torch::Tensor& /*y_train*/, const std::vector<std::string>& /*class_names*/) {}
   // Regression: the predictive mixture's CDF at y [N] (the PIT values of
   // targets, or a bisection's trial points) for S samples of to_original's
   // output ([S, N], or [S, N, 2] for hetero-gaussian). The default is the
@@ -123,7 +128,10 @@ class GaussianLikelihood : public Likelihood {
 // probabilities over the Monte Carlo samples (likelihoods/metrics.h).
 class SoftmaxLikelihood : public Likelihood {
  public:
-  explicit SoftmaxLikelihood(int64_t num_classes);
+  // class_weights: "none", "balanced" (class c weighs n / (C n_c), n_c its
+  // training rows: every class weighs as much in total) or "name:w,..."
+  // (the classes not named weigh 1), set by fit_targets.
+  explicit SoftmaxLikelihood(int64_t num_classes, std::string class_weights = "none");
   const char* task() const override { return "classification"; }
   int64_t out_dim() const override { return classes_; }
   torch::Tensor nll_sum(const torch::Tensor& f, const torch::Tensor& y) override;
@@ -137,9 +145,16 @@ class SoftmaxLikelihood : public Likelihood {
   std::optional<std::string> fit_problem(const torch::Tensor& f, const torch::Tensor& y) const override;
   double noise_var_original() const override;
   std::string log_text() const override { return ""; }
+  std::vector<std::pair<std::string, double>> learned() const override;
+  void fit_targets(const torch::Tensor& y_train, const std::vector<std::string>& class_names) override;
+  // Each class's weight in the training term ([C], float64), undefined when unweighted.
+  const torch::Tensor& class_weights() const { return weights_; }
 
  private:
   int64_t classes_;
+  std::string weights_spec_;
+  torch::Tensor weights_;
+  std::vector<std::string> names_;
 };
 
 // Heteroscedastic Gaussian p(y | f) = N(y; f_0, exp(f_1)): the network's two
