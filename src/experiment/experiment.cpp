@@ -307,10 +307,10 @@ json run_train(const TrainOptions& o) {
   const auto inputs = run_inputs(cfg, r.d);
   check_result_paths(r.out_dir, r.name, r.exp_dir, r.splits.size(), inputs);
   r.ood_rows = load_ood_rows(cfg, r.d);
+  if (o.worker_split >= 0) return run_worker(r);  // the parent has said what the data are
   spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", r.d.name, r.d.source, r.d.x.size(0),
                r.d.x.size(1), r.splits.size());
   if (!r.d.inputs.empty()) spdlog::info("{}", describe_table(r.d, cfg.get_string("data.missing")));
-  if (o.worker_split >= 0) return run_worker(r);
   const FileLock lock((r.out_dir / (r.name + ".lock")).string(),
                       "experiment '" + r.name + "' in " + r.out_dir.string());
   if (!o.resume) remove_stale_split_files(r.exp_dir, inputs);
