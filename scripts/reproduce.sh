@@ -113,6 +113,10 @@ recipe() {
       echo "$W --threads 1 bench fwht --batch 1 --sizes 64,128,256,512,1024,2048,4096 --json $b-fwht-1thread-batch1.json"
       echo "bash scripts/bench/predict.sh $BENCH_LABEL-1thread"
       ;;
+    results/bench/*-parallel-splits-*)
+      echo "bash scripts/bench/parallel_splits.sh results/bench/$BENCH_LABEL-parallel-splits 3"
+      echo "python3 scripts/bench/parallel_splits_summary.py results/bench/$BENCH_LABEL-parallel-splits"
+      ;;
     results/paper) echo "# nothing to run: the paper's tables, transcribed by hand (results/paper/README.md)" ;;
     *) return 1 ;;
   esac

@@ -1057,6 +1057,9 @@ TEST(Npy, DamagedAndForeignFilesAreNamedErrors) {
              {"truncated or damaged"});
   expect_has(error_of([&] { npy(npy_bytes("<f8", false, "(2, 2)", raw<double>({1, 2, 1e200, 3}))); }),
              {"row 1, column 0", "too large"});
+  // a header of 60,000 spaces (a parser that recursed per character would overflow its stack)
+  expect_has(error_of([&] { npy(npy_bytes("<f8", false, "(" + std::string(60000, ' ') + "2, 2)", raw<double>({1, 2, 3, 4}))); }),
+             {"header of", "plain numeric array"});
   std::string v9 = npy_bytes("<f8", false, "(2, 2)", raw<double>({1, 2, 3, 4}));
   v9[6] = 9;
   expect_has(error_of([&] { npy(v9); }), {"version 9"});

@@ -55,7 +55,11 @@ NpyHeader parse_header(const std::string& bytes, const std::string& path) {
   const uint64_t hlen = le(b + 8, len_bytes);
   NpyHeader h;
   h.data_at = 8 + static_cast<size_t>(len_bytes) + static_cast<size_t>(hlen);
-  WHVI_CHECK(hlen <= (1 << 20) && h.data_at <= bytes.size(), "'", path, "' ends inside its .npy header");
+  // a plain 2-D array's header is under 128 bytes; 4 KiB bounds the parsing (a
+  // structured dtype's long header is refused as a type whvi does not read)
+  WHVI_CHECK(hlen <= 4096, "'", path, "' has a .npy header of ", hlen, " bytes, longer than a plain 2-D array's; "
+             "save a plain numeric array (numpy.save(path, X.astype('float64')))");
+  WHVI_CHECK(h.data_at <= bytes.size(), "'", path, "' ends inside its .npy header");
   const std::string dict = bytes.substr(8 + static_cast<size_t>(len_bytes), static_cast<size_t>(hlen));
   std::smatch m;
   static const std::regex descr(R"('descr'\s*:\s*'([<>|=])([fiu])([0-9]+)')");
@@ -128,9 +132,9 @@ RegressionData load_npy(const std::string& path, const NpyOptions& o) {
     for (int64_t j = 0; j < h.cols; ++j) {
       const int64_t at = h.fortran ? j * h.rows + i : i * h.cols + j;
       const double v = number_at(base + static_cast<size_t>(at) * h.item, h);
-      WHVI_CHECK(std::isnan(v) || std::fabs(v) <= kMaxAbsValue, "'", path, "' row ", i, ", column ", j,
+      WHVI_CHECK(std::isnan(v) || std::fabs(v) <= kMaxAbsValue, "'", path, "' row ", i, ", column ", j, " (0-based)",
                  ": a number too large (or infinite) to use; at most ", kMaxAbsValue, " in magnitude: rescale it");
-      WHVI_CHECK(!std::isnan(v) || o.missing != "error", "'", path, "' row ", i, ", column ", j,
+      WHVI_CHECK(!std::isnan(v) || o.missing != "error", "'", path, "' row ", i, ", column ", j, " (0-based)",
                  ": a missing value (NaN); fill it in, or set data.missing: impute (the default) or drop");
       has_missing = has_missing || (std::isnan(v) && (j == feats || o.missing == "drop"));
       row[static_cast<size_t>(j)] = v;

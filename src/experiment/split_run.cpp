@@ -145,6 +145,8 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
                     {"mc_samples", so.mc_samples},
                     {"max_steps", total},
                     {"stopped_at", ts.steps},
+                    {"stopped_because", ts.steps < total ? "patience: no better validation NLL in the last measurements"
+                                                         : "budget: the configured steps ran out"},
                     {"best_step", stopper->best_step()},
                     {"best_validation_mnll", stopper->best_nll()},
                     {"step", stopper->steps()},

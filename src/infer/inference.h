@@ -139,6 +139,9 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& c
 std::string method_of(const options::Source& cfg);
 // model.kind -> its own method (sghmc, nng, ensemble, else variational).
 std::string method_of(const std::string& model_kind);
+// The model kinds (models::model_kinds) whose own method is `method`, comma-separated:
+// lists for help and error text, from the registries, never written by hand.
+std::string kinds_trained_by(const std::string& method);
 std::vector<std::string> registered_methods();
 // Whether cfg's method is fitted in closed form (MethodKind::closed_form).
 bool fits_in_closed_form(const options::Source& cfg);

@@ -36,7 +36,12 @@ struct Choice {
   std::string kind, arch, conv, likelihood;  // model.kind, model.architecture, model.conv, likelihood.kind
   template <class V>
   void visit(V& v) {
-    v.pick("inference.kind", asked, choices(), "how the network's parameters are learned: auto = model.kind's own (variational for whvi, mfg, mcd, nf-whvi, vsd, tt; ensemble for ensemble; sghmc; nng); ensemble with a variational model.kind trains ensemble.members independent variational networks of that kind and predicts with their mixture");
+    static const std::string help =
+        "how the network's parameters are learned: auto = model.kind's own (variational for " +
+        kinds_trained_by("variational") + "; the others by their own method); ensemble with a variational "
+        "model.kind trains ensemble.members independent variational networks of that kind and predicts with their "
+        "mixture";
+    v.pick("inference.kind", asked, choices(), help.c_str());
     v.use("model.kind", kind);
     v.use("model.architecture", arch);
     v.use("model.conv", conv);
@@ -53,6 +58,13 @@ struct Choice {
 
 std::string method_of(const std::string& model_kind) { return models::recipe(model_kind).method; }
 
+std::string kinds_trained_by(const std::string& method) {
+  std::string out;
+  for (const auto& k : models::model_kinds())
+    if (method_of(k) == method) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
 std::string method_of(const options::Source& cfg) {
   const auto c = options::read<Choice>(cfg);
   const std::string& kind = c.kind;
@@ -62,8 +74,8 @@ std::string method_of(const options::Source& cfg) {
   // a variational network can also be trained as a deep ensemble of itself
   WHVI_CHECK(asked == "ensemble" && own == "variational", cfg.source(), ": inference.kind ", asked,
              " cannot train model.kind ", kind, " (its method is ", own,
-             "); set inference.kind: auto, or ensemble with a variational model.kind (whvi, mfg, mcd, nf-whvi, "
-             "vsd, tt)");
+             "); set inference.kind: auto, or ensemble with a variational model.kind (",
+             kinds_trained_by("variational"), ")");
   return asked;
 }
 
@@ -81,8 +93,8 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& c
   // SGHMC's noise prior assumes the Gaussian; its classification path is not
   // written yet.
   WHVI_CHECK(num_classes == 0 || method != "sghmc", cfg.source(), ": model.kind ", kind,
-             " supports regression only for now; for classification use "
-             "whvi, nf-whvi, mfg, mcd, vsd, nng or ensemble");
+             " supports regression only for now; for classification use ", kinds_trained_by("variational"), ", ",
+             kinds_trained_by("nng"), " or ", kinds_trained_by("ensemble"));
   WHVI_CHECK(method != "sghmc" || c.likelihood == "gaussian", cfg.source(),
              ": model.kind sghmc samples the gaussian likelihood's noise variance; likelihood.kind ",
              c.likelihood, " is not written for it yet; set likelihood.kind: gaussian");
@@ -96,7 +108,8 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& c
   const bool trunk_ok = method == "variational" || (method == "ensemble" && kind != "ensemble");
   WHVI_CHECK(arch == "mlp" || trunk_ok || (conv && method == "nng"), cfg.source(), ": model.kind ", kind,
              " has no ", arch == "rff" ? "random-feature" : "convolutional",
-             " layers yet; use model.architecture: mlp, or whvi, nf-whvi, mfg, mcd, vsd", arch == "rff" ? "" : " or nng",
+             " layers yet; use model.architecture: mlp, or ", kinds_trained_by("variational"),
+             arch == "rff" ? "" : " or " + kinds_trained_by("nng"),
              " for this architecture");
   WHVI_CHECK(!conv || method != "nng" || c.conv == "nng", cfg.source(),
              ": model.kind nng trains only noisy K-FAC layers, but model.conv is '", c.conv,

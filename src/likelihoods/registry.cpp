@@ -48,7 +48,7 @@ std::shared_ptr<Likelihood> make_likelihood(const options::Source& src, double y
     if (kind != e.kind) continue;
     if (e.classification)
       WHVI_CHECK(num_classes >= 2, src.source(), ": likelihood.kind ", kind, " needs a classification data set "
-                 "(eeg, magic, letter), but '", ds, "' has real-valued targets; set likelihood.kind: gaussian");
+                 "(class labels), but '", ds, "' has real-valued targets; set likelihood.kind: gaussian");
     else
       WHVI_CHECK(num_classes == 0, src.source(), ": data set '", ds, "' is a classification data set (",
                  num_classes, " classes), but likelihood.kind is ", kind, "; set likelihood.kind: softmax");
