@@ -11,10 +11,12 @@
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "infer/inference.h"
+#include "closed_form_helpers.h"
 #include "helpers.h"
 
 using whvi::testing::cfg_with;
 using whvi::testing::error_of;
+using whvi::testing::state_of;
 
 using namespace whvi;
 
@@ -34,23 +36,11 @@ torch::Tensor design(const torch::Tensor& x) {
   return torch::cat({x, torch::ones({x.size(0), 1}, x.options())}, 1);
 }
 
-torch::Tensor state_of(infer::Inference& inf, const std::string& key) {
-  for (const auto& [k, t] : inf.state())
-    if (k == key) return t;
-  throw Error("no state " + key);
-}
-
 std::unique_ptr<infer::Inference> fitted(const std::vector<std::string>& sets, const Data& d, double y_mean = 0,
                                          double y_std = 1) {
-  std::vector<std::string> all = {"model.kind=blr", "model.depth=0", "training.dtype=float64"};
+  std::vector<std::string> all = {"model.kind=blr"};
   all.insert(all.end(), sets.begin(), sets.end());
-  auto inf = infer::make_inference(d.x.size(1), cfg_with(all), y_mean, y_std, make_generator(1, 0, Stream::kInit));
-  inf->to(torch::kFloat64);
-  inf->begin(d.x.size(0), 0, make_generator(1));
-  EXPECT_NE(inf->closed_form(), nullptr);
-  inf->closed_form()->fit(d.x, d.y);
-  inf->end();
-  return inf;
+  return whvi::testing::fitted_closed_form(all, d.x, d.y, y_mean, y_std);
 }
 
 // ln N(y; 0, ΦΦᵀ/α + I/β): the marginal likelihood written out over the N rows

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <array>
 #include <cmath>
 
 #include "common/errors.h"
@@ -408,4 +409,73 @@ TEST(OodMetrics, EntropyAndMutualInformation) {
   const auto one = whvi::metrics::predictive_uncertainty(lp.narrow(0, 0, 1));
   EXPECT_NEAR(one.entropy[0], h09, 1e-12);
   EXPECT_NEAR(one.mutual_information[0], 0.0, 1e-15);
+}
+
+// data.target_transform: log. The log-normal CRPS against its closed form
+// (Baran & Lerch 2015): for LN(μ, σ²) at y, with w = (ln y − μ)/σ,
+//   CRPS = y (2Φ(w) − 1) − 2 e^{μ + σ²/2} (Φ(w − σ) + Φ(σ/√2) − 1);
+// a two-component mixture against the energy form E|Y − y| − ½E|Y − Y'| by
+// simulation; the metrics in the target's units against hand computations.
+namespace {
+double phi_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+double lognormal_crps(double mu, double sd, double y) {
+  const double w = (std::log(y) - mu) / sd;
+  return y * (2 * phi_cdf(w) - 1) - 2 * std::exp(mu + sd * sd / 2) * (phi_cdf(w - sd) + phi_cdf(sd / std::sqrt(2.0)) - 1);
+}
+}  // namespace
+
+TEST(LogTarget, CrpsIsTheLogNormalClosedForm) {
+  const std::vector<std::array<double, 3>> cases = {{0.0, 0.5, 1.3}, {2.0, 0.1, 5.0}, {1.0, 1.2, 0.2}, {-1.0, 0.3, 40.0}};
+  auto mu = torch::empty({1, 4}, torch::kFloat64), var = torch::empty({1, 4}, torch::kFloat64),
+       y = torch::empty({4}, torch::kFloat64);
+  for (int i = 0; i < 4; ++i) mu[0][i] = cases[i][0], var[0][i] = cases[i][1] * cases[i][1], y[i] = std::log(cases[i][2]);
+  const auto got = metrics::lognormal_mixture_crps(mu, var, y);
+  for (int i = 0; i < 4; ++i) {
+    const double want = lognormal_crps(cases[i][0], cases[i][1], cases[i][2]);
+    EXPECT_NEAR(got[i].item<double>(), want, 1e-4 * std::abs(want) + 1e-9) << i;
+  }
+  // a mixture of two: the energy form by simulation (4e6 draws: about 0.1%)
+  const auto mu2 = torch::tensor({{0.2}, {1.0}}, torch::kFloat64), var2 = torch::tensor({{0.09}, {0.25}}, torch::kFloat64);
+  const double yv = 2.0;
+  auto gen = at::detail::createCPUGenerator(3);
+  const int64_t n = 4000000;
+  const auto pick = torch::randint(0, 2, {n}, gen, torch::kInt64);
+  const auto draw = [&](const torch::Tensor& k) {
+    return (mu2.view({-1}).index_select(0, k) + var2.view({-1}).index_select(0, k).sqrt() * torch::randn({n}, gen, torch::kFloat64)).exp();
+  };
+  const auto a = draw(pick), b = draw(torch::randint(0, 2, {n}, gen, torch::kInt64));
+  const double energy = ((a - yv).abs().mean() - 0.5 * (a - b).abs().mean()).item<double>();
+  const double got2 = metrics::lognormal_mixture_crps(mu2, var2, torch::tensor({std::log(yv)}, torch::kFloat64)).item<double>();
+  EXPECT_NEAR(got2, energy, 0.005 * energy);
+}
+
+TEST(LogTarget, MetricsReturnToTheTargetsUnits) {
+  // one component per row (S = 1): the density of y is the log-scale density over y
+  const auto mu = torch::tensor({{0.5, 2.0, -0.3}}, torch::kFloat64);
+  const double v = 0.2;
+  const auto var = torch::full({1, 3}, v, torch::kFloat64);
+  const auto y = torch::tensor({1.5, 9.0, 0.8}, torch::kFloat64);
+  const auto y_log = y.log();
+  const auto log_scale = metrics::to_metrics(metrics::regression_metrics(mu, y_log, v));
+  const auto m = metrics::in_target_units(log_scale, mu, var, y_log);
+  const auto get = [](const metrics::Metrics& ms, const std::string& k) {
+    for (const auto& [name, value] : ms)
+      if (name == k) return value;
+    return std::nan("");
+  };
+  double nll = 0, se = 0;
+  for (int i = 0; i < 3; ++i) {
+    const double yi = y[i].item<double>(), mi = mu[0][i].item<double>();
+    // −ln LN(y; μ, v) = ln y + ½ ln(2πv) + (ln y − μ)²/(2v)
+    nll += std::log(yi) + 0.5 * std::log(2 * M_PI * v) + std::pow(std::log(yi) - mi, 2) / (2 * v);
+    se += std::pow(std::exp(mi + v / 2) - yi, 2);
+  }
+  EXPECT_NEAR(get(m, "mnll"), nll / 3, 1e-10);
+  EXPECT_NEAR(get(m, "mnll_paper"), nll / 3, 1e-10);
+  EXPECT_NEAR(get(m, "rmse"), std::sqrt(se / 3), 1e-10);
+  for (const char* k : {"coverage_50", "coverage_90", "coverage_95", "calibration_error"})
+    EXPECT_EQ(get(m, k), get(log_scale, k)) << k;
+  double crps = 0;
+  for (int i = 0; i < 3; ++i) crps += lognormal_crps(mu[0][i].item<double>(), std::sqrt(v), y[i].item<double>()) / 3;
+  EXPECT_NEAR(get(m, "crps"), crps, 1e-4 * crps);
 }

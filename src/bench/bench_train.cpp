@@ -177,22 +177,30 @@ nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
   return doc;
 }
 
-nlohmann::json run_train_bench(const TrainBenchOptions& o) {
+// The options' checks; bench train times steps, so a kind fitted in closed form is refused.
+void check_train_bench_options(const TrainBenchOptions& o) {
   check_kinds_widths("bench train", o.kinds, o.widths, o.depth);
+  for (const auto& spec : o.kinds) {
+    const std::string k = spec.substr(0, spec.find(':'));
+    WHVI_CHECK(!infer::fits_in_closed_form(infer::method_of(k)), "bench train: model.kind ", k, " is fitted in "
+               "closed form, with no steps to time; time `whvi train` of a config with it instead");
+  }
+  for (int64_t sp : o.splits)
+    WHVI_CHECK(sp >= 1 && sp <= 1024, "bench train: ", sp, " in --splits is out of range [1, 1024]");
+  WHVI_CHECK(!o.splits.empty(), "bench train: --splits must not be empty");
   WHVI_CHECK(o.batch >= 1 && o.batch <= o.rows, "bench train: --batch ", o.batch, " must be in [1, --rows = ",
              o.rows, "]");
   WHVI_CHECK(o.d_in >= 1 && o.d_in <= 65536, "bench train: --d-in ", o.d_in, " is out of range [1, 65536]");
   WHVI_CHECK(o.rows >= 2 && o.rows <= 10000000, "bench train: --rows ", o.rows, " is out of range [2, 1e7]");
   WHVI_CHECK(o.steps >= 1 && o.steps <= 100000000, "bench train: --steps ", o.steps, " must be positive");
   WHVI_CHECK(o.warmup >= 0 && o.warmup <= 100000000, "bench train: --warmup ", o.warmup, " must be >= 0");
+}
 
+nlohmann::json run_train_bench(const TrainBenchOptions& o) {
+  check_train_bench_options(o);
   auto gen = make_generator(o.seed, 0, Stream::kData);
   const auto x = torch::randn({o.rows, o.d_in}, gen, torch::kFloat64);
   const auto y = (x.narrow(1, 0, 1).squeeze(1).sin() + 0.1 * torch::randn({o.rows}, gen, torch::kFloat64));
-
-  for (int64_t sp : o.splits)
-    WHVI_CHECK(sp >= 1 && sp <= 1024, "bench train: ", sp, " in --splits is out of range [1, 1024]");
-  WHVI_CHECK(!o.splits.empty(), "bench train: --splits must not be empty");
   std::printf("%6s %7s %6s %9s | %10s %10s %12s %10s\n", "kind", "width", "splits", "params", "steps/s", "ms/step",
               "split-steps/s", "peak MiB");
   nlohmann::json rows = nlohmann::json::array();

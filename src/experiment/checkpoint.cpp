@@ -45,6 +45,7 @@ std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) 
     hash_tensor(h, m.x_std);
   }
   if (m.x_fill.defined()) hash_tensor(h, m.x_fill);  // only where the data had missing cells
+  if (!m.calibration_json.empty()) h.add(m.calibration_json.data(), m.calibration_json.size());
   return hex(h.value());
 }
 
@@ -65,6 +66,7 @@ void save_checkpoint(const std::string& path, infer::Inference& inf, const Check
     ar.write("meta/x_std", m.x_std);
   }
   if (m.x_fill.defined()) ar.write("meta/x_fill", m.x_fill);
+  if (!m.calibration_json.empty()) ar.write("meta/calibration", c10::IValue(m.calibration_json));
   ar.write("meta/checksum", c10::IValue(checkpoint_checksum(inf, m)));
   std::ostringstream os;
   ar.save_to(os);
@@ -116,6 +118,7 @@ struct Archive {
       m.y_std = read("meta/y_std").toDouble();
       m.data_fp = read("meta/data_fingerprint").toStringRef();
       if (ar.try_read("meta/num_classes", v)) m.num_classes = v.toInt();
+      if (ar.try_read("meta/calibration", v)) m.calibration_json = v.toStringRef();
       if (ar.try_read("meta/inputs", v)) {
         m.inputs_json = v.toStringRef();
         WHVI_CHECK(ar.try_read("meta/x_mean", m.x_mean) && ar.try_read("meta/x_std", m.x_std), "'", path,
@@ -157,6 +160,9 @@ struct Archive {
                     "training that split again");
       }
       WHVI_CHECK(ok, path, ": missing parameter ", key);
+      // sized by the training set (infer/inference.h, state()): takes the stored shape
+      if (value.numel() == 0 && t.dim() == value.dim() && t.scalar_type() == value.scalar_type())
+        value.resize_(t.sizes());
       WHVI_CHECK_AS(ShapeError, t.sizes() == value.sizes() && t.scalar_type() == value.scalar_type(), path,
                     ": parameter ", key, " has shape ", t.sizes(), " (", t.scalar_type(), "), the model expects ",
                     value.sizes(), " (", value.scalar_type(), ")");

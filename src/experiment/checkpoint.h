@@ -32,6 +32,9 @@ struct CheckpointMeta {
   // the raw values missing cells are filled with (data.missing: impute), where
   // the training data had missing cells; undefined otherwise
   torch::Tensor x_fill;
+  // calibration.kind's fit (calibration::Fitted as JSON), written and hashed
+  // only when set
+  std::string calibration_json;
 };
 
 // The largest checkpoint whvi reads: half this machine's memory (a checkpoint

@@ -345,7 +345,7 @@ json run_eval(const EvalOptions& o) {
              "restore the data the model was trained on");
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
   const auto f = inf->predict(prep.x_test, S, make_generator(seed, split, Stream::kEval));
-  const auto m = inf->likelihood().evaluate(f, prep.y_test.squeeze(1).to(torch::kFloat64));
+  const auto m = evaluate_predictions(cfg, inf->likelihood(), f, prep.y_test.squeeze(1).to(torch::kFloat64));
   json r = environment_json();
   r["checkpoint"] = o.checkpoint;
   r["data_source"] = d.source;  // read too: --json must not be it

@@ -67,6 +67,7 @@ void erase_idle_data_keys(const config::Config& cfg, json& dj) {
   if (cfg.get_string("data.target").empty()) dj.erase("target");
   if (cfg.get_string("data.features").empty()) dj.erase("features");
   if (cfg.get_string("data.categorical").empty()) dj.erase("categorical");
+  if (cfg.get_string("data.target_transform") == "none") dj.erase("target_transform");
   // impute (the default) and error give the same numbers wherever error runs
   // (data without missing cells), so records of either resume into the other
   if (cfg.get_string("data.missing") == "error" || cfg.get_string("data.missing") == "impute") dj.erase("missing");
@@ -142,6 +143,7 @@ std::string fingerprint(const config::Config& cfg) {
   if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
   if (cfg.get_string("likelihood.kind") != "student-t") j["likelihood"].erase("student_t");
   if (cfg.get_string("likelihood.class_weights") == "none") j["likelihood"].erase("class_weights");
+  if (cfg.get_string("calibration.kind") == "none") j.erase("calibration");
   // stopping on validation rows: its keys only where it acts
   if (!train::stopping_on(cfg))
     for (const char* k : {"stopping", "stopping_fraction", "stopping_every", "stopping_patience", "stopping_mc_samples"})

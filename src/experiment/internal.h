@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "calibration/calibration.h"
 #include "config/config.h"
 #include "data/dataset.h"
 #include "data/source.h"
@@ -41,6 +42,9 @@ struct SplitRun {
   torch::Tensor y_test;
   int64_t n_fit = 0;          // training rows the steps saw (fewer than prep's when some stop training)
   json stopping = json();     // training.stopping's record (null when off)
+  std::string data_fp;         // data_fingerprint of the prepared split (before any calibration carve)
+  torch::Tensor cal_x, cal_y;  // calibration.kind's held-out rows (standardised x, raw y; undefined when off)
+  calibration::Fitted calibration;
 };
 
 std::string split_label(const std::string& name, size_t k, size_t n);
@@ -72,6 +76,11 @@ json write_grid(infer::Inference& inf, const data::RegressionData& d,
                 const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem,
                 const at::Generator& gen);
 json read_split_file(const std::string& path, const std::string& fp);
+// The likelihood's metrics of predictions f for targets y (as the model saw
+// them), in the target's units: with data.target_transform: log, y is ln of
+// the target and the metrics are returned to its units (metrics::in_target_units).
+likelihoods::Evaluation evaluate_predictions(const config::Config& cfg, likelihoods::Likelihood& lik,
+                                             const torch::Tensor& f, const torch::Tensor& y);
 json metrics_json(const likelihoods::Evaluation& e);
 json reliability_json(const std::vector<metrics::ReliabilityBin>& bins);
 json pooled_reliability(const std::vector<json>& splits, const std::string& stem, const std::string& title,

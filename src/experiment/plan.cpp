@@ -57,13 +57,37 @@ json read_json(const std::string& path) {
   return read_json_file(path, "result file", "delete the file to recompute that split");
 }
 
+// data.target_transform: log: the targets become their natural log, checked
+// positive first (the row named); the metrics return to the target's units
+// (metrics::in_target_units).
+void log_targets(const config::Config& cfg, data::RegressionData& d) {
+  WHVI_CHECK(!d.is_classification(), cfg.source(), ": data.target_transform: log transforms a regression target, "
+             "but this is classification; remove data.target_transform");
+  WHVI_CHECK(cfg.get_string("likelihood.kind") != "student-t", cfg.source(), ": data.target_transform: log with "
+             "likelihood.kind student-t has no predictive mean (a log-t distribution's mean is infinite); use "
+             "likelihood.kind gaussian or hetero-gaussian");
+  const auto y = d.y.reshape({-1});
+  const auto bad = (y <= 0).logical_or(y.isnan()).nonzero();
+  if (bad.size(0) > 0) {
+    const int64_t i = bad[0][0].item<int64_t>();
+    std::ostringstream v;
+    v << y[i].item<double>();
+    throw Error(cfg.source() + ": data.target_transform: log needs every target > 0, but data row " +
+                std::to_string(i) + " (0-based) has target " + v.str() +
+                "; remove data.target_transform, or shift the target column to be positive");
+  }
+  d.y = d.y.log();
+}
+
 data::RegressionData load_data(const config::Config& cfg) {
   data::DataRequest r;
   r.dataset = cfg.get_string("data.dataset");
   r.data_dir = data::resolve_data_dir(cfg.get_string("data.dir"));
   r.seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
   r.classification = is_classification(cfg);
-  return data::load_data(cfg, r);
+  auto d = data::load_data(cfg, r);
+  if (cfg.get_string("data.target_transform") == "log") log_targets(cfg, d);
+  return d;
 }
 
 // Replaces split k's test rows by a validation set carved from its training
@@ -167,6 +191,7 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
   WHVI_CHECK(cfg.get_string("likelihood.class_weights") == "none" || is_classification(cfg), cfg.source(),
              ": likelihood.class_weights weighs classes, but likelihood.kind is ", cfg.get_string("likelihood.kind"),
              " (regression); remove likelihood.class_weights or set likelihood.kind: softmax");
+  calibration::check_task(options::read<calibration::CalibrationOptions>(cfg), d.is_classification());
   if (d.is_classification())  // a class it names, and its weights, checked before any split trains
     likelihoods::SoftmaxLikelihood(d.num_classes, cfg.get_string("likelihood.class_weights"))
         .fit_targets(d.y.squeeze(1), d.class_names);

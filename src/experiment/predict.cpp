@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "calibration/calibration.h"
 #include "common/errors.h"
 #include "common/io.h"
 #include "likelihoods/likelihood.h"
@@ -149,14 +150,19 @@ struct RowNamer {
 };
 
 // Output lines of a classifier: class probabilities, the predicted class, its
-// probability, the predictive entropy and the mutual information.
-std::string classification_lines(const torch::Tensor& f, const json& classes, const RowNamer& where) {
+// probability, the predictive entropy and the mutual information (with
+// temperature scaling, the first four are the calibrated predictive's; the
+// mutual information is the samples'); with conformal sets, the set's classes.
+std::string classification_lines(const torch::Tensor& f, const json& classes, const calibration::Fitted& cal,
+                                 const RowNamer& where) {
   const auto logp = f.dim() == 3 ? f : f.unsqueeze(0);  // [S, n, C]
   const auto ps = logp.exp();
-  const auto p = ps.mean(0);
+  const auto p = calibration::probabilities(cal, logp);
+  const auto p_raw = ps.mean(0);
   const auto entropy = -(p * p.clamp_min(1e-300).log()).sum(1);
   const auto expected = -(ps * logp).sum(2).mean(0);
-  const auto mi = (entropy - expected).clamp_min(0.0);
+  const auto mi = (-(p_raw * p_raw.clamp_min(1e-300).log()).sum(1) - expected).clamp_min(0.0);
+  const auto sets = cal.kind == "conformal" ? calibration::conformal_sets(cal, logp) : torch::Tensor();
   const auto best = p.max(1);
   const auto conf = std::get<0>(best), arg = std::get<1>(best);
   const auto finite = p.isfinite().all(1) & entropy.isfinite() & mi.isfinite();
@@ -165,7 +171,14 @@ std::string classification_lines(const torch::Tensor& f, const json& classes, co
     where.check(finite[i].item<bool>(), i);
     for (int64_t c = 0; c < p.size(1); ++c) text += num(p[i][c].item<double>()) + ",";
     text += csv_field(classes[arg[i].item<int64_t>()].get<std::string>()) + "," + num(conf[i].item<double>()) + "," +
-            num(entropy[i].item<double>()) + "," + num(mi[i].item<double>()) + "\n";
+            num(entropy[i].item<double>()) + "," + num(mi[i].item<double>());
+    if (sets.defined()) {
+      std::string set;
+      for (int64_t c = 0; c < p.size(1); ++c)
+        if (sets[i][c].item<bool>()) set += (set.empty() ? "" : "|") + classes[c].get<std::string>();
+      text += "," + csv_field(set);
+    }
+    text += "\n";
   }
   return text;
 }
@@ -173,9 +186,19 @@ std::string classification_lines(const torch::Tensor& f, const json& classes, co
 // Output lines of a regression model: the predictive mean and sd, its
 // epistemic and aleatoric parts and the central interval.
 std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& lik, double noise_var, double interval,
-                             const RowNamer& where) {
+                             const calibration::Fitted& cal, bool log_target, const RowNamer& where) {
   torch::Tensor mean, epi, alea, lo, hi;
-  if (f.dim() == 3) {
+  if (log_target) {
+    // a model of ln y: the log-normal mixture's moments (law of total
+    // variance over the samples) and the log scale's interval, exponentiated
+    const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
+    const auto m = (mu + 0.5 * var).exp();  // E[y | sample s]
+    mean = m.mean(0);
+    epi = m.var(0, /*unbiased=*/false).sqrt();
+    alea = ((var.exp() - 1) * (2 * mu + var).exp()).mean(0).sqrt();
+    std::tie(lo, hi) = lik.predictive_interval(f, interval);
+    lo = lo.exp(), hi = hi.exp();
+  } else if (f.dim() == 3) {
     // hetero-gaussian: each sample has its own variance per row
     const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
     mean = mu.mean(0);
@@ -191,10 +214,16 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
   }
   const auto sd = (epi.square() + alea.square()).sqrt();
   const auto finite = mean.isfinite() & sd.isfinite() & lo.isfinite() & hi.isfinite();
+  torch::Tensor clo, chi;  // the conformal interval (an infinite one is written as inf)
+  if (cal.kind == "conformal") std::tie(clo, chi) = calibration::conformal_interval(cal, f, noise_var);
+  if (clo.defined() && log_target) clo = clo.exp(), chi = chi.exp();  // ln is monotone: the coverage holds
   std::string text;
-  for (int64_t i = 0; i < mean.size(0); ++i)
+  for (int64_t i = 0; i < mean.size(0); ++i) {
     where.check(finite[i].item<bool>(), i), text += num(mean[i].item<double>()) + "," + num(sd[i].item<double>()) + "," + num(epi[i].item<double>()) + "," +
-            num(alea[i].item<double>()) + "," + num(lo[i].item<double>()) + "," + num(hi[i].item<double>()) + "\n";
+            num(alea[i].item<double>()) + "," + num(lo[i].item<double>()) + "," + num(hi[i].item<double>());
+    if (clo.defined()) text += "," + num(clo[i].item<double>()) + "," + num(chi[i].item<double>());
+    text += "\n";
+  }
   return text;
 }
 
@@ -236,6 +265,25 @@ void check_inputs_in_range(const torch::Tensor& xs, const std::vector<Column>& c
               "the data the model was trained on to predict; check the row (units, a typo)");
 }
 
+// The checkpoint's calibration (calibration.kind), checked.
+calibration::Fitted stored_calibration(const CheckpointMeta& meta, const std::string& path) {
+  try {
+    return calibration::Fitted::from_json(json::parse(meta.calibration_json));
+  } catch (const std::exception&) {
+    throw Error("'" + path + "' is damaged: its calibration cannot be read. Re-create it by training that split again");
+  }
+}
+
+// What the calibration guarantees or changes, for the log.
+std::string calibration_text(const calibration::Fitted& c) {
+  if (c.kind == "temperature")
+    return "probabilities temperature-scaled (T = " + num(c.value) + ", fitted on " + std::to_string(c.rows) +
+           " held-out rows)";
+  return "conformal " + num(c.level) + " intervals/sets (q = " + num(c.value) + " from " + std::to_string(c.rows) +
+         " held-out rows): they cover a new row's target with probability at least " + num(c.level) +
+         " when the rows are exchangeable with the training data";
+}
+
 // The places of the --keep columns in the input's header.
 std::vector<size_t> kept_columns(const PredictOptions& o, const data::CsvReader& in) {
   std::vector<size_t> at;
@@ -250,12 +298,14 @@ std::vector<size_t> kept_columns(const PredictOptions& o, const data::CsvReader&
 }
 
 // The output's header line: row, the kept columns, then the predictions'.
-std::string output_header(const PredictOptions& o, bool classify, const json& classes) {
+std::string output_header(const PredictOptions& o, bool classify, const json& classes, const calibration::Fitted& cal) {
   std::string head = "row,";
   for (const auto& k : o.keep) head += csv_field(k) + ",";
-  if (!classify) return head + "mean,std,epistemic_std,aleatoric_std,lower,upper\n";
+  const bool conformal = cal.kind == "conformal";
+  if (!classify) return head + "mean,std,epistemic_std,aleatoric_std,lower,upper" +
+                        (conformal ? ",conformal_lower,conformal_upper\n" : "\n");
   for (const auto& c : classes) head += csv_field("p_" + c.get<std::string>()) + ",";
-  return head + "predicted,confidence,entropy,mutual_information\n";
+  return head + "predicted,confidence,entropy,mutual_information" + (conformal ? ",conformal_set\n" : "\n");
 }
 
 // Each line of `text` with its row's prefix (number and kept cells) before it.
@@ -296,7 +346,9 @@ json run_predict(const PredictOptions& o) {
 
   const auto keep_at = kept_columns(o, in);
   AtomicFile out(o.out);
-  out.write(output_header(o, classify, classes));
+  const auto cal = meta.calibration_json.empty() ? calibration::Fitted{} : stored_calibration(meta, o.checkpoint);
+  if (cal.on()) spdlog::info("predict: {}", calibration_text(cal));
+  out.write(output_header(o, classify, classes, cal));
 
   const auto& cfg = loaded.cfg;
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
@@ -333,8 +385,9 @@ json run_predict(const PredictOptions& o) {
     check_inputs_in_range(xs, cols, file_rows, o.input);
     const auto f = predict_rows(*inf, xs, S, seed, static_cast<uint64_t>(meta.split));
     const RowNamer where{o.input, file_rows};
-    const std::string text = classify ? classification_lines(f, classes, where)
-                                      : regression_lines(f, inf->likelihood(), noise_var, o.interval, where);
+    const std::string text = classify ? classification_lines(f, classes, cal, where)
+                                      : regression_lines(f, inf->likelihood(), noise_var, o.interval, cal,
+                                                         cfg.get_string("data.target_transform") == "log", where);
     out.write(with_prefixes(text, prefix));
     rows += n;
     if (rows >= o.chunk_rows) spdlog::info("predict: {} rows done", rows);

@@ -228,6 +228,16 @@ json read_split_file(const std::string& path, const std::string& fp) {
   return r;
 }
 
+likelihoods::Evaluation evaluate_predictions(const config::Config& cfg, likelihoods::Likelihood& lik,
+                                             const torch::Tensor& f, const torch::Tensor& y) {
+  auto e = lik.evaluate(f, y);
+  if (cfg.get_string("data.target_transform") == "log") {
+    const auto [mu, var] = likelihoods::regression_samples(f, lik.noise_var_original());
+    e.metrics = metrics::in_target_units(e.metrics, mu, var, y);
+  }
+  return e;
+}
+
 json metrics_json(const likelihoods::Evaluation& e) {
   json j = json::object();
   for (const auto& [key, v] : e.metrics) j[key] = std::isfinite(v) ? json(v) : json(nullptr);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "calibration/calibration.h"
 #include "config/config.h"
 #include "data/source.h"
 #include "infer/inference.h"
@@ -47,6 +48,7 @@ std::vector<Param> data_keys() {
       I("data.split_seed", "0", 0, 9.0e15, "seed of the paper protocol's splits (and of the toy data)"),
       F("data.train_fraction", "0.9", 0.01, 0.99, "training fraction of the paper protocol's splits"),
       B("data.augment", "false", "image data (CIFAR-10, MNIST): random crops with 4-pixel zero padding and horizontal flips of each training mini-batch (off by default, as the authors' code)"),
+      S("data.target_transform", "none", {"none", "log"}, "regression: log = the model learns the natural log of the target (for a positive, skewed target; every target must be > 0), standardised like any target; metrics, records and predictions stay in the target's units (the predictive is the log-normal mixture; record noise_var is on the log scale). Not for likelihood.kind student-t (its log-t has no mean)"),
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
   };
 }
@@ -112,6 +114,7 @@ std::vector<Param> gather() {
   options::append(all, options::declare<train::LoopOptions>());
   options::append(all, options::declare<train::BatchedOptions>());
   options::append(all, options::declare<train::StoppingOptions>());
+  options::append(all, calibration::option_specs());
   options::append(all, run_keys());
   // a key declared by two registrations of one component (the convolutional
   // architectures share model.conv*) appears once; two different

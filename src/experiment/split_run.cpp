@@ -60,6 +60,25 @@ torch::Tensor load_ood_rows(const config::Config& cfg, const data::RegressionDat
   return o.x.index_select(0, torch::tensor(rows, torch::kInt64)).to(torch::kFloat64);
 }
 
+// calibration.kind: a share of the training rows held out (Stream::kCalibration),
+// never trained on (nor used to stop training), to fit the calibration after training.
+void carve_calibration_rows(const config::Config& cfg, SplitRun& r, uint64_t seed) {
+  const auto co = options::read<calibration::CalibrationOptions>(cfg);
+  if (co.kind == "none") return;
+  auto& p = r.prep;
+  const int64_t n = p.x_train.size(0), n_cal = std::max<int64_t>(1, std::llround(co.fraction * static_cast<double>(n)));
+  WHVI_CHECK(n - n_cal >= 2, r.label, ": calibration.fraction ", co.fraction, " of ", n, " training rows leaves ",
+             n - n_cal, " to train on (at least 2 are needed); lower it or set calibration.kind: none");
+  const auto h = train::carve_holdout(n, co.fraction, derive_seed(seed, r.k, Stream::kCalibration));
+  const auto fit = torch::tensor(h.fit, torch::kInt64), cal = torch::tensor(h.validation, torch::kInt64);
+  r.cal_x = p.x_train.index_select(0, cal);
+  r.cal_y = p.y_train_raw.index_select(0, cal).squeeze(1).to(torch::kFloat64);
+  p.x_train = p.x_train.index_select(0, fit);
+  p.y_train = p.y_train.index_select(0, fit);
+  p.y_train_raw = p.y_train_raw.index_select(0, fit);
+  spdlog::info("{}: {} of the training rows held out to fit the calibration ({})", r.label, cal.size(0), co.kind);
+}
+
 SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
                            size_t k, const std::string& stem, const std::string& label,
                            const torch::Tensor& ood_rows) {
@@ -70,6 +89,10 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
   r.stem = stem;
   r.label = label;
   r.prep = data::prepare_split(d, split);
+  // of the split as prepared, before any calibration rows are carved (the carve
+  // follows from the config): what --resume and `whvi eval` recompute
+  r.data_fp = data_fingerprint(r.prep);
+  carve_calibration_rows(cfg, r, seed);
   r.inf = infer::make_inference(d.x.size(1), cfg, r.prep.stats.y_mean.item<double>(),
                                 r.prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit),
                                 d.num_classes);
@@ -124,7 +147,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
       if (curve_every > 0 && (steps % curve_every == 0 || last)) {
         const auto fc = inf->predict(prep.x_test, cfg.get_int("evaluation.curve_mc_samples"), curve_gen);
         WHVI_CHECK_AS(NonFiniteError, fc.isfinite().all().item<bool>(), "the predictions on the test rows are not finite");
-        const auto mc = inf->likelihood().evaluate(fc, y_test);
+        const auto mc = evaluate_predictions(cfg, inf->likelihood(), fc, y_test);
         json point = {{"step", steps}};
         for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
         curve.push_back(point);
@@ -185,7 +208,7 @@ void save_split_checkpoint(const config::Config& cfg, const data::RegressionData
   CheckpointMeta meta;
   meta.config_yaml = cfg.dump_yaml();
   meta.source = cfg.source();
-  meta.data_fp = data_fingerprint(prep);
+  meta.data_fp = run.data_fp;
   meta.split = static_cast<int64_t>(run.k);
   meta.d_in = d.x.size(1);
   meta.y_mean = prep.stats.y_mean.item<double>();
@@ -195,6 +218,7 @@ void save_split_checkpoint(const config::Config& cfg, const data::RegressionData
   meta.x_mean = prep.stats.x_mean;
   meta.x_std = prep.stats.x_std;
   meta.x_fill = prep.x_fill;
+  if (run.calibration.on()) meta.calibration_json = run.calibration.to_json().dump();
   save_checkpoint(run.stem + ".ckpt", *run.inf, meta);
 }
 
@@ -226,6 +250,31 @@ void log_split(const std::string& label, const data::RegressionData& d, const li
 
 // Evaluates a trained split and writes its record, checkpoint and grid.
 // batched_with > 0: it was trained in a batched group of that many splits.
+// calibration.kind: fitted on the held-out calibration rows' predictions
+// (their own draws, Stream::kCalibration), then the test rows' numbers with and
+// without it, for the record (and the fit for the checkpoint).
+json calibrate(const config::Config& cfg, SplitRun& run, const torch::Tensor& f_test, uint64_t seed) {
+  const auto co = options::read<calibration::CalibrationOptions>(cfg);
+  auto& lik = run.inf->likelihood();
+  const auto fc = run.inf->predict(run.cal_x, cfg.get_int("evaluation.mc_samples"),
+                                   make_generator(seed, run.k, Stream::kCalibration));
+  WHVI_CHECK(fc.isfinite().all().item<bool>(), run.label, ": the predictions on the calibration rows are not finite");
+  run.calibration = calibration::fit(co, lik, fc, run.cal_y);
+  auto j = calibration::evaluate(run.calibration, lik, f_test, run.y_test);
+  if (j.contains("calibrated"))
+    spdlog::info("{}: calibration {} on {} rows: test {}", run.label, co.kind, run.calibration.rows,
+                 j.contains("uncalibrated") ? j["calibrated"].dump() + " (uncalibrated " + j["uncalibrated"].dump() + ")"
+                                            : j["calibrated"].dump());
+  return j;
+}
+
+// The objective over training. Its data term = loss - kl_weight x kl: the expected
+// negative log likelihood scaled to the training set (plus any Monte Carlo KL
+// terms, NF-WHVI's flows).
+json objective_json(const train::TrainStats& ts) {
+  return {{"step", ts.trace_step}, {"loss", ts.trace_loss}, {"kl", ts.trace_kl}, {"kl_weight", ts.trace_kl_weight}};
+}
+
 json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
                   const train::TrainStats& ts, const json& curve, int64_t batched_with, const std::string& fp) {
   const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
@@ -244,7 +293,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   const auto m = [&] {
     try {
       WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the trained model's predictions are not finite");
-      return inf->likelihood().evaluate(f, y_test);
+      return evaluate_predictions(cfg, inf->likelihood(), f, y_test);
     } catch (const NonFiniteError& e) {
       throw Error(train::divergence_message(label, ts.steps, e.what(), cfg));
     }
@@ -272,20 +321,16 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
             {"inference", inf->method()},
             {"engine", batched_with > 0 ? std::string("autograd") : inf->engine()},
             {"config_fingerprint", fp},
-            {"data_fingerprint", data_fingerprint(prep)},  // --resume keeps the split only for the same data
+            {"data_fingerprint", run.data_fp},  // --resume keeps the split only for the same data
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
+  if (cfg.get_string("data.target_transform") != "none") r["target_transform"] = cfg.get_string("data.target_transform");
   for (const auto& [key, value] : inf->likelihood().learned())
     r["likelihood"][key] = std::isfinite(value) ? json(value) : json(nullptr);
   if (!curve.is_null()) r["curve"] = curve;
   if (!run.stopping.is_null()) r["stopping"] = run.stopping;
-  if (!ts.trace_step.empty())
-    // data term = loss - kl_weight x kl: the expected negative log likelihood scaled to the
-    // training set (plus any Monte Carlo KL terms, NF-WHVI's flows)
-    r["objective"] = {{"step", ts.trace_step},
-                      {"loss", ts.trace_loss},
-                      {"kl", ts.trace_kl},
-                      {"kl_weight", ts.trace_kl_weight}};
+  if (run.cal_x.defined()) r["calibration"] = calibrate(cfg, run, f, seed);
+  if (!ts.trace_step.empty()) r["objective"] = objective_json(ts);
   if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   if (run.ood_x.defined()) add_ood(r, cfg, d, run, f, seed);

@@ -15,6 +15,8 @@
 //                side, predicting with their uniform mixture (infer/ensemble.cpp)
 //   blr          Bayesian linear regression, fitted in closed form with its
 //                evidence-maximised prior and noise (infer/blr.cpp)
+//   gp           exact Gaussian-process regression, its kernel's hyper-parameters
+//                and noise by maximising the marginal likelihood (infer/gp.cpp)
 #pragma once
 
 #include <cmath>
@@ -100,7 +102,8 @@ class Inference {
   virtual likelihoods::Likelihood& likelihood() = 0;
   virtual int64_t num_params() const = 0;
   // What a checkpoint stores and restores (tensors allocated at construction,
-  // so restoring copies into them).
+  // so restoring copies into them; a tensor whose size depends on the training
+  // set is allocated with no elements and restoring gives it the stored shape).
   virtual NamedTensors state() = 0;
   virtual const char* method() const = 0;
   // How the last begin() computes the steps' gradients: "fused" (the variational

@@ -15,7 +15,8 @@ namespace whvi::infer {
   X(ensemble)                 \
   X(sghmc)                    \
   X(nng)                      \
-  X(blr)
+  X(blr)                      \
+  X(gp)
 
 #define WHVI_DECLARE(name) MethodKind name##_method();
 WHVI_METHOD_KINDS(WHVI_DECLARE)

@@ -268,4 +268,52 @@ Uncertainty predictive_uncertainty(const torch::Tensor& log_p) {
   return u;
 }
 
+torch::Tensor lognormal_mixture_mean(const torch::Tensor& mu, const torch::Tensor& var) {
+  return (mu.to(torch::kFloat64) + 0.5 * var.to(torch::kFloat64)).exp().mean(0);
+}
+
+torch::Tensor lognormal_mixture_crps(const torch::Tensor& mu_in, const torch::Tensor& var_in, const torch::Tensor& y_log) {
+  // in blocks of rows: the mixture's CDF on the grid is [S, M, rows]
+  constexpr int64_t kBlock = 64;
+  if (y_log.size(0) > kBlock) {
+    std::vector<torch::Tensor> parts;
+    for (int64_t i = 0; i < y_log.size(0); i += kBlock) {
+      const int64_t n = std::min<int64_t>(kBlock, y_log.size(0) - i);
+      parts.push_back(lognormal_mixture_crps(mu_in.narrow(1, i, n), var_in.narrow(1, i, n), y_log.narrow(0, i, n)));
+    }
+    return torch::cat(parts);
+  }
+  const auto mu = mu_in.to(torch::kFloat64), sd = var_in.to(torch::kFloat64).sqrt();
+  const auto t_y = y_log.to(torch::kFloat64);
+  const auto lo = torch::minimum(std::get<0>((mu - 10 * sd).min(0)), t_y);  // [N]
+  const auto hi = torch::maximum(std::get<0>((mu + 10 * sd).max(0)), t_y);
+  constexpr int64_t M = 800;
+  const auto u = torch::linspace(0.0, 1.0, M, torch::kFloat64).unsqueeze(1);  // [M, 1]
+  // ∫_a^b g(t) e^t dt on M points of [a, b] per row; cdf(t) of the mixture, t [M, N]
+  const auto cdf = [&](const torch::Tensor& t) {
+    return (0.5 * torch::erfc(-(t.unsqueeze(0) - mu.unsqueeze(1)) / (sd.unsqueeze(1) * std::sqrt(2.0)))).mean(0);
+  };
+  const auto integral = [&](const torch::Tensor& a, const torch::Tensor& b, bool below) {
+    const auto t = a.unsqueeze(0) + (b - a).unsqueeze(0) * u;  // [M, N]
+    const auto F = cdf(t);
+    const auto g = (below ? F.square() : (1 - F).square()) * t.exp();
+    return torch::trapezoid(g, t, 0);
+  };
+  return integral(lo, t_y, true) + integral(t_y, hi, false);
+}
+
+Metrics in_target_units(const Metrics& log_scale, const torch::Tensor& mu, const torch::Tensor& var,
+                        const torch::Tensor& y_log) {
+  Metrics out = log_scale;
+  if (y_log.size(0) == 0) return out;
+  const auto y = y_log.to(torch::kFloat64).exp();
+  const double mean_log_y = y_log.to(torch::kFloat64).mean().item<double>();
+  for (auto& [k, v] : out) {
+    if (k == "mnll" || k == "mnll_paper") v += mean_log_y;
+    if (k == "rmse") v = (lognormal_mixture_mean(mu, var) - y).square().mean().sqrt().item<double>();
+    if (k == "crps") v = lognormal_mixture_crps(mu, var, y_log).mean().item<double>();
+  }
+  return out;
+}
+
 }  // namespace whvi::metrics

@@ -17,6 +17,7 @@ const std::vector<Recipe>& recipes() {
       {"sghmc",      "linear",      "linear",     "sghmc"},
       {"ensemble",   "linear",      "linear",     "ensemble"},
       {"blr",        "linear",      "linear",     "blr"},          // model.depth: 0
+      {"gp",         "linear",      "linear",     "gp"},           // model.depth: 0 (a recipe default)
   };
   return r;
 }
@@ -31,6 +32,7 @@ const std::vector<RecipeDefault>& recipe_defaults() {
        "results/selection/wide: validation MNLL and calibration"},
       {"mcd", "likelihood.init_log_noise_var", "0", "likelihood.kind", "gaussian",
        "results/selection/wide: validation MNLL and calibration"},
+      {"gp", "model.depth", "0", "model.kind", "gp", "a Gaussian process has no hidden layers"},
   };
   return d;
 }

@@ -28,7 +28,7 @@ namespace {
 const std::vector<std::string> kPaperDatasetOrder = {"boston", "concrete", "energy", "kin8nm", "naval",
                                                      "power",  "protein",  "yacht",  "drive",  "eeg",
                                                      "letter", "magic",    "miniboo", "mocap"};
-const std::vector<std::string> kModelOrder = {"mcd", "mfg", "nng", "whvi", "nf-whvi", "vsd", "tt", "sghmc", "ensemble", "blr"};
+const std::vector<std::string> kModelOrder = {"mcd", "mfg", "nng", "whvi", "nf-whvi", "vsd", "tt", "sghmc", "ensemble", "blr", "gp"};
 const char* const kDash = "–";
 const char* const kDagger = "†";
 const char* const kDoubleDagger = "‡";

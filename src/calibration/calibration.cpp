@@ -1,0 +1,194 @@
+#include "calibration/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/errors.h"
+#include "likelihoods/metrics.h"
+
+namespace whvi::calibration {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool classifies(const likelihoods::Likelihood& lik) { return std::string(lik.task()) == "classification"; }
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// The mixture's class probabilities [N, C] of log-probability samples [S, N, C].
+torch::Tensor mixture_probabilities(const torch::Tensor& f) {
+  return f.to(torch::kFloat64).exp().mean(0);
+}
+
+// A kind's fit: the fitted value (q or T) from the calibration rows' predictions.
+struct Kind {
+  const char* name;
+  bool regression, classification;  // the tasks it serves
+  double (*fit)(const CalibrationOptions&, const likelihoods::Likelihood&, const torch::Tensor&, const torch::Tensor&);
+};
+
+double fit_conformal(const CalibrationOptions& o, const likelihoods::Likelihood& lik, const torch::Tensor& f,
+                     const torch::Tensor& y) {
+  // q is finite only when ⌈(n+1)·level⌉ <= n
+  const int64_t need = static_cast<int64_t>(std::ceil(o.level / (1 - o.level) - 1e-9));
+  WHVI_CHECK(y.size(0) >= need, "calibration.kind conformal at calibration.level ", o.level, " needs at least ",
+             need, " calibration rows and this split has ", y.size(0),
+             "; raise calibration.fraction or lower calibration.level");
+  if (classifies(lik)) {
+    const auto p = mixture_probabilities(f);
+    return conformal_quantile(1 - p.gather(1, y.to(torch::kInt64).unsqueeze(1)).squeeze(1), o.level);
+  }
+  const auto [mu, sd] = predictive_moments(f, lik.noise_var_original());
+  return conformal_quantile((y.to(torch::kFloat64) - mu).abs() / sd, o.level);
+}
+
+double fit_temp(const CalibrationOptions&, const likelihoods::Likelihood&, const torch::Tensor& f,
+                const torch::Tensor& y) {
+  return fit_temperature(mixture_probabilities(f), y);
+}
+
+// The registered kinds: a new one is its fit here, one line, and its test.
+const std::vector<Kind>& kinds() {
+  static const std::vector<Kind> k = {
+      {"conformal", true, true, fit_conformal},
+      {"temperature", false, true, fit_temp},
+  };
+  return k;
+}
+
+const Kind& kind_of(const std::string& name) {
+  for (const auto& k : kinds())
+    if (name == k.name) return k;
+  throw Error("calibration.kind '" + name + "' is not registered");
+}
+
+// The regression numbers of interval [lo, hi] against y: coverage and mean width.
+json interval_numbers(const torch::Tensor& lo, const torch::Tensor& hi, const torch::Tensor& y) {
+  const auto yy = y.to(torch::kFloat64);
+  return {{"coverage", num(((yy >= lo) & (yy <= hi)).to(torch::kFloat64).mean().item<double>())},
+          {"mean_width", num((hi - lo).mean().item<double>())}};
+}
+
+json classification_numbers(const torch::Tensor& p, const torch::Tensor& y) {
+  const auto m = metrics::classification_metrics(p.clamp_min(1e-300).log().unsqueeze(0), y);
+  return {{"mnll", num(m.mnll)}, {"ece", num(m.ece)}, {"error", num(m.error)}, {"brier", num(m.brier)}};
+}
+
+}  // namespace
+
+json Fitted::to_json() const {
+  return {{"kind", kind}, {"level", level}, {"value", num(value)}, {"rows", rows}};
+}
+
+Fitted Fitted::from_json(const json& j) {
+  Fitted c;
+  try {
+    c.kind = j.at("kind").get<std::string>();
+    c.level = j.at("level").get<double>();
+    c.value = j.at("value").is_null() ? kInf : j.at("value").get<double>();
+    c.rows = j.at("rows").get<int64_t>();
+  } catch (const std::exception&) {
+    throw Error("the stored calibration is damaged");
+  }
+  if (c.kind != "none") kind_of(c.kind);
+  WHVI_CHECK(c.level >= 0 && c.level < 1 && c.rows >= 0 && !(c.value <= 0), "the stored calibration is damaged");
+  return c;
+}
+
+double conformal_quantile(const torch::Tensor& scores, double level) {
+  const int64_t n = scores.numel();
+  const auto k = static_cast<int64_t>(std::ceil((static_cast<double>(n) + 1) * level - 1e-12));
+  if (k > n || n == 0) return kInf;
+  return std::get<0>(scores.to(torch::kFloat64).reshape({-1}).sort()).index({k - 1}).item<double>();
+}
+
+double fit_temperature(const torch::Tensor& p, const torch::Tensor& y) {
+  const auto logp = p.to(torch::kFloat64).clamp_min(1e-300).log();
+  const auto idx = y.to(torch::kInt64).unsqueeze(1);
+  const auto nll = [&](double log_t) {
+    return -torch::log_softmax(logp / std::exp(log_t), 1).gather(1, idx).mean().item<double>();
+  };
+  // golden-section search on ln T over [ln 0.05, ln 20] (the NLL is
+  // unimodal in 1/T: a log-partition function minus a linear term)
+  double a = std::log(0.05), b = std::log(20.0);
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double c = b - g * (b - a), d = a + g * (b - a), fc = nll(c), fd = nll(d);
+  for (int it = 0; it < 100 && b - a > 1e-10; ++it) {
+    if (fc < fd) {
+      b = d, d = c, fd = fc, c = b - g * (b - a), fc = nll(c);
+    } else {
+      a = c, c = d, fc = fd, d = a + g * (b - a), fd = nll(d);
+    }
+  }
+  return std::exp((a + b) / 2);
+}
+
+std::pair<torch::Tensor, torch::Tensor> predictive_moments(const torch::Tensor& f, double noise_var) {
+  const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
+  const auto mean = mu.mean(0);
+  return {mean, (mu.var(0, /*unbiased=*/false) + var.mean(0)).sqrt()};
+}
+
+void check_task(const CalibrationOptions& o, bool classification) {
+  if (o.kind == "none") return;
+  const auto& k = kind_of(o.kind);
+  WHVI_CHECK(classification ? k.classification : k.regression, "calibration.kind ", o.kind, " is for ",
+             k.regression ? "regression" : "classification", " and this is ",
+             classification ? "classification" : "regression",
+             "; set calibration.kind: conformal (either task) or none");
+}
+
+Fitted fit(const CalibrationOptions& o, const likelihoods::Likelihood& lik, const torch::Tensor& f,
+           const torch::Tensor& y) {
+  Fitted c;
+  if (o.kind == "none") return c;
+  check_task(o, classifies(lik));
+  const auto& k = kind_of(o.kind);
+  c.kind = o.kind;
+  c.level = o.kind == "conformal" ? o.level : 0;
+  c.rows = y.size(0);
+  c.value = k.fit(o, lik, f, y);
+  return c;
+}
+
+std::pair<torch::Tensor, torch::Tensor> conformal_interval(const Fitted& c, const torch::Tensor& f, double noise_var) {
+  const auto [mu, sd] = predictive_moments(f, noise_var);
+  return {mu - c.value * sd, mu + c.value * sd};
+}
+
+torch::Tensor probabilities(const Fitted& c, const torch::Tensor& f) {
+  const auto p = mixture_probabilities(f);
+  if (c.kind != "temperature") return p;
+  return torch::softmax(p.clamp_min(1e-300).log() / c.value, 1);
+}
+
+torch::Tensor conformal_sets(const Fitted& c, const torch::Tensor& f) {
+  return mixture_probabilities(f) >= 1 - c.value;
+}
+
+json evaluate(const Fitted& c, likelihoods::Likelihood& lik, const torch::Tensor& f, const torch::Tensor& y) {
+  json out = c.to_json();
+  if (c.kind == "temperature") {
+    out["uncalibrated"] = classification_numbers(probabilities(Fitted{}, f), y);
+    out["calibrated"] = classification_numbers(probabilities(c, f), y);
+  } else if (c.kind == "conformal" && classifies(lik)) {
+    const auto sets = conformal_sets(c, f);
+    const auto hit = sets.gather(1, y.to(torch::kInt64).unsqueeze(1)).squeeze(1);
+    out["calibrated"] = {{"coverage", num(hit.to(torch::kFloat64).mean().item<double>())},
+                         {"mean_set_size", num(sets.to(torch::kFloat64).sum(1).mean().item<double>())}};
+  } else if (c.kind == "conformal") {
+    const auto [lo, hi] = lik.predictive_interval(f, c.level);
+    out["uncalibrated"] = interval_numbers(lo, hi, y);
+    const auto [clo, chi] = conformal_interval(c, f, lik.noise_var_original());
+    out["calibrated"] = interval_numbers(clo, chi, y);
+  }
+  return out;
+}
+
+std::vector<options::Spec> option_specs() { return options::declare<CalibrationOptions>(); }
+
+}  // namespace whvi::calibration
