@@ -108,6 +108,12 @@ TEST(Blr, PriorAndNoiseMaximiseTheEvidence) {
     for (double fb : {0.8, 1.0, 1.25})
       if (fa != 1.0 || fb != 1.0) EXPECT_LT(log_evidence(d, alpha * fa, beta * fb), best) << fa << " " << fb;
   EXPECT_NEAR(1 / beta, 0.25, 0.06);
+  // the record's hyperparameters: α, β and the evidence at them
+  const auto learned = inf->learned();
+  ASSERT_EQ(learned.size(), 3u);
+  EXPECT_EQ(learned[0].second, alpha);
+  EXPECT_EQ(learned[1].second, beta);
+  EXPECT_NEAR(learned[2].second, best, 1e-8 * std::abs(best));
   // the fitted mean is the posterior mean at those (α, β)
   const auto phi = design(d.x);
   const auto m = torch::linalg::solve(alpha * torch::eye(5, torch::kFloat64) + beta * phi.t().mm(phi),

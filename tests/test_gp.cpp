@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <map>
 
 #include "common/errors.h"
 #include "common/rng.h"
@@ -132,6 +133,12 @@ TEST(Gp, HyperParametersMaximiseTheMarginalLikelihood) {
       EXPECT_LT(log_marginal(d, down, kind), best) << kind << " theta " << j;
     }
     EXPECT_NEAR(std::exp(th[3]), 0.04, 0.025) << kind;
+    // the record's hyperparameters: the fit's marginal likelihood and its θ
+    const auto pairs = inf->learned();
+    const std::map<std::string, double> learned(pairs.begin(), pairs.end());
+    EXPECT_NEAR(learned.at("log_marginal_likelihood"), best, 1e-8 * std::abs(best)) << kind;
+    EXPECT_NEAR(learned.at("length_scale_2"), std::exp(th[1]), 1e-12) << kind;
+    EXPECT_NEAR(learned.at("noise_var"), std::exp(th[3]), 1e-12) << kind;
     // the first input matters more: the shorter length scale
     EXPECT_LT(th[0], th[1]) << kind;
   }

@@ -197,4 +197,13 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
 }
 
 
+calibration::Fitted stored_calibration(const CheckpointMeta& meta, const std::string& path) {
+  if (meta.calibration_json.empty()) return {};
+  try {
+    return calibration::Fitted::from_json(nlohmann::json::parse(meta.calibration_json));
+  } catch (const std::exception&) {
+    throw Error("'" + path + "' is damaged: its calibration cannot be read. Re-create it by training that split again");
+  }
+}
+
 }  // namespace whvi::experiment

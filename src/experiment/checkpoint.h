@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "calibration/calibration.h"
 #include "common/rng.h"
 #include "config/config.h"
 #include "infer/inference.h"
@@ -58,5 +59,9 @@ struct LoadedCheckpoint {
 };
 
 LoadedCheckpoint load_checkpoint(const std::string& path);
+
+// The checkpoint's calibration (calibration.kind; kind "none" where it has
+// none), checked: a damaged one is an error naming the file.
+calibration::Fitted stored_calibration(const CheckpointMeta& meta, const std::string& path);
 
 }  // namespace whvi::experiment

@@ -357,6 +357,9 @@ json run_eval(const EvalOptions& o) {
   r["evaluated_on"] = cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test";
   r.update(metrics_json(m));
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
+  // the split record's calibration numbers, recomputed from the stored fit
+  if (const auto cal = stored_calibration(meta, o.checkpoint); cal.on())
+    r["calibration"] = calibration::evaluate(cal, inf->likelihood(), f, prep.y_test.squeeze(1).to(torch::kFloat64));
   return r;
 }
 

@@ -265,15 +265,6 @@ void check_inputs_in_range(const torch::Tensor& xs, const std::vector<Column>& c
               "the data the model was trained on to predict; check the row (units, a typo)");
 }
 
-// The checkpoint's calibration (calibration.kind), checked.
-calibration::Fitted stored_calibration(const CheckpointMeta& meta, const std::string& path) {
-  try {
-    return calibration::Fitted::from_json(json::parse(meta.calibration_json));
-  } catch (const std::exception&) {
-    throw Error("'" + path + "' is damaged: its calibration cannot be read. Re-create it by training that split again");
-  }
-}
-
 // What the calibration guarantees or changes, for the log.
 std::string calibration_text(const calibration::Fitted& c) {
   if (c.kind == "temperature")
@@ -346,7 +337,7 @@ json run_predict(const PredictOptions& o) {
 
   const auto keep_at = kept_columns(o, in);
   AtomicFile out(o.out);
-  const auto cal = meta.calibration_json.empty() ? calibration::Fitted{} : stored_calibration(meta, o.checkpoint);
+  const auto cal = stored_calibration(meta, o.checkpoint);
   if (cal.on()) spdlog::info("predict: {}", calibration_text(cal));
   out.write(output_header(o, classify, classes, cal));
 

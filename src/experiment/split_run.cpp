@@ -325,6 +325,8 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
   if (cfg.get_string("data.target_transform") != "none") r["target_transform"] = cfg.get_string("data.target_transform");
+  for (const auto& [key, value] : inf->learned())
+    r["hyperparameters"][key] = std::isfinite(value) ? json(value) : json(nullptr);
   for (const auto& [key, value] : inf->likelihood().learned())
     r["likelihood"][key] = std::isfinite(value) ? json(value) : json(nullptr);
   if (!curve.is_null()) r["curve"] = curve;

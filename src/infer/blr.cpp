@@ -111,8 +111,9 @@ class Blr final : public Inference, public ClosedForm {
     params["w"].detach().copy_(m.narrow(0, 0, p_ - 1).view({p_ - 1, 1}));
     params["b"].detach().copy_(m.narrow(0, p_ - 1, 1));
     lik().log_noise_var().detach().fill_(-std::log(beta));
+    log_evidence_ = log_evidence(e, c, y, alpha, beta, n);
     spdlog::info("blr: alpha {:.6g}, beta {:.6g} (noise variance {:.6g}, standardised), log evidence {:.6g}, {} updates",
-                 alpha, beta, 1 / beta, log_evidence(e, c, y, alpha, beta, n), it);
+                 alpha, beta, 1 / beta, log_evidence_, it);
   }
 
   torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator& gen) override {
@@ -140,6 +141,10 @@ class Blr final : public Inference, public ClosedForm {
     return out;
   }
   const char* method() const override { return "blr"; }
+  // standardised scale
+  std::vector<std::pair<std::string, double>> learned() const override {
+    return {{"alpha", alpha_.item<double>()}, {"beta", beta_.item<double>()}, {"log_evidence", log_evidence_}};
+  }
   models::RegressionModel& model() override { return *model_; }
 
  private:
@@ -168,6 +173,7 @@ class Blr final : public Inference, public ClosedForm {
   BlrOptions opt_;
   int64_t p_ = 0;
   torch::Tensor chol_, alpha_, beta_;
+  double log_evidence_ = std::nan("");  // of the fit (not in the checkpoint)
 };
 
 std::unique_ptr<Inference> make_blr(const NetworkMaker& make_network, const BlrOptions& o) {

@@ -128,6 +128,7 @@ class Gp final : public Inference, public ClosedForm {
     a_.resize_(a.sizes()).copy_(a);
     chol_.resize_(L.sizes()).copy_(L);
     lik().log_noise_var().detach().fill_(th[d_ + 1].item<double>());
+    lml_ = best;
     const auto ls = th.narrow(0, 0, d_).exp();
     spdlog::info("gp: {} kernel, log marginal likelihood {:.6g} (best of {} starts{}), signal variance {:.4g}, "
                  "noise variance {:.4g} (standardised), length scales {:.3g} to {:.3g}",
@@ -160,6 +161,15 @@ class Gp final : public Inference, public ClosedForm {
     return out;
   }
   const char* method() const override { return "gp"; }
+  // standardised scale; length_scale_k for input k (1-based, the model's input order)
+  std::vector<std::pair<std::string, double>> learned() const override {
+    std::vector<std::pair<std::string, double>> out = {{"log_marginal_likelihood", lml_},
+                                                       {"signal_var", theta_[d_].exp().item<double>()},
+                                                       {"noise_var", theta_[d_ + 1].exp().item<double>()}};
+    for (int64_t k = 0; k < d_; ++k)
+      out.emplace_back("length_scale_" + std::to_string(k + 1), theta_[k].exp().item<double>());
+    return out;
+  }
   models::RegressionModel& model() override { return *model_; }
 
  private:
@@ -287,6 +297,7 @@ class Gp final : public Inference, public ClosedForm {
   GpOptions opt_;
   int64_t d_;
   torch::Tensor x_, a_, chol_, theta_, starts_;
+  double lml_ = std::nan("");  // of the fit (not in the checkpoint)
 };
 
 std::unique_ptr<Inference> make_gp(const NetworkMaker& make_network, const GpOptions& o) {

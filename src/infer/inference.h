@@ -125,6 +125,10 @@ class Inference {
   virtual SplitStep* split_step() { return nullptr; }
   // The closed-form fit, for a method that has one (else nullptr).
   virtual ClosedForm* closed_form() { return nullptr; }
+  // Scalars the method chose while fitting (a closed-form method's
+  // hyper-parameters and evidence), by name, for the split record's
+  // `hyperparameters`; empty for most methods.
+  virtual std::vector<std::pair<std::string, double>> learned() const { return {}; }
 };
 
 // Builds one network of the run's config, its initial values drawn next from
