@@ -157,8 +157,8 @@ std::string classification_lines(const torch::Tensor& f, const json& classes, co
                                  const RowNamer& where) {
   const auto logp = f.dim() == 3 ? f : f.unsqueeze(0);  // [S, n, C]
   const auto ps = logp.exp();
-  const auto p = calibration::probabilities(cal, logp);
   const auto p_raw = ps.mean(0);
+  const auto p = cal.kind == "temperature" ? calibration::probabilities(cal, logp) : p_raw;
   const auto entropy = -(p * p.clamp_min(1e-300).log()).sum(1);
   const auto expected = -(ps * logp).sum(2).mean(0);
   const auto mi = (-(p_raw * p_raw.clamp_min(1e-300).log()).sum(1) - expected).clamp_min(0.0);

@@ -66,10 +66,8 @@ void carve_calibration_rows(const config::Config& cfg, SplitRun& r, uint64_t see
   const auto co = options::read<calibration::CalibrationOptions>(cfg);
   if (co.kind == "none") return;
   auto& p = r.prep;
-  const int64_t n = p.x_train.size(0), n_cal = std::max<int64_t>(1, std::llround(co.fraction * static_cast<double>(n)));
-  WHVI_CHECK(n - n_cal >= 2, r.label, ": calibration.fraction ", co.fraction, " of ", n, " training rows leaves ",
-             n - n_cal, " to train on (at least 2 are needed); lower it or set calibration.kind: none");
-  const auto h = train::carve_holdout(n, co.fraction, derive_seed(seed, r.k, Stream::kCalibration));
+  const auto h = train::carve_holdout(p.x_train.size(0), co.fraction, derive_seed(seed, r.k, Stream::kCalibration),
+                                      "calibration.fraction", "calibration.kind: none");
   const auto fit = torch::tensor(h.fit, torch::kInt64), cal = torch::tensor(h.validation, torch::kInt64);
   r.cal_x = p.x_train.index_select(0, cal);
   r.cal_y = p.y_train_raw.index_select(0, cal).squeeze(1).to(torch::kFloat64);

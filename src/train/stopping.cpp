@@ -44,10 +44,11 @@ bool stopping_on(const options::Source& cfg, std::string* why_off) {
   }
 }
 
-Holdout carve_holdout(int64_t n, double fraction, uint64_t seed) {
+Holdout carve_holdout(int64_t n, double fraction, uint64_t seed, const std::string& fraction_key,
+                      const std::string& off) {
   const int64_t n_val = std::max<int64_t>(1, std::llround(fraction * static_cast<double>(n)));
-  WHVI_CHECK(n - n_val >= 2, "training.stopping_fraction = ", fraction, " of ", n, " training rows leaves ",
-             n - n_val, " to train on (at least 2 are needed); lower it or set training.stopping: off");
+  WHVI_CHECK(n - n_val >= 2, fraction_key, " = ", fraction, " of ", n, " training rows leaves ", n - n_val,
+             " to train on (at least 2 are needed); lower it or set ", off);
   std::vector<int64_t> rows(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) rows[static_cast<size_t>(i)] = i;
   std::mt19937_64 g(seed);

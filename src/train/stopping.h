@@ -55,11 +55,14 @@ bool stopping_on(const options::Source& cfg, std::string* why_off = nullptr);
 
 // The rows of a training split, carved into those that train and those that
 // stop training: a random `fraction` of the n rows (at least 1; at least 2
-// left to train) drawn from `seed`. Returned as sorted row numbers.
+// left to train) drawn from `seed`. Returned as sorted row numbers. Too few
+// rows is an error naming `fraction_key` and, as the way out, `off`.
 struct Holdout {
   std::vector<int64_t> fit, validation;
 };
-Holdout carve_holdout(int64_t n, double fraction, uint64_t seed);
+Holdout carve_holdout(int64_t n, double fraction, uint64_t seed,
+                      const std::string& fraction_key = "training.stopping_fraction",
+                      const std::string& off = "training.stopping: off");
 
 class ValidationStopping {
  public:
