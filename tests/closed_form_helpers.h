@@ -10,6 +10,7 @@
 
 #include "common/errors.h"
 #include "common/rng.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "helpers.h"
 
@@ -29,7 +30,7 @@ inline std::unique_ptr<infer::Inference> fitted_closed_form(const std::vector<st
                                                             double y_mean = 0, double y_std = 1) {
   std::vector<std::string> all = {"model.depth=0", "training.dtype=float64"};
   all.insert(all.end(), sets.begin(), sets.end());
-  auto inf = infer::make_inference(x.size(1), cfg_with(all), y_mean, y_std, make_generator(1, 0, Stream::kInit));
+  auto inf = experiment::make_inference(x.size(1), cfg_with(all), y_mean, y_std, make_generator(1, 0, Stream::kInit));
   inf->to(torch::kFloat64);
   inf->begin(x.size(0), 0, make_generator(1));
   EXPECT_NE(inf->closed_form(), nullptr);

@@ -17,6 +17,7 @@
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "experiment/experiment.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "data/augment.h"
 #include "train/loop.h"
@@ -34,7 +35,7 @@ using whvi::testing::cfg_with;
 [[maybe_unused]] static whvi::models::ConvOptions conv_options(const whvi::config::Config& cfg, const std::string& kind) {
   auto o = whvi::options::read<whvi::models::ConvOptions>(cfg);
   o.kind = kind;
-  o.filter = whvi::models::make_filter_maker(kind, cfg);
+  o.filter = whvi::experiment::make_filter_maker(kind, cfg);
   return o;
 }
 
@@ -86,7 +87,7 @@ TEST(WhviStructure, MeanMatrixMatchesExplicitProduct) {
       if (st == "s1hghs2" && post == "optimised") continue;  // the fused kernel's own test (test_models)
       SCOPED_TRACE(st + " " + post);
       auto cfg = cfg_with({"model.whvi.bias=none", "model.whvi.structure=" + st, "model.whvi.s_posterior=" + post});
-      auto layer = models::make_layer("whvi", 5, 13, cfg, init(3));
+      auto layer = experiment::make_layer("whvi", 5, 13, cfg, init(3));
       layer->to(torch::kFloat64);
       torch::NoGradGuard ng;
       const auto W = mean_matrix(*layer);
@@ -111,7 +112,7 @@ TEST(WhviStructure, InitialWeightVarianceIsHe) {
     SCOPED_TRACE(st);
     double var = 0;
     for (uint64_t seed = 0; seed < 16; ++seed) {
-      auto layer = models::make_layer("whvi", D, D, cfg_with({"model.whvi.bias=none", "model.whvi.structure=" + st,
+      auto layer = experiment::make_layer("whvi", D, D, cfg_with({"model.whvi.bias=none", "model.whvi.structure=" + st,
                                                               "model.whvi.s_posterior=mean-field"}), init(seed));
       layer->to(torch::kFloat64);
       torch::NoGradGuard ng;
@@ -131,7 +132,7 @@ TEST(WhviStructure, SampledOutputsHaveClosedFormVariance) {
     auto cfg = cfg_with({"model.whvi.bias=none", "model.whvi.structure=shgh",
                          std::string("model.whvi.s_posterior=") + (s_var ? "mean-field" : "optimised"),
                          std::string("model.whvi.init_g_logvar=") + (s_var ? "-40" : "-1")});
-    auto layer = models::make_layer("whvi", D, D, cfg, init(11));
+    auto layer = experiment::make_layer("whvi", D, D, cfg, init(11));
     layer->to(torch::kFloat64);
     torch::NoGradGuard ng;
     if (s_var) param(*layer, "s1_logvar").fill_(std::log(0.01));
@@ -151,7 +152,7 @@ TEST(WhviStructure, SampledOutputsHaveClosedFormVariance) {
 
 TEST(WhviStructure, KlAddsMeanFieldSAndScalesThePrior) {
   const int64_t D = 16;
-  auto layer = models::make_layer("whvi", D, D, cfg_with({"model.whvi.bias=none", "model.whvi.structure=shgh",
+  auto layer = experiment::make_layer("whvi", D, D, cfg_with({"model.whvi.bias=none", "model.whvi.structure=shgh",
                                                            "model.whvi.s_posterior=mean-field",
                                                            "model.whvi.prior_var=0.5"}), init(2));
   layer->to(torch::kFloat64);
@@ -162,8 +163,8 @@ TEST(WhviStructure, KlAddsMeanFieldSAndScalesThePrior) {
 
 TEST(WhviStructure, NfWhviAndReshapeRefuseOtherStructures) {
   auto cfg = cfg_with({"model.whvi.structure=gh"});
-  EXPECT_THROW(models::make_layer("nf-whvi", 4, 4, cfg, init(0)), Error);
-  EXPECT_THROW(models::make_layer("whvi-reshape", 4, 4, cfg, init(0)), Error);
+  EXPECT_THROW(experiment::make_layer("nf-whvi", 4, 4, cfg, init(0)), Error);
+  EXPECT_THROW(experiment::make_layer("whvi-reshape", 4, 4, cfg, init(0)), Error);
 }
 
 // ---- tensor train ----------------------------------------------------------------------
@@ -199,7 +200,7 @@ torch::Tensor tt_dense(models::BayesianLayer& l, int64_t K) {
 TEST(TensorTrain, ForwardMatchesDenseReconstruction) {
   for (const int64_t K : {2, 3, 4}) {
     SCOPED_TRACE(K);
-    auto layer = models::make_layer("tt", 5, 13, cfg_with({"model.tt.cores=" + std::to_string(K), "model.tt.rank=3",
+    auto layer = experiment::make_layer("tt", 5, 13, cfg_with({"model.tt.cores=" + std::to_string(K), "model.tt.rank=3",
                                                           "model.tt.variational=all"}), init(4));
     layer->to(torch::kFloat64);
     torch::NoGradGuard ng;
@@ -215,7 +216,7 @@ TEST(TensorTrain, ForwardMatchesDenseReconstruction) {
 // One core sample per Monte Carlo draw, shared by that draw's rows; the
 // sampled matrices average to the mean matrix (cores are independent).
 TEST(TensorTrain, SamplesOneMatrixPerDrawWithTheRightMean) {
-  auto layer = models::make_layer("tt", 4, 4, cfg_with({"model.tt.rank=2", "model.tt.cores=2",
+  auto layer = experiment::make_layer("tt", 4, 4, cfg_with({"model.tt.rank=2", "model.tt.cores=2",
                                                         "model.tt.variational=all"}), init(5));
   layer->to(torch::kFloat64);
   torch::NoGradGuard ng;
@@ -241,7 +242,7 @@ TEST(TensorTrain, SamplesOneMatrixPerDrawWithTheRightMean) {
 }
 
 TEST(TensorTrain, InternalCoresAreVariationalAndKlMatches) {
-  auto layer = models::make_layer("tt", 64, 64, cfg_with({"model.tt.rank=4", "model.tt.cores=3",
+  auto layer = experiment::make_layer("tt", 64, 64, cfg_with({"model.tt.rank=4", "model.tt.cores=3",
                                                           "model.tt.prior_var=0.3"}), init(6));
   layer->to(torch::kFloat64);
   EXPECT_FALSE(param(*layer, "core0_logvar").defined());
@@ -254,14 +255,14 @@ TEST(TensorTrain, InternalCoresAreVariationalAndKlMatches) {
   torch::NoGradGuard ng;
   EXPECT_NEAR(mean_matrix(*layer).sub(param(*layer, "bias").unsqueeze(1)).square().mean().item<double>() * 64 / 2,
               1.0, 0.35);
-  EXPECT_THROW(models::make_layer("tt", 8, 8, cfg_with({"model.tt.cores=2"}), init(0)), Error);
+  EXPECT_THROW(experiment::make_layer("tt", 8, 8, cfg_with({"model.tt.cores=2"}), init(0)), Error);
 }
 
 // ---- WHVI with the reshape trick -----------------------------------------------------
 
 TEST(WhviReshape, WeightsAreTheLeadingEntriesOfOneWhviMatrix) {
   const int64_t in = 12, out = 3;  // 36 entries -> d = 8
-  auto layer = models::make_layer("whvi-reshape", in, out, cfg_with({"model.whvi.init_g_logvar=-1"}), init(7));
+  auto layer = experiment::make_layer("whvi-reshape", in, out, cfg_with({"model.whvi.init_g_logvar=-1"}), init(7));
   layer->to(torch::kFloat64);
   torch::NoGradGuard ng;
   const auto s1 = param(*layer, "s1")[0], s2 = param(*layer, "s2")[0], mu = param(*layer, "g_mu")[0],
@@ -292,7 +293,7 @@ TEST(WhviReshape, WeightsAreTheLeadingEntriesOfOneWhviMatrix) {
 
 TEST(Rff, FeaturesApproximateTheRbfKernel) {
   const auto cfg = cfg_with({"model.rff.features=40000", "model.rff.length_scale=1.5"});
-  auto trunk = models::make_trunk("rff", 3, cfg, make_generator(1));
+  auto trunk = experiment::make_trunk("rff", 3, cfg, make_generator(1));
   trunk->to(torch::kFloat64);
   torch::NoGradGuard ng;
   for (auto& p : trunk->named_parameters())
@@ -449,7 +450,7 @@ TEST(BatchNorm, TrainingUsesBatchStatisticsAndTestUsesRunningAverages) {
 TEST(ResNet18, ParameterCountAndShapes) {
   const auto cfg = config::Config::parse("", "test", {"model.kind=mcd", "model.architecture=resnet18", "model.depth=0",
                                                       "likelihood.kind=softmax"});
-  const auto inf = infer::make_inference(3072, cfg, 0.0, 1.0, make_generator(1), 10);
+  const auto inf = experiment::make_inference(3072, cfg, 0.0, 1.0, make_generator(1), 10);
   EXPECT_EQ(inf->num_params(), 11173962 + 4800);
   torch::NoGradGuard ng;
   const auto f = inf->predict(torch::randn({2, 3072}, make_generator(2)), 3, make_generator(3));

@@ -18,6 +18,7 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/experiment.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
 #include "models/regression_model.h"
@@ -35,7 +36,7 @@ namespace {
 
 
 std::unique_ptr<infer::Inference> make(const config::Config& cfg, int64_t d_in, uint64_t k) {
-  return infer::make_inference(d_in, cfg, 0.0, 1.0, make_generator(7, k, Stream::kInit));
+  return experiment::make_inference(d_in, cfg, 0.0, 1.0, make_generator(7, k, Stream::kInit));
 }
 
 // The variants: each layer kind, padding and stacked blocks (width 100 over
@@ -113,7 +114,7 @@ TEST(BatchedSplits, ASplitDoesNotDependOnItsGroup) {
         t.label = "split " + std::to_string(k);
         tasks.push_back(std::move(t));
       }
-      train::train_group(tasks, cfg);
+      experiment::train_group(tasks, cfg);
       std::vector<std::vector<torch::Tensor>> params;
       for (size_t i = 0; i < tasks.size(); ++i) {
         EXPECT_EQ(tasks[i].error.has_value(), which[i] == poison) << kind << " split " << which[i];

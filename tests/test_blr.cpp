@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "closed_form_helpers.h"
 #include "helpers.h"
@@ -140,20 +141,20 @@ TEST(Blr, NoLinearSignalGivesTheConstantPredictor) {
 TEST(Blr, RefusesWhatItCannotFit) {
   const auto d = linear_data(10, 2, 0.1);
   const auto init = make_generator(1, 0, Stream::kInit);
-  auto msg = error_of([&] { infer::make_inference(2, cfg_with({"model.kind=blr"}), 0, 1, init); });
+  auto msg = error_of([&] { experiment::make_inference(2, cfg_with({"model.kind=blr"}), 0, 1, init); });
   EXPECT_NE(msg.find("set model.depth: 0"), std::string::npos) << msg;
   msg = error_of([&] {
-    infer::make_inference(2, cfg_with({"model.kind=blr", "model.depth=0", "likelihood.kind=hetero-gaussian"}), 0, 1, init);
+    experiment::make_inference(2, cfg_with({"model.kind=blr", "model.depth=0", "likelihood.kind=hetero-gaussian"}), 0, 1, init);
   });
   EXPECT_NE(msg.find("likelihood.kind: gaussian"), std::string::npos) << msg;
   msg = error_of([&] {
-    infer::make_inference(2, cfg_with({"model.kind=blr", "model.depth=0", "likelihood.kind=softmax"}), 0, 1, init, 3);
+    experiment::make_inference(2, cfg_with({"model.kind=blr", "model.depth=0", "likelihood.kind=softmax"}), 0, 1, init, 3);
   });
   EXPECT_NE(msg.find("gaussian"), std::string::npos) << msg;
   // no steps: it is fitted, never stepped
-  auto inf = infer::make_inference(2, cfg_with({"model.kind=blr", "model.depth=0"}), 0, 1, init);
+  auto inf = experiment::make_inference(2, cfg_with({"model.kind=blr", "model.depth=0"}), 0, 1, init);
   msg = error_of([&] { inf->step(d.x.to(torch::kFloat32), d.y.to(torch::kFloat32), 0, make_generator(1)); });
   EXPECT_NE(msg.find("closed form"), std::string::npos) << msg;
-  EXPECT_TRUE(infer::fits_in_closed_form(cfg_with({"model.kind=blr", "model.depth=0"})));
-  EXPECT_FALSE(infer::fits_in_closed_form(cfg_with({"model.kind=whvi"})));
+  EXPECT_TRUE(experiment::fits_in_closed_form(cfg_with({"model.kind=blr", "model.depth=0"})));
+  EXPECT_FALSE(experiment::fits_in_closed_form(cfg_with({"model.kind=whvi"})));
 }

@@ -10,6 +10,7 @@
 
 #include "calibration/calibration.h"
 #include "common/errors.h"
+#include "experiment/resolve.h"
 #include "likelihoods/likelihood.h"
 #include "helpers.h"
 
@@ -31,7 +32,7 @@ calibration::CalibrationOptions options_of(const std::string& kind, double level
 // its mean function scattered by 0.05 around x, and a noise variance 0.09.
 struct Regression {
   std::shared_ptr<likelihoods::Likelihood> lik;
-  Regression() : lik(likelihoods::make_likelihood(cfg_with({"likelihood.kind=gaussian"}), 0, 1)) {
+  Regression() : lik(experiment::make_likelihood(cfg_with({"likelihood.kind=gaussian"}), 0, 1)) {
     dynamic_cast<likelihoods::GaussianLikelihood&>(*lik).log_noise_var().detach().fill_(std::log(0.09));
   }
   std::pair<torch::Tensor, torch::Tensor> draw(int64_t n, at::Generator& gen) const {
@@ -93,7 +94,7 @@ TEST(Calibration, ConformalRegressionCoversAtTheGuaranteedLevel) {
 // probabilities are too sharp (labels drawn from softmax(z / 3), the model says
 // softmax(z)): mean coverage 90/99 at level 0.9 over calibration sets of 98 rows.
 TEST(Calibration, ConformalSetsCoverAtTheGuaranteedLevel) {
-  auto lik = likelihoods::make_likelihood(cfg_with({"likelihood.kind=softmax"}), 0, 1, 4);
+  auto lik = experiment::make_likelihood(cfg_with({"likelihood.kind=softmax"}), 0, 1, 4);
   auto gen = at::detail::createCPUGenerator(23);
   const auto draw = [&](int64_t n) {
     const auto z = 2.0 * torch::randn({n, 4}, gen, torch::kFloat64);
@@ -137,7 +138,7 @@ TEST(Calibration, TemperatureIsTheGridMinimum) {
   EXPECT_NEAR(t, 2.0, 0.3);
   // the calibrated probabilities are those of the scaled mixture, and the
   // record's calibrated NLL is at most the uncalibrated one
-  auto lik = likelihoods::make_likelihood(cfg_with({"likelihood.kind=softmax"}), 0, 1, 5);
+  auto lik = experiment::make_likelihood(cfg_with({"likelihood.kind=softmax"}), 0, 1, 5);
   const auto c = calibration::fit(options_of("temperature"), *lik, p.log().unsqueeze(0), y);
   EXPECT_NEAR(c.value, t, 1e-8);
   EXPECT_TRUE(torch::allclose(calibration::probabilities(c, p.log().unsqueeze(0)), torch::softmax(p.log() / t, 1)));

@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "data/dataset.h"
 #include "experiment/experiment.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "analysis/approximation.h"
@@ -41,7 +42,7 @@ using whvi::testing::error_of;
 [[maybe_unused]] static whvi::models::ConvOptions conv_options(const whvi::config::Config& cfg, const std::string& kind) {
   auto o = whvi::options::read<whvi::models::ConvOptions>(cfg);
   o.kind = kind;
-  o.filter = whvi::models::make_filter_maker(kind, cfg);
+  o.filter = whvi::experiment::make_filter_maker(kind, cfg);
   return o;
 }
 
@@ -235,11 +236,11 @@ TEST(ClassData, StratifiedSplitsKeepEachClassShareAndAreDisjoint) {
 
 TEST(ClassLikelihood, KindMustFitTheData) {
   const auto soft = config::Config::parse("data: {dataset: yacht}\nlikelihood: {kind: softmax}\n", "a.yaml");
-  EXPECT_TRUE(contains(error_of([&] { likelihoods::make_likelihood(soft, 0, 1, 0); }), "set likelihood.kind: gaussian"));
+  EXPECT_TRUE(contains(error_of([&] { experiment::make_likelihood(soft, 0, 1, 0); }), "set likelihood.kind: gaussian"));
   const auto gauss = config::Config::parse("data: {dataset: eeg}\n", "b.yaml");
-  EXPECT_TRUE(contains(error_of([&] { likelihoods::make_likelihood(gauss, 0, 1, 2); }), "set likelihood.kind: softmax"));
+  EXPECT_TRUE(contains(error_of([&] { experiment::make_likelihood(gauss, 0, 1, 2); }), "set likelihood.kind: softmax"));
   const auto sghmc = config::Config::parse("data: {dataset: eeg}\nlikelihood: {kind: softmax}\nmodel: {kind: sghmc}\n", "c.yaml");
-  EXPECT_TRUE(contains(error_of([&] { infer::make_inference(3, sghmc, 0, 1, make_generator(1), 2); }),
+  EXPECT_TRUE(contains(error_of([&] { experiment::make_inference(3, sghmc, 0, 1, make_generator(1), 2); }),
                        "supports regression only"));
 }
 
@@ -374,7 +375,7 @@ TEST(Vsd, Eq5IsTheEmpiricalBayesKlOfTheColumnMarginals) {
 TEST(Vsd, LayerNoiseHasTheStructuredCovariance) {
   for (int T : {1, 2}) {
     const auto cfg = vsd_cfg(", vsd: {householder: " + std::to_string(T) + ", init_dropout: 0.3}");
-    auto layer = models::make_layer("vsd", 4, 4, cfg, {false, make_generator(7)});
+    auto layer = experiment::make_layer("vsd", 4, 4, cfg, {false, make_generator(7)});
     {
       torch::NoGradGuard ng;
       param(*layer, "w").copy_(torch::eye(4));
@@ -404,7 +405,7 @@ TEST(Vsd, LayerNoiseHasTheStructuredCovariance) {
 // the closed form against a Monte Carlo estimate of E_q[log q(z) - log p(z)].
 TEST(Vsd, HierarchicalKlAddsTheLogNormalGammaKl) {
   const auto cfg = vsd_cfg(", vsd: {hierarchical: true, z_prior_shape: 2.0, z_prior_rate: 1.5}");
-  auto layer = models::make_layer("vsd", 3, 2, cfg, {false, make_generator(9)});
+  auto layer = experiment::make_layer("vsd", 3, 2, cfg, {false, make_generator(9)});
   const std::vector<double> m = {0.2, -0.3, 0.1}, lv = {std::log(0.25), std::log(0.04), std::log(0.5)};
   {
     torch::NoGradGuard ng;
@@ -687,7 +688,7 @@ TEST(Conv, NngFactorsOfAConvolutionalNetworkAreKfcs) {
                                    "model: {kind: nng, architecture: simple-cnn, conv: nng, depth: 0, "
                                    "nng: {lr: 0, ema: 1, fisher: empirical, particles: 1}}\n"
                                    "training: {dtype: float64}\n", "c.yaml");
-  auto base = infer::make_inference(784, cfg, 0.0, 1.0, make_generator(1), 10);
+  auto base = experiment::make_inference(784, cfg, 0.0, 1.0, make_generator(1), 10);
   auto* inf = dynamic_cast<infer::NoisyKfac*>(base.get());
   ASSERT_NE(inf, nullptr);
   inf->to(torch::kFloat64);
@@ -757,8 +758,8 @@ TEST(Nng, ClassifiesALinearlySeparableProblem) {
   const auto cfg = config::Config::parse("likelihood: {kind: softmax}\nmodel: {kind: nng, depth: 1, width: 16}\n"
                                          "training: {steps: 600, steps_fixed_noise: 0, batch_size: 50, log_every: 100000}\n",
                                          "c.yaml");
-  auto inf = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(12), 2);
-  train::train(*inf, x.narrow(0, 0, 200), y.narrow(0, 0, 200), cfg, make_generator(13), "t");
+  auto inf = experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(12), 2);
+  experiment::train(*inf, x.narrow(0, 0, 200), y.narrow(0, 0, 200), cfg, make_generator(13), "t");
   const auto logp = inf->predict(x.narrow(0, 200, 100), 8, make_generator(14));  // [8, 100, 2] log-probabilities
   const auto pred = logp.exp().mean(0).argmax(1).to(torch::kFloat32);
   const double err = (pred != y.narrow(0, 200, 100)).to(torch::kFloat64).mean().item<double>();
@@ -769,10 +770,10 @@ TEST(Nng, ClassifiesALinearlySeparableProblem) {
 // parameters would never move), and nng filters under another method.
 TEST(Conv, NngRefusesFiltersItCannotTrain) {
   const auto mixed = config::Config::parse("model: {kind: nng, architecture: simple-cnn, conv: mcd}\n", "a.yaml");
-  EXPECT_TRUE(contains(error_of([&] { infer::make_inference(784, mixed, 0, 1, make_generator(1), 10); }),
+  EXPECT_TRUE(contains(error_of([&] { experiment::make_inference(784, mixed, 0, 1, make_generator(1), 10); }),
                        "set model.conv: nng"));
   const auto other = config::Config::parse("model: {kind: mcd, architecture: simple-cnn, conv: nng}\n", "b.yaml");
-  EXPECT_TRUE(contains(error_of([&] { infer::make_inference(784, other, 0, 1, make_generator(1), 10); }),
+  EXPECT_TRUE(contains(error_of([&] { experiment::make_inference(784, other, 0, 1, make_generator(1), 10); }),
                        "set model.kind: nng"));
 }
 
@@ -783,7 +784,8 @@ TEST(Conv, AlexNetWithWhviHasThePapersParameterCount) {
       "data: {dataset: cifar10-mini}\nlikelihood: {kind: softmax}\n"
       "model: {kind: whvi, architecture: alexnet, depth: 2, width: 4096, output_layer: same}\n",
       "a.yaml");
-  models::RegressionModel net(3072, cfg, 0, 1, make_generator(1), 10);
+  auto net_ptr = experiment::make_network(3072, cfg, 0, 1, make_generator(1), 10);
+  auto& net = *net_ptr;
   const int64_t conv = (64 * 27 + 64) + (192 * 576 + 192) + (384 * 1728 + 384) + (256 * 3456 + 256) +
                        (256 * 2304 + 256);
   int64_t trunk = 0;
@@ -799,7 +801,7 @@ TEST(Conv, AlexNetWithWhviHasThePapersParameterCount) {
   ctx.mode = models::Mode::kSample;
   ctx.gen = make_generator(2);
   EXPECT_EQ(net.forward_standardized(torch::randn({2, 3072}), ctx).sizes(), (std::vector<int64_t>{2, 10}));
-  EXPECT_TRUE(contains(error_of([&] { models::RegressionModel(100, cfg, 0, 1, make_generator(1), 10); }),
+  EXPECT_TRUE(contains(error_of([&] { experiment::make_network(100, cfg, 0, 1, make_generator(1), 10); }),
                        "needs image inputs"));
 }
 

@@ -28,6 +28,7 @@
 #include "data/csv.h"
 #include "data/dataset.h"
 #include "data/source.h"
+#include "experiment/resolve.h"
 #include "helpers.h"
 
 using whvi::testing::error_of;
@@ -950,7 +951,7 @@ whvi::data::RegressionData npy(const std::string& bytes, std::vector<std::string
   whvi::data::DataRequest r;
   r.dataset = p;
   r.classification = classify;
-  return whvi::data::load_data(cfg, r);
+  return whvi::experiment::load_data(cfg, r);
 }
 
 TEST(DataSource, NamesRouteToTheirSourcesAndBenchmarksAreAProperty) {
@@ -980,11 +981,11 @@ TEST(DataSource, AKeyThisSourceDoesNotReadIsRefusedNamingWhoReadsIt) {
   const auto cfg = whvi::testing::cfg_with({"data.toy_points=64"});
   whvi::data::DataRequest r;
   r.dataset = "synthetic:linear";
-  expect_has(error_of([&] { whvi::data::load_data(cfg, r); }),
+  expect_has(error_of([&] { whvi::experiment::load_data(cfg, r); }),
              {"data.toy_points is read by toy data", "synthetic", "remove data.toy_points"});
   // at its default it is no error
   const auto ok = whvi::testing::cfg_with({});
-  EXPECT_GT(whvi::data::load_data(ok, r).x.size(0), 0);
+  EXPECT_GT(whvi::experiment::load_data(ok, r).x.size(0), 0);
 }
 
 TEST(Npy, ReadsEveryLayoutAndNumberTypeToTheSameTable) {

@@ -11,6 +11,7 @@
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "models/regression_model.h"
 #include "helpers.h"
@@ -27,7 +28,7 @@ namespace {
 struct Data {
   torch::Tensor x, y;
 };
-Data data(int64_t n, int64_t d) {
+Data toy_rows(int64_t n, int64_t d) {
   torch::manual_seed(3);
   auto x = torch::randn({n, d}, torch::kFloat64);
   auto y = x.sum(1).sin() + 0.1 * torch::randn({n}, torch::kFloat64);
@@ -37,16 +38,16 @@ Data data(int64_t n, int64_t d) {
 }  // namespace
 
 TEST(Ensemble, MethodAndLabelFollowInferenceKind) {
-  EXPECT_EQ(infer::method_of(cfg_with({"model.kind=ensemble"})), "ensemble");
-  EXPECT_EQ(infer::model_label(cfg_with({"model.kind=ensemble"})), "ensemble");
-  EXPECT_EQ(infer::method_of(cfg_with({"model.kind=whvi", "inference.kind=ensemble"})), "ensemble");
-  EXPECT_EQ(infer::model_label(cfg_with({"model.kind=mfg", "inference.kind=ensemble"})), "ensemble-mfg");
-  EXPECT_EQ(infer::model_label(cfg_with({"model.kind=mfg", "inference.kind=variational"})), "mfg");
-  EXPECT_EQ(infer::model_label(cfg_with({"model.kind=sghmc"})), "sghmc");
+  EXPECT_EQ(experiment::method_of(cfg_with({"model.kind=ensemble"})), "ensemble");
+  EXPECT_EQ(experiment::model_label(cfg_with({"model.kind=ensemble"})), "ensemble");
+  EXPECT_EQ(experiment::method_of(cfg_with({"model.kind=whvi", "inference.kind=ensemble"})), "ensemble");
+  EXPECT_EQ(experiment::model_label(cfg_with({"model.kind=mfg", "inference.kind=ensemble"})), "ensemble-mfg");
+  EXPECT_EQ(experiment::model_label(cfg_with({"model.kind=mfg", "inference.kind=variational"})), "mfg");
+  EXPECT_EQ(experiment::model_label(cfg_with({"model.kind=sghmc"})), "sghmc");
   for (const auto& sets : std::vector<std::vector<std::string>>{{"model.kind=sghmc", "inference.kind=ensemble"},
                                                                 {"model.kind=ensemble", "inference.kind=variational"},
                                                                 {"model.kind=whvi", "inference.kind=nng"}}) {
-    const auto msg = error_of([&] { infer::method_of(cfg_with(sets)); });
+    const auto msg = error_of([&] { experiment::method_of(cfg_with(sets)); });
     EXPECT_NE(msg.find("inference.kind"), std::string::npos) << msg;
     EXPECT_NE(msg.find("set inference.kind: auto"), std::string::npos) << msg;
   }
@@ -62,14 +63,14 @@ TEST(Ensemble, MembersTrainAsIfAlone) {
   const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=" + std::to_string(M), "model.depth=2",
                              "model.width=16", "training.lr=0.01", "training.lr_gamma=0",
                              "training.steps_fixed_noise=1000", "training.dtype=float64"});
-  const auto [x, y] = data(N, D);
-  auto inf = infer::make_inference(D, cfg, 0.0, 1.0, make_generator(5, 0, Stream::kInit));
+  const auto [x, y] = toy_rows(N, D);
+  auto inf = experiment::make_inference(D, cfg, 0.0, 1.0, make_generator(5, 0, Stream::kInit));
   inf->to(torch::kFloat64);
   // the reference networks: the same draws, in the same order
   std::vector<std::shared_ptr<models::RegressionModel>> refs;
   {
     const auto init = make_generator(5, 0, Stream::kInit);
-    for (int64_t m = 0; m < M; ++m) refs.push_back(std::make_shared<models::RegressionModel>(D, cfg, 0.0, 1.0, init));
+    for (int64_t m = 0; m < M; ++m) refs.push_back(experiment::make_network(D, cfg, 0.0, 1.0, init));
   }
   std::vector<std::unique_ptr<torch::optim::Adam>> adams;
   for (auto& r : refs) {
@@ -120,12 +121,12 @@ TEST(Ensemble, SharedNoiseVarianceMovesByTheSumOfTheMembersGradients) {
   const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=2", "model.width=8", "training.lr=0.05",
                              "training.lr_gamma=0", "training.steps_fixed_noise=0", "training.optimizer=sgd",
                              "training.momentum=0", "training.dtype=float64"});
-  const auto [x, y] = data(N, D);
-  auto inf = infer::make_inference(D, cfg, 0.0, 1.0, make_generator(9, 0, Stream::kInit));
+  const auto [x, y] = toy_rows(N, D);
+  auto inf = experiment::make_inference(D, cfg, 0.0, 1.0, make_generator(9, 0, Stream::kInit));
   inf->to(torch::kFloat64);
   std::vector<std::shared_ptr<models::RegressionModel>> refs;
   const auto init = make_generator(9, 0, Stream::kInit);
-  for (int64_t m = 0; m < M; ++m) refs.push_back(std::make_shared<models::RegressionModel>(D, cfg, 0.0, 1.0, init));
+  for (int64_t m = 0; m < M; ++m) refs.push_back(experiment::make_network(D, cfg, 0.0, 1.0, init));
   for (auto& r : refs) r->to(torch::kFloat64);
   // the shared parameter: the first member's log noise variance
   auto lnv = refs[0]->likelihood().parameters().front().detach().clone().requires_grad_(true);
@@ -154,13 +155,14 @@ TEST(Ensemble, PredictiveIsTheUniformMixtureOfTheMembers) {
   const auto x = torch::randn({N, D});
   {
     const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=4", "model.width=8"});
-    auto inf = infer::make_inference(D, cfg, y_mean, y_std, make_generator(1, 0, Stream::kInit));
+    auto inf = experiment::make_inference(D, cfg, y_mean, y_std, make_generator(1, 0, Stream::kInit));
     const auto f = inf->predict(x, 100, make_generator(1, 0, Stream::kEval));
     ASSERT_EQ(f.sizes(), (std::vector<int64_t>{4, N}));
     const auto init = make_generator(1, 0, Stream::kInit);
     torch::Tensor mean;
     for (int64_t m = 0; m < 4; ++m) {
-      models::RegressionModel ref(D, cfg, y_mean, y_std, init);
+      auto ref_ptr = experiment::make_network(D, cfg, y_mean, y_std, init);
+      auto& ref = *ref_ptr;
       torch::NoGradGuard ng;
       const auto fm = ref.forward_standardized(x, models::Mode::kMean).to(torch::kFloat64) * y_std + y_mean;
       EXPECT_TRUE(torch::allclose(f[m], fm, 1e-6, 1e-6)) << m;
@@ -168,12 +170,13 @@ TEST(Ensemble, PredictiveIsTheUniformMixtureOfTheMembers) {
     }
     EXPECT_TRUE(torch::allclose(inf->mean_standardized(x).to(torch::kFloat64) * y_std + y_mean, mean / 4, 1e-6, 1e-6));
     // parameters: four networks and one shared noise variance
-    models::RegressionModel one(D, cfg, y_mean, y_std, make_generator(2));
+    auto one_ptr = experiment::make_network(D, cfg, y_mean, y_std, make_generator(2));
+    auto& one = *one_ptr;
     EXPECT_EQ(inf->num_params(), 4 * (one.num_params() - 1) + 1);
   }
   {
     const auto cfg = cfg_with({"model.kind=mfg", "inference.kind=ensemble", "ensemble.members=3", "model.width=8"});
-    auto inf = infer::make_inference(D, cfg, y_mean, y_std, make_generator(1, 0, Stream::kInit));
+    auto inf = experiment::make_inference(D, cfg, y_mean, y_std, make_generator(1, 0, Stream::kInit));
     const auto f = inf->predict(x, 10, make_generator(1, 0, Stream::kEval));
     EXPECT_EQ(f.size(0), 12);  // 3 members x ceil(10 / 3)
     // draws differ within a member (variational) and the members differ
@@ -184,7 +187,7 @@ TEST(Ensemble, PredictiveIsTheUniformMixtureOfTheMembers) {
 
 TEST(Ensemble, RefusesTheFusedEngine) {
   const auto msg = error_of([] {
-    infer::make_inference(2, cfg_with({"model.kind=ensemble", "training.engine=fused"}), 0, 1, make_generator(1));
+    experiment::make_inference(2, cfg_with({"model.kind=ensemble", "training.engine=fused"}), 0, 1, make_generator(1));
   });
   EXPECT_NE(msg.find("training.engine: autograd"), std::string::npos) << msg;
 }

@@ -19,6 +19,7 @@
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
+#include "experiment/resolve.h"
 #include "infer/fused_step.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
@@ -69,7 +70,7 @@ std::vector<Variant> variants() {
 // flows' terms of the gradient are small: move them away from it, the same
 // way in every model, so a wrong term shows.
 std::shared_ptr<models::RegressionModel> make_model(const Variant& v, const config::Config& cfg) {
-  auto m = std::make_shared<models::RegressionModel>(v.d_in, cfg, 0.0, 1.0, make_generator(7), v.classes);
+  auto m = experiment::make_network(v.d_in, cfg, 0.0, 1.0, make_generator(7), v.classes);
   torch::NoGradGuard ng;
   uint64_t seed = 70;
   for (auto& p : m->named_parameters())
@@ -181,10 +182,10 @@ TEST(FusedStep, TrainsToTheSameParametersAsAutograd) {
       const auto cfg = cfg_with({"model.kind=" + kind, "model.depth=2", "model.width=8", "training.engine=" + engine,
                                  "training.dtype=float64", "training.steps_fixed_noise=20", "training.steps=40",
                                  "training.batch_size=16", "training.log_every=1000000"});
-      auto inf = infer::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
+      auto inf = experiment::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
       const auto x = torch::randn({50, 5}, make_generator(22), torch::kFloat64);
       const auto y = torch::randn({50}, make_generator(23), torch::kFloat64);
-      train::train(*inf, x, y, cfg, make_generator(24), "t");
+      experiment::train(*inf, x, y, cfg, make_generator(24), "t");
       for (auto& p : inf->model().parameters()) ends[e].push_back(p.detach().clone());
       ++e;
     }
@@ -235,10 +236,10 @@ TEST(FusedStep, TwoThreadsGiveOneThreadsBits) {
       const auto cfg = cfg_with({"model.kind=" + kind, "model.depth=2", "model.width=24", "training.engine=fused",
                                  "training.steps_fixed_noise=10", "training.steps=30", "training.batch_size=16",
                                  "training.log_every=1000000"});
-      auto inf = infer::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
+      auto inf = experiment::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
       const auto x = torch::randn({50, 5}, make_generator(22));
       const auto y = torch::randn({50}, make_generator(23));
-      train::train(*inf, x, y, cfg, make_generator(24), "t");
+      experiment::train(*inf, x, y, cfg, make_generator(24), "t");
       for (auto& p : inf->model().parameters()) ends[t - 1].push_back(p.detach().clone());
     }
     ASSERT_EQ(ends[0].size(), ends[1].size());
@@ -291,7 +292,7 @@ TEST(FusedStep, RefusesWhatItCannotDoByName) {
     auto s = sets;
     s.push_back("training.engine=fused");
     const auto cfg = cfg_with(s);
-    auto inf = infer::make_inference(4, cfg, 0.0, 1.0, make_generator(1));
+    auto inf = experiment::make_inference(4, cfg, 0.0, 1.0, make_generator(1));
     try {
       inf->begin(10, 10, make_generator(2));
       FAIL() << want;
@@ -637,8 +638,8 @@ TEST(FusedStep, AutoEngineTakesTheFusedStepWhereItApplies) {
   };
   EXPECT_EQ(cfg_with({}).get_string("training.engine"), "auto");
   for (const std::string kind : {"whvi", "mfg", "mcd", "nf-whvi"}) {
-    EXPECT_EQ(infer::engine_for(with({"model.kind=" + kind})), "fused") << kind;
-    EXPECT_EQ(infer::engine_for(with({"model.kind=" + kind, "likelihood.kind=softmax"})), "fused") << kind;
+    EXPECT_EQ(experiment::engine_for(with({"model.kind=" + kind})), "fused") << kind;
+    EXPECT_EQ(experiment::engine_for(with({"model.kind=" + kind, "likelihood.kind=softmax"})), "fused") << kind;
   }
   for (const auto& sets : std::vector<std::vector<std::string>>{
            {"model.kind=nf-whvi", "model.whvi.bias=bayesian"}, {"model.kind=vsd"}, {"model.kind=nng"}, {"model.kind=sghmc"},
@@ -648,7 +649,7 @@ TEST(FusedStep, AutoEngineTakesTheFusedStepWhereItApplies) {
            {"model.kind=whvi", "likelihood.kind=hetero-gaussian"}, {"model.kind=whvi", "training.kl_weight=0.5"},
            {"model.kind=whvi", "model.activation=cos"}, {"model.kind=whvi", "model.whvi.structure=gh"},
            {"model.kind=mcd", "model.architecture=simple-cnn"}})
-    EXPECT_EQ(infer::engine_for(with(sets)), "autograd") << sets.front() << " " << sets.back();
+    EXPECT_EQ(experiment::engine_for(with(sets)), "autograd") << sets.front() << " " << sets.back();
   // auto and fused: the same parameters to the bit after a short training
   set_threads(1);
   std::vector<torch::Tensor> ends[2];
@@ -656,17 +657,17 @@ TEST(FusedStep, AutoEngineTakesTheFusedStepWhereItApplies) {
   for (const std::string engine : {"auto", "fused"}) {
     const auto cfg = with({"model.kind=whvi", "training.engine=" + engine, "training.steps_fixed_noise=5",
                            "training.steps=15", "training.batch_size=16", "training.log_every=1000000"});
-    auto inf = infer::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
+    auto inf = experiment::make_inference(5, cfg, 0.0, 1.0, make_generator(21));
     const auto x = torch::randn({50, 5}, make_generator(22));
     const auto y = torch::randn({50}, make_generator(23));
-    train::train(*inf, x, y, cfg, make_generator(24), "t");
+    experiment::train(*inf, x, y, cfg, make_generator(24), "t");
     EXPECT_EQ(inf->engine(), "fused") << engine;
     for (auto& p : inf->model().parameters()) ends[e].push_back(p.detach().clone());
     ++e;
   }
   for (size_t i = 0; i < ends[0].size(); ++i) EXPECT_TRUE(torch::equal(ends[0][i], ends[1][i])) << i;
   // a kind without a fused step says autograd
-  auto vsd = infer::make_inference(5, with({"model.kind=vsd"}), 0.0, 1.0, make_generator(21));
+  auto vsd = experiment::make_inference(5, with({"model.kind=vsd"}), 0.0, 1.0, make_generator(21));
   vsd->begin(50, 10, make_generator(1));
   EXPECT_EQ(vsd->engine(), "autograd");
 }

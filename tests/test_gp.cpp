@@ -12,6 +12,7 @@
 #include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "closed_form_helpers.h"
 #include "helpers.h"
@@ -155,13 +156,13 @@ TEST(Gp, RestartsKeepTheBest) {
 TEST(Gp, RefusesWhatItCannotFit) {
   const auto d = smooth_data(10, 0.1);
   const auto init = make_generator(1, 0, Stream::kInit);
-  auto msg = error_of([&] { infer::make_inference(2, cfg_with({"model.kind=gp"}), 0, 1, init); });
+  auto msg = error_of([&] { experiment::make_inference(2, cfg_with({"model.kind=gp"}), 0, 1, init); });
   EXPECT_NE(msg.find("model.depth"), std::string::npos) << msg;
   msg = error_of([&] {
-    infer::make_inference(2, cfg_with({"model.kind=gp", "model.depth=0", "likelihood.kind=softmax"}), 0, 1, init, 3);
+    experiment::make_inference(2, cfg_with({"model.kind=gp", "model.depth=0", "likelihood.kind=softmax"}), 0, 1, init, 3);
   });
   EXPECT_NE(msg.find("likelihood.kind: gaussian"), std::string::npos) << msg;
-  auto inf = infer::make_inference(2, cfg_with({"model.kind=gp", "model.depth=0", "model.gp.max_rows=5"}), 0, 1, init);
+  auto inf = experiment::make_inference(2, cfg_with({"model.kind=gp", "model.depth=0", "model.gp.max_rows=5"}), 0, 1, init);
   msg = error_of([&] { inf->begin(10, 0, make_generator(1)); });
   EXPECT_NE(msg.find("model.gp.max_rows"), std::string::npos) << msg;
   EXPECT_NE(msg.find("model.kind blr"), std::string::npos) << msg;

@@ -12,6 +12,7 @@
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "infer/nng.h"
 #include "infer/variational.h"
@@ -85,8 +86,8 @@ TEST(PlanarFlow, ConstraintHoldsForAnyU) {
 // path), the same closed-form KL, and no Monte Carlo KL term at all.
 TEST(NfWhvi, WithoutFlowsItIsWhvi) {
   const auto cfg = cfg_with({"model.nf_whvi.flows=0", "model.whvi.init_g_logvar=-1", "model.whvi.prior_var=0.5"});
-  auto nf = models::make_layer("nf-whvi", 6, 13, cfg, {false, make_generator(3)});
-  auto wh = models::make_layer("whvi", 6, 13, cfg, {false, make_generator(3)});
+  auto nf = experiment::make_layer("nf-whvi", 6, 13, cfg, {false, make_generator(3)});
+  auto wh = experiment::make_layer("whvi", 6, 13, cfg, {false, make_generator(3)});
   const auto x = torch::randn({9, 6}, make_generator(4));
   EXPECT_TRUE(torch::allclose(nf->forward(x, Mode::kMean), wh->forward(x, Mode::kMean), 1e-4, 1e-5));
   models::ForwardCtx ctx;
@@ -105,7 +106,7 @@ TEST(NfWhvi, KlIsTheGaussianKlPlusTheFlowCorrectionWithGradients) {
   const double lambda = 0.7;
   const auto cfg = cfg_with({"model.nf_whvi.flows=3", "model.whvi.init_g_logvar=-2",
                              "model.whvi.prior_var=" + std::to_string(lambda), "model.whvi.bias=none"});
-  auto nf = models::make_layer("nf-whvi", 4, 4, cfg, {false, make_generator(7)});
+  auto nf = experiment::make_layer("nf-whvi", 4, 4, cfg, {false, make_generator(7)});
   nf->to(torch::kFloat64);
   {
     torch::NoGradGuard ng;  // flows far from the identity
@@ -163,7 +164,7 @@ TEST(NfWhvi, KlSplitAgreesWithThePlainEstimator) {
   const double lambda = 0.5;
   const auto cfg = cfg_with({"model.nf_whvi.flows=2", "model.whvi.init_g_logvar=-1",
                              "model.whvi.prior_var=" + std::to_string(lambda), "model.whvi.bias=none"});
-  auto nf = models::make_layer("nf-whvi", 8, 8, cfg, {false, make_generator(13)});
+  auto nf = experiment::make_layer("nf-whvi", 8, 8, cfg, {false, make_generator(13)});
   nf->to(torch::kFloat64);
   {
     torch::NoGradGuard ng;
@@ -198,8 +199,8 @@ TEST(NfWhvi, TrainedFlowsStayInvertible) {
                        "training.lr_gamma=0"});
   const auto x = torch::randn({64, 2}, make_generator(1));
   const auto y = torch::sin(3 * x.select(1, 0)) + 0.1 * torch::randn({64}, make_generator(2));
-  auto inf = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(3));
-  train::train(*inf, x, y, cfg, make_generator(4), "t");
+  auto inf = experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(3));
+  experiment::train(*inf, x, y, cfg, make_generator(4), "t");
   int checked = 0;
   for (const auto& l : inf->model().layers()) {
     if (l->kind() != "nf-whvi") continue;
@@ -245,8 +246,8 @@ TEST_P(Sghmc, SamplesMatchTheExactPosteriorOfALinearModel) {
                        "likelihood.init_log_noise_var=" + std::to_string(std::log(noise_var)),
                        "training.steps_fixed_noise=" + std::to_string(steps), "training.steps=0",
                        "training.batch_size=40", "training.dtype=float64", "training.log_every=1000000"});
-  auto inf = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(23));
-  train::train(*inf, c.x, c.y, cfg, make_generator(24), "t");
+  auto inf = experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(23));
+  experiment::train(*inf, c.x, c.y, cfg, make_generator(24), "t");
   torch::Tensor bank;
   int64_t count = 0;
   for (auto& [k, t] : inf->state()) {
@@ -285,8 +286,8 @@ TEST(Nng, MeanReachesTheExactPosteriorMeanOfALinearModel) {
                        "likelihood.init_log_noise_var=" + std::to_string(std::log(noise_var)),
                        "training.steps_fixed_noise=" + std::to_string(steps), "training.steps=0",
                        "training.batch_size=40", "training.dtype=float64", "training.log_every=1000000"});
-  auto inf = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(25));
-  train::train(*inf, c.x, c.y, cfg, make_generator(26), "t");
+  auto inf = experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(25));
+  experiment::train(*inf, c.x, c.y, cfg, make_generator(26), "t");
   const auto m = param(inf->model(), "layer0.m").squeeze(1);  // [w1, w2, b]
   const auto sd = c.cov.diagonal().sqrt();
   for (int i = 0; i < 3; ++i)
@@ -334,7 +335,7 @@ TEST(Nng, KroneckerFactorsAreTheFisherOfATinyNetwork) {
   auto cfg = cfg_with({"model.kind=nng", "model.depth=1", "model.width=4", "model.nng.lr=0", "model.nng.ema=1",
                        "model.nng.fisher=empirical", "model.nng.particles=2",
                        "likelihood.init_log_noise_var=" + std::to_string(lnv), "training.dtype=float64"});
-  auto base = infer::make_inference(3, cfg, 0.0, 1.0, make_generator(31));
+  auto base = experiment::make_inference(3, cfg, 0.0, 1.0, make_generator(31));
   auto* inf = dynamic_cast<infer::NoisyKfac*>(base.get());
   ASSERT_NE(inf, nullptr);
   inf->to(torch::kFloat64);
@@ -364,7 +365,7 @@ TEST(Nng, TrueFisherOfTheGaussianOutputIsThePrecision) {
   const double lnv = std::log(0.3);
   auto cfg = cfg_with({"model.kind=nng", "model.depth=0", "model.nng.lr=0", "model.nng.ema=1",
                        "likelihood.init_log_noise_var=" + std::to_string(lnv), "training.dtype=float64"});
-  auto base = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(41));
+  auto base = experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(41));
   auto* inf = dynamic_cast<infer::NoisyKfac*>(base.get());
   inf->to(torch::kFloat64);
   const auto x = torch::randn({5000, 2}, make_generator(42), torch::kFloat64);
@@ -391,7 +392,7 @@ TEST(Nng, ClippedHeavyBallStepsHaveTheClipsNormInThePreconditionersMetric) {
                        "model.nng.kl_clip=1e-6", "model.nng.momentum=0.5", "model.nng.lr=0.1",
                        "model.nng.decay_at=1", "model.nng.inverse_every=1000000", "model.nng.particles=1",
                        "training.dtype=float64"});
-  auto base = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(61));
+  auto base = experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(61));
   auto* inf = dynamic_cast<infer::NoisyKfac*>(base.get());
   ASSERT_NE(inf, nullptr);
   inf->to(torch::kFloat64);
@@ -420,7 +421,7 @@ TEST(Nng, ClippedHeavyBallStepsHaveTheClipsNormInThePreconditionersMetric) {
   // the clip belongs to the heavy-ball rule
   auto bad = cfg_with({"model.kind=nng", "model.nng.kl_clip=0.01"});
   try {
-    infer::make_inference(2, bad, 0.0, 1.0, make_generator(1));
+    experiment::make_inference(2, bad, 0.0, 1.0, make_generator(1));
     FAIL() << "kl_clip with the bias-corrected update was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("set model.nng.update: heavy-ball"), std::string::npos) << e.what();
@@ -437,9 +438,9 @@ TEST(Nng, DivergenceNamesTheLayerTheStepAndTheMethodsStepSize) {
   auto cfg = cfg_with({"model.kind=nng", "model.depth=1", "model.width=4", "model.nng.lr=10",
                        "model.nng.inverse_every=1", "training.steps_fixed_noise=100", "training.steps=300",
                        "training.batch_size=40", "training.log_every=1000000"});
-  auto inf = infer::make_inference(2, cfg, 0.0, 1.0, make_generator(51));
+  auto inf = experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(51));
   try {
-    train::train(*inf, c.x, c.y, cfg, make_generator(52), "t");
+    experiment::train(*inf, c.x, c.y, cfg, make_generator(52), "t");
     FAIL() << "a mean step of 10 trained without diverging";
   } catch (const Error& e) {
     const std::string msg = e.what();
@@ -456,7 +457,7 @@ TEST(Nng, DivergenceNamesTheLayerTheStepAndTheMethodsStepSize) {
          << at % c.x.size(1) + 1 << "; median over those steps " << ax.max().item<double>() << ")";
     EXPECT_NE(msg.find(want.str()), std::string::npos) << msg << "\nwanted: " << want.str();
   }
-  EXPECT_EQ(infer::make_inference(2, cfg, 0.0, 1.0, make_generator(51))->diagnose(), "")
+  EXPECT_EQ(experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(51))->diagnose(), "")
       << "a method that has not trained has nothing to say";
 }
 

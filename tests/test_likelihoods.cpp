@@ -13,6 +13,7 @@
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "train/loop.h"
@@ -118,19 +119,19 @@ TEST(HeteroGaussian, MixtureMetricsMatchIndependentReferences) {
 TEST(HeteroGaussian, IsRegisteredAndRefusedWhereItCannotWork) {
   const auto reg = likelihoods::registered_likelihoods();
   EXPECT_NE(std::find(reg.begin(), reg.end(), "hetero-gaussian"), reg.end());
-  auto lik = likelihoods::make_likelihood(cfg_with({"likelihood.kind=hetero-gaussian"}), 0, 1);
+  auto lik = experiment::make_likelihood(cfg_with({"likelihood.kind=hetero-gaussian"}), 0, 1);
   EXPECT_EQ(lik->out_dim(), 2);
   EXPECT_TRUE(std::isnan(lik->noise_var_original()));
   std::string msg;
   try {
-    infer::make_inference(2, cfg_with({"likelihood.kind=hetero-gaussian", "model.kind=sghmc"}), 0, 1,
+    experiment::make_inference(2, cfg_with({"likelihood.kind=hetero-gaussian", "model.kind=sghmc"}), 0, 1,
                           make_generator(1));
   } catch (const std::exception& e) {
     msg = e.what();
   }
   EXPECT_NE(msg.find("set likelihood.kind: gaussian"), std::string::npos) << msg;
   try {
-    likelihoods::make_likelihood(cfg_with({"likelihood.kind=hetero-gaussian"}), 0, 1, 10);
+    experiment::make_likelihood(cfg_with({"likelihood.kind=hetero-gaussian"}), 0, 1, 10);
     ADD_FAILURE() << "classification data accepted";
   } catch (const Error&) {
   }
@@ -150,9 +151,9 @@ TEST(HeteroGaussian, ANetworkLearnsInputDependentNoise) {
   const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=1", "likelihood.kind=hetero-gaussian",
                              "model.width=32", "training.steps=3000", "training.steps_fixed_noise=0",
                              "training.lr=0.005", "training.log_every=1000000", "training.dtype=float64"});
-  auto inf = infer::make_inference(1, cfg, 0.0, 1.0, make_generator(8));
+  auto inf = experiment::make_inference(1, cfg, 0.0, 1.0, make_generator(8));
   inf->to(torch::kFloat64);
-  train::train(*inf, x, y, cfg, make_generator(9), "hetero");
+  experiment::train(*inf, x, y, cfg, make_generator(9), "hetero");
   const auto grid = torch::tensor({{-0.6}, {-0.3}, {0.3}, {0.6}}, torch::kFloat64);
   const auto f = inf->predict(grid, 1, make_generator(10));  // [1, 4, 2]: mean, log variance
   ASSERT_EQ(f.dim(), 3);
@@ -189,7 +190,7 @@ TEST(StudentT, CdfMatchesClosedForms) {
 // The training term and its gradients (location, scale, degrees of freedom)
 // against the density written out and central finite differences.
 TEST(StudentT, NllAndGradientMatchTheClosedForm) {
-  auto lik = likelihoods::make_likelihood(
+  auto lik = experiment::make_likelihood(
       cfg_with({"likelihood.kind=student-t", "likelihood.init_log_noise_var=-0.4", "likelihood.student_t.init_df=3.5"}),
       0, 1);
   lik->to(torch::kFloat64);
@@ -255,7 +256,7 @@ TEST(StudentT, MixtureMetricsMatchIndependentReferences) {
   }
   EXPECT_NEAR(m.crps, crps, 0.01 * crps);
   // the likelihood's predictive interval (original units: y_std 2, y_mean 1)
-  auto lik = std::static_pointer_cast<likelihoods::StudentTLikelihood>(likelihoods::make_likelihood(
+  auto lik = std::static_pointer_cast<likelihoods::StudentTLikelihood>(experiment::make_likelihood(
       cfg_with({"likelihood.kind=student-t", "likelihood.init_log_noise_var=" + std::to_string(std::log(s2 / 4)),
                 "likelihood.student_t.init_df=3"}),
       1.0, 2.0));
@@ -297,9 +298,9 @@ TEST(StudentT, ANetworkIgnoresOutliersTheGaussianChases) {
     const auto cfg = cfg_with({"model.kind=mcd", "model.mcd.dropout=0.01", "likelihood.kind=" + kind, "model.width=32",
                                "training.steps=2000", "training.steps_fixed_noise=100", "training.lr=0.005",
                                "training.log_every=1000000", "training.dtype=float64"});
-    auto inf = infer::make_inference(1, cfg, 0.0, 1.0, make_generator(12));
+    auto inf = experiment::make_inference(1, cfg, 0.0, 1.0, make_generator(12));
     inf->to(torch::kFloat64);
-    train::train(*inf, x, y, cfg, make_generator(13), kind);
+    experiment::train(*inf, x, y, cfg, make_generator(13), kind);
     const auto grid = torch::linspace(-0.9, 0.9, 50, torch::kFloat64).unsqueeze(1);
     const auto f = inf->predict(grid, 8, make_generator(14)).mean(0);
     const double err = (f - (2 * grid.squeeze(1)).sin()).square().mean().sqrt().item<double>();
@@ -317,12 +318,12 @@ TEST(StudentT, IsRegisteredAndRefusedWhereItCannotWork) {
   const auto kinds = likelihoods::registered_likelihoods();
   EXPECT_NE(std::find(kinds.begin(), kinds.end(), "student-t"), kinds.end());
   try {
-    likelihoods::make_likelihood(cfg_with({"likelihood.kind=student-t"}), 0, 1, 10);
+    experiment::make_likelihood(cfg_with({"likelihood.kind=student-t"}), 0, 1, 10);
     ADD_FAILURE() << "student-t took class labels";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("likelihood.kind: softmax"), std::string::npos) << e.what();
   }
-  auto lik = likelihoods::make_likelihood(cfg_with({"likelihood.kind=student-t"}), 0, 1);
+  auto lik = experiment::make_likelihood(cfg_with({"likelihood.kind=student-t"}), 0, 1);
   try {
     lik->sample(torch::zeros({2}), make_generator(0));
     ADD_FAILURE() << "student-t drew targets";

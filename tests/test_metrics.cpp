@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "data/dataset.h"
 #include "data/synthetic.h"
+#include "experiment/resolve.h"
 #include "models/regression_model.h"
 #include "likelihoods/metrics.h"
 #include "infer/fused_step.h"
@@ -180,8 +181,8 @@ TEST(Mutation, LearningRateDecaysAsThePaperSays) {
   auto cfg = cfg_with({"training.steps=90", "training.steps_fixed_noise=10", "training.log_every=1000000"});
   auto x = torch::randn({50, 3}, make_generator(1), torch::kFloat64);
   auto y = x.sum(1);
-  const auto m = infer::make_inference(3, cfg, 0.0, 1.0, make_generator(2));
-  const auto st = train::train(*m, x, y, cfg, make_generator(3), "t");
+  const auto m = experiment::make_inference(3, cfg, 0.0, 1.0, make_generator(2));
+  const auto st = experiment::train(*m, x, y, cfg, make_generator(3), "t");
   EXPECT_DOUBLE_EQ(st.final_lr, infer::learning_rate(1e-3, 5e-4, 0.3, 99));
 }
 
@@ -190,7 +191,8 @@ TEST(Mutation, TheObjectiveScalesTheBatchToTheTrainingSet) {
   // MCD with dropout 0 is deterministic, so the ELBO is computable by hand
   auto cfg = cfg_with({"model.kind=mcd", "model.mcd.dropout=0", "model.mcd.length_scale=0.5",
                        "likelihood.init_log_noise_var=-0.7"});
-  models::RegressionModel m(2, cfg, 0.0, 1.0, make_generator(4));
+  auto m_ptr = experiment::make_network(2, cfg, 0.0, 1.0, make_generator(4));
+  auto& m = *m_ptr;
   m.to(torch::kFloat64);
   auto xb = torch::randn({5, 2}, make_generator(5), torch::kFloat64);
   auto yb = torch::randn({5}, make_generator(6), torch::kFloat64);
@@ -223,7 +225,8 @@ TEST(KlWeight, TheScheduleAndTheObjectiveItWeights) {
   EXPECT_DOUBLE_EQ(o.kl_factor(1000), 0.5);
 
   auto cfg = cfg_with({"model.kind=mfg", "model.width=8"});
-  models::RegressionModel m(2, cfg, 0.0, 1.0, make_generator(4));
+  auto m_ptr = experiment::make_network(2, cfg, 0.0, 1.0, make_generator(4));
+  auto& m = *m_ptr;
   m.to(torch::kFloat64);
   auto xb = torch::randn({5, 2}, make_generator(5), torch::kFloat64);
   auto yb = torch::randn({5}, make_generator(6), torch::kFloat64);
@@ -243,11 +246,11 @@ TEST(KlWeight, TheScheduleAndTheObjectiveItWeights) {
 TEST(KlWeight, TheTraceRecordsTheKlAndItsWeight) {
   auto cfg = cfg_with({"model.kind=whvi", "training.steps=90", "training.steps_fixed_noise=10",
                        "training.log_every=1000000", "training.kl_warmup=40", "training.kl_weight=0.5"});
-  EXPECT_EQ(infer::engine_for(cfg), "autograd");
+  EXPECT_EQ(experiment::engine_for(cfg), "autograd");
   auto x = torch::randn({50, 3}, make_generator(1), torch::kFloat64);
   auto y = x.sum(1);
-  const auto m = infer::make_inference(3, cfg, 0.0, 1.0, make_generator(2));
-  const auto st = train::train(*m, x, y, cfg, make_generator(3), "t");
+  const auto m = experiment::make_inference(3, cfg, 0.0, 1.0, make_generator(2));
+  const auto st = experiment::train(*m, x, y, cfg, make_generator(3), "t");
   EXPECT_EQ(m->engine(), "autograd");
   ASSERT_EQ(st.trace_step.size(), 50u);  // every 2nd step of 100
   EXPECT_EQ(st.trace_step.front(), 2.0);
@@ -260,7 +263,7 @@ TEST(KlWeight, TheTraceRecordsTheKlAndItsWeight) {
   EXPECT_DOUBLE_EQ(st.trace_kl.back(), m->model().kl().item<double>());
   // an explicit fused engine cannot anneal; a method without a KL term refuses the keys
   auto fused = cfg_with({"training.engine=fused", "training.kl_warmup=10"});
-  const auto f = infer::make_inference(3, fused, 0.0, 1.0, make_generator(2));
+  const auto f = experiment::make_inference(3, fused, 0.0, 1.0, make_generator(2));
   try {
     f->begin(50, 100, make_generator(3));
     ADD_FAILURE() << "an annealed fused run started";
@@ -268,7 +271,7 @@ TEST(KlWeight, TheTraceRecordsTheKlAndItsWeight) {
     EXPECT_NE(std::string(e.what()).find("training.engine: autograd"), std::string::npos) << e.what();
   }
   try {
-    infer::make_inference(3, cfg_with({"model.kind=sghmc", "training.kl_weight=0.5"}), 0.0, 1.0, make_generator(2));
+    experiment::make_inference(3, cfg_with({"model.kind=sghmc", "training.kl_weight=0.5"}), 0.0, 1.0, make_generator(2));
     ADD_FAILURE() << "sghmc took a KL weight";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("remove them"), std::string::npos) << e.what();
@@ -288,9 +291,9 @@ Fit fit_scaled(const data::RegressionData& d0, double a, double b, const std::st
   const auto prep = data::prepare_split(d, splits[0]);
   auto cfg = cfg_with({"model.kind=" + kind, "training.steps=300", "training.steps_fixed_noise=20",
                        "training.dtype=float64", "training.log_every=1000000", "model.mcd.dropout=0.1"});
-  const auto m = infer::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
+  const auto m = experiment::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
                                        prep.stats.y_std.item<double>(), make_generator(1));
-  train::train(*m, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(2), "t");
+  experiment::train(*m, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(2), "t");
   const auto f = m->predict(prep.x_test, 16, make_generator(3));
   const double nv = m->likelihood().noise_var_original();
   return {metrics::regression_metrics(f, prep.y_test.squeeze(1), nv), nv};
@@ -320,7 +323,8 @@ TEST(Mutation, PredictionAveragesMonteCarloSamples) {
   for (const char* kind : {"whvi", "mfg", "mcd"}) {
     auto cfg = cfg_with({"model.kind=" + std::string(kind), "model.mcd.dropout=0.2",
                          "model.whvi.init_g_logvar=-2", "model.mfg.init_logvar=-2"});
-    models::RegressionModel m(3, cfg, 10.0, 2.0, make_generator(1));
+    auto m_ptr = experiment::make_network(3, cfg, 10.0, 2.0, make_generator(1));
+    auto& m = *m_ptr;
     const auto x = torch::randn({20, 3}, make_generator(2));
     const auto f = infer::predict_with(m, x, 32, make_generator(3));
     ASSERT_EQ(f.sizes(), (std::vector<int64_t>{32, 20}));
@@ -368,7 +372,8 @@ TEST(GaussianLikelihood, MatchesTheDensityItsRulesAndItsUnits) {
   EXPECT_NE(g.health_problem()->find("noise variance grew to 500"), std::string::npos);
   // the model's likelihood comes from likelihood.kind with its options
   auto cfg = cfg_with({"likelihood.init_log_noise_var=-0.7", "training.steps_fixed_noise=3"});
-  models::RegressionModel m(2, cfg, 1.0, 3.0, make_generator(4));
+  auto m_ptr = experiment::make_network(2, cfg, 1.0, 3.0, make_generator(4));
+  auto& m = *m_ptr;
   EXPECT_NEAR(m.likelihood().noise_var_original(), std::exp(-0.7) * 9.0, 1e-6);
   EXPECT_TRUE(m.likelihood().frozen(2));
   EXPECT_FALSE(m.likelihood().frozen(3));

@@ -7,13 +7,18 @@
 
 #include "common/rng.h"
 #include "config/config.h"
+#include "experiment/resolve.h"
+#include "nn/conv_filter.h"
 #include "nn/layer.h"
 #include "models/regression_model.h"
+#include "models/trunk.h"
+#include "optim/rule.h"
 #include "ops/fwht_op.h"
 #include "likelihoods/metrics.h"
 #include "helpers.h"
 
 using whvi::testing::cfg_with;
+using whvi::testing::error_of;
 
 using namespace whvi;
 using models::Mode;
@@ -38,7 +43,7 @@ TEST_P(EveryKind, ShapesKlGradientsAndSeeds) {
   const auto cfg = cfg_with({"model.mcd.dropout=0.3"});  // so that MCD samples differ in small layers
   for (auto [in, out] : {std::pair{5, 13}, {8, 8}, {1, 3}, {16, 4}}) {
     torch::manual_seed(1);
-    auto layer = models::make_layer(GetParam(), in, out, cfg, init(1));
+    auto layer = experiment::make_layer(GetParam(), in, out, cfg, init(1));
     auto gen = make_generator(2);
     EXPECT_EQ(layer->kind(), GetParam());
     EXPECT_GT(layer->num_params(), 0);
@@ -56,18 +61,18 @@ TEST_P(EveryKind, ShapesKlGradientsAndSeeds) {
       EXPECT_TRUE(p.value().grad().defined()) << GetParam() << " " << p.key();
     // the same generators give the same layer and the same samples, whatever
     // the global generator does in between; another seed gives others
-    auto a = models::make_layer(GetParam(), in, out, cfg, init(42));
+    auto a = experiment::make_layer(GetParam(), in, out, cfg, init(42));
     auto ya = a->forward(x, Mode::kSample, make_generator(7));
     torch::randn({100});
-    auto b = models::make_layer(GetParam(), in, out, cfg, init(42));
+    auto b = experiment::make_layer(GetParam(), in, out, cfg, init(42));
     auto yb = b->forward(x, Mode::kSample, make_generator(7));
     EXPECT_TRUE(torch::equal(ya, yb));
-    auto c = models::make_layer(GetParam(), in, out, cfg, init(43));
+    auto c = experiment::make_layer(GetParam(), in, out, cfg, init(43));
     EXPECT_FALSE(torch::equal(a->parameters()[0], c->parameters()[0]));
     // (a deterministic layer, SGHMC's "linear", has no samples to differ)
     if (GetParam() != "linear") EXPECT_FALSE(torch::equal(ya, a->forward(x, Mode::kSample, make_generator(8))));
   }
-  EXPECT_THROW(models::make_layer(GetParam(), 4, 4, cfg, init(0))->forward(torch::randn({2, 5}), Mode::kMean),
+  EXPECT_THROW(experiment::make_layer(GetParam(), 4, 4, cfg, init(0))->forward(torch::randn({2, 5}), Mode::kMean),
                ShapeError);
 }
 
@@ -75,11 +80,18 @@ INSTANTIATE_TEST_SUITE_P(Registry, EveryKind, ::testing::ValuesIn(models::regist
 
 TEST(Registry, UnknownKindListsTheKnownOnes) {
   try {
-    models::make_layer("gp", 2, 2, cfg_with({}), init(0));
+    experiment::make_layer("gp", 2, 2, cfg_with({}), init(0));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("registered kinds: whvi, mfg, mcd, nf-whvi, linear, nng"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("layer kind 'gp' is not registered; registered: whvi, mfg, mcd, nf-whvi, linear, nng"),
+              std::string::npos)
+        << e.what();
   }
+  // the same lookup serves every registry
+  EXPECT_EQ(error_of([] { models::find_trunk("lenet"); }),
+            "model.architecture 'lenet' is not registered; registered: simple-cnn, alexnet, vgg16, resnet18, rff");
+  EXPECT_NE(error_of([] { models::find_filter("gp"); }).find("registered: mcd, mfg"), std::string::npos);
+  EXPECT_NE(error_of([] { optim::find_rule("lion"); }).find("registered: adam, sgd, rmsprop"), std::string::npos);
 }
 
 // ---- KL --------------------------------------------------------------------------
@@ -110,7 +122,7 @@ TEST(Kl, ClosedFormMatchesMonteCarlo) {
 TEST(Whvi, MeanMatrixIsS1HGHS2StackedAndTruncated) {
   auto cfg = cfg_with({"model.whvi.bias=none"});
   torch::manual_seed(5);
-  auto layer = models::make_layer("whvi", 5, 13, cfg, init(5));
+  auto layer = experiment::make_layer("whvi", 5, 13, cfg, init(5));
   layer->to(torch::kFloat64);
   auto W = layer->forward(torch::eye(5, torch::kFloat64), Mode::kMean).t();  // [13, 5]
   const auto s1 = param(*layer, "s1"), s2 = param(*layer, "s2"), mu = param(*layer, "g_mu");
@@ -165,7 +177,7 @@ TEST(Whvi, WeightDistributionMatchesClosedForm) {
 TEST(Whvi, LocalReparameterisationMatchesExplicitSampling) {
   auto cfg = cfg_with({"model.whvi.bias=none", "model.whvi.init_g_logvar=-1"});
   torch::manual_seed(7);
-  auto layer = models::make_layer("whvi", 6, 10, cfg, init(7));
+  auto layer = experiment::make_layer("whvi", 6, 10, cfg, init(7));
   layer->to(torch::kFloat64);
   torch::NoGradGuard ng;
   const int64_t S = 60000;
@@ -190,7 +202,7 @@ TEST(Whvi, LocalReparameterisationMatchesExplicitSampling) {
 TEST(Mfg, LocalReparameterisationMomentsAreExact) {
   auto cfg = cfg_with({"model.mfg.init_logvar=-2"});
   torch::manual_seed(8);
-  auto layer = models::make_layer("mfg", 3, 2, cfg, init(8));
+  auto layer = experiment::make_layer("mfg", 3, 2, cfg, init(8));
   layer->to(torch::kFloat64);
   torch::NoGradGuard ng;
   auto x = torch::randn({1, 3}, torch::kFloat64);
@@ -204,7 +216,7 @@ TEST(Mfg, LocalReparameterisationMomentsAreExact) {
 TEST(Mcd, DropoutRateAndInvertedScaling) {
   auto cfg = cfg_with({"model.mcd.dropout=0.3"});
   torch::manual_seed(9);
-  auto layer = models::make_layer("mcd", 4, 50, cfg, init(9));
+  auto layer = experiment::make_layer("mcd", 4, 50, cfg, init(9));
   torch::NoGradGuard ng;
   auto x = torch::randn({2000, 4});
   auto det = layer->forward(x, Mode::kMean);
@@ -214,7 +226,7 @@ TEST(Mcd, DropoutRateAndInvertedScaling) {
   auto kept = y != 0;
   EXPECT_TRUE(torch::allclose(y.masked_select(kept), det.masked_select(kept) / 0.7, 1e-5, 1e-6));
   // no dropout at the output layer
-  auto out = models::make_layer("mcd", 4, 1, cfg, init(9, true));
+  auto out = experiment::make_layer("mcd", 4, 1, cfg, init(9, true));
   EXPECT_TRUE(torch::equal(out->forward(x, Mode::kSample, make_generator(91)), out->forward(x, Mode::kMean)));
 }
 
@@ -222,7 +234,8 @@ TEST(Mcd, DropoutRateAndInvertedScaling) {
 
 TEST(RegressionModel, ToyWhviParameterCount) {
   auto cfg = cfg_with({"model.activation=cos"});
-  models::RegressionModel m(1, cfg, 0.0, 1.0, make_generator(0));
+  auto m_ptr = experiment::make_network(1, cfg, 0.0, 1.0, make_generator(0));
+  auto& m = *m_ptr;
   // 1->128: S1,S2,mu,logvar over 128 blocks of 1 (512) + bias 128;
   // 128->128: 4*128 + 128; output MFG 128->1: 2*128 + 2; noise: 1.
   EXPECT_EQ(m.num_params(), 512 + 128 + 512 + 128 + 258 + 1);

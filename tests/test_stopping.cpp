@@ -14,6 +14,7 @@
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
+#include "experiment/resolve.h"
 #include "infer/inference.h"
 #include "train/loop.h"
 #include "train/stopping.h"
@@ -47,21 +48,21 @@ TEST(Stopping, TheHoldoutIsADeterministicPartitionOfTheTrainingRows) {
 }
 
 TEST(Stopping, AutoActsOnCsvFilesAndValidationRefusesWhereItCannotAct) {
-  EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=boston"})));
-  EXPECT_TRUE(train::stopping_on(cfg_with({"data.dataset=mine.csv"})));
-  EXPECT_TRUE(train::stopping_on(cfg_with({"data.dataset=synthetic:friedman"})));
-  EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=cifar10-mini"})));
-  EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=mine.csv", "training.stopping=off"})));
-  EXPECT_TRUE(train::stopping_on(cfg_with({"data.dataset=boston", "training.stopping=validation"})));
+  EXPECT_FALSE(experiment::stopping_on(cfg_with({"data.dataset=boston"})));
+  EXPECT_TRUE(experiment::stopping_on(cfg_with({"data.dataset=mine.csv"})));
+  EXPECT_TRUE(experiment::stopping_on(cfg_with({"data.dataset=synthetic:friedman"})));
+  EXPECT_FALSE(experiment::stopping_on(cfg_with({"data.dataset=cifar10-mini"})));
+  EXPECT_FALSE(experiment::stopping_on(cfg_with({"data.dataset=mine.csv", "training.stopping=off"})));
+  EXPECT_TRUE(experiment::stopping_on(cfg_with({"data.dataset=boston", "training.stopping=validation"})));
   // auto quietly keeps SGHMC's fixed schedule; an explicit request is refused
   std::string why;
-  EXPECT_FALSE(train::stopping_on(cfg_with({"data.dataset=mine.csv", "model.kind=sghmc"}), &why));
+  EXPECT_FALSE(experiment::stopping_on(cfg_with({"data.dataset=mine.csv", "model.kind=sghmc"}), &why));
   EXPECT_NE(why.find("SGHMC"), std::string::npos);
-  EXPECT_NE(error_of([] { train::stopping_on(cfg_with({"model.kind=sghmc", "training.stopping=validation"})); })
+  EXPECT_NE(error_of([] { experiment::stopping_on(cfg_with({"model.kind=sghmc", "training.stopping=validation"})); })
                 .find("training.stopping: off"),
             std::string::npos);
   EXPECT_NE(error_of([] {
-              train::stopping_on(cfg_with({"training.batched_splits=2", "training.stopping=validation"}));
+              experiment::stopping_on(cfg_with({"training.batched_splits=2", "training.stopping=validation"}));
             }).find("batched"),
             std::string::npos);
 }
@@ -90,7 +91,7 @@ struct Run {
 
 Run train_with_stopping(const std::vector<std::string>& sets, const Problem& p, bool stop) {
   const auto cfg = cfg_with(sets);
-  const auto inf = infer::make_inference(1, cfg, 0.0, 1.0, make_generator(2));
+  const auto inf = experiment::make_inference(1, cfg, 0.0, 1.0, make_generator(2));
   train::StoppingOptions so;
   so.every = 25;
   so.patience = 4;
@@ -98,7 +99,7 @@ Run train_with_stopping(const std::vector<std::string>& sets, const Problem& p, 
   train::ValidationStopping stopper(*inf, p.x_val, p.y_val, so, make_generator(5));
   Run r;
   const auto total = cfg.get_int("training.steps") + cfg.get_int("training.steps_fixed_noise");
-  r.stats = train::train(
+  r.stats = experiment::train(
       *inf, p.x_fit, p.y_fit, cfg, make_generator(3), "t", stop ? so.every : 0,
       [&](int64_t steps) { return (steps % so.every == 0 || steps == total) && stopper.measure(steps); },
       [&] {

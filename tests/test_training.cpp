@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "data/dataset.h"
 #include "experiment/experiment.h"
+#include "experiment/resolve.h"
 #include "optim/flat_optimizer.h"
 #include "optim/rule.h"
 #include "models/regression_model.h"
@@ -50,9 +51,9 @@ Run run_yacht(const config::Config& cfg, uint64_t seed) {
   const auto d = data::load_uci("yacht", data_dir());
   const auto splits = data::make_splits(d, "standard", 1, 0);
   const auto prep = data::prepare_split(d, splits[0]);
-  const auto inf = infer::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
+  const auto inf = experiment::make_inference(d.x.size(1), cfg, prep.stats.y_mean.item<double>(),
                                          prep.stats.y_std.item<double>(), make_generator(seed, 0, Stream::kInit));
-  train::train(*inf, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(seed, 0, Stream::kTrain), "test");
+  experiment::train(*inf, prep.x_train, prep.y_train.squeeze(1), cfg, make_generator(seed, 0, Stream::kTrain), "test");
   const auto f = inf->predict(prep.x_test, 32, make_generator(seed, 0, Stream::kEval));
   auto& model = inf->model();
   const auto y = prep.y_test.squeeze(1).to(torch::kFloat64);
@@ -226,7 +227,7 @@ TEST(FlatOptimizer, SgdAndRmspropMatchTorch) {
 // not registered is refused with the registered ones.
 TEST(FlatOptimizer, TheRegistryNamesEveryRule) {
   EXPECT_EQ(optim::rule_names(), (std::vector<std::string>{"adam", "sgd", "rmsprop"}));
-  const auto msg = error_of([] { optim::make_rule("lion", cfg_with({})); });
+  const auto msg = error_of([] { experiment::make_rule("lion", cfg_with({})); });
   EXPECT_NE(msg.find("registered: adam, sgd, rmsprop"), std::string::npos) << msg;
   const auto bad = error_of([] { cfg_with({"training.optimizer=lion"}); });
   EXPECT_NE(bad.find("training.optimizer"), std::string::npos) << bad;

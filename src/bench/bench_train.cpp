@@ -16,6 +16,7 @@
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
+#include "experiment/resolve.h"
 #include "fwht.h"
 #include "infer/inference.h"
 #include "train/batched.h"
@@ -28,13 +29,13 @@ namespace {
 
 double train_seconds(const config::Config& cfg, const torch::Tensor& x, const torch::Tensor& y,
                      uint64_t seed, int64_t* params) {
-  const auto inf = infer::make_inference(x.size(1), cfg, 0.0, 1.0, make_generator(seed, 0, Stream::kInit));
+  const auto inf = experiment::make_inference(x.size(1), cfg, 0.0, 1.0, make_generator(seed, 0, Stream::kInit));
   if (params) *params = inf->num_params();
   // the trainer's step log would interleave with the table
   const auto level = spdlog::get_level();
   spdlog::set_level(spdlog::level::warn);
   try {
-    const auto st = train::train(*inf, x, y, cfg, make_generator(seed, 0, Stream::kTrain), "bench");
+    const auto st = experiment::train(*inf, x, y, cfg, make_generator(seed, 0, Stream::kTrain), "bench");
     spdlog::set_level(level);
     return st.seconds;
   } catch (...) {
@@ -50,7 +51,7 @@ double train_seconds_batched(const config::Config& cfg, const torch::Tensor& x, 
   std::vector<std::unique_ptr<infer::Inference>> infs;
   std::vector<train::SplitTask> tasks;
   for (int64_t k = 0; k < splits; ++k) {
-    infs.push_back(infer::make_inference(x.size(1), cfg, 0.0, 1.0,
+    infs.push_back(experiment::make_inference(x.size(1), cfg, 0.0, 1.0,
                                          make_generator(seed, static_cast<uint64_t>(k), Stream::kInit)));
     train::SplitTask t;
     t.inference = infs.back().get();
@@ -63,7 +64,7 @@ double train_seconds_batched(const config::Config& cfg, const torch::Tensor& x, 
   const auto level = spdlog::get_level();
   spdlog::set_level(spdlog::level::warn);
   try {
-    train::train_group(tasks, cfg);
+    experiment::train_group(tasks, cfg);
     spdlog::set_level(level);
   } catch (...) {
     spdlog::set_level(level);
@@ -127,7 +128,7 @@ nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
       sets.insert(sets.end(), parts.begin() + 1, parts.end());
       sets.insert(sets.end(), o.sets.begin(), o.sets.end());
       const auto cfg = config::Config::parse("", "bench predict", sets);
-      const auto inf = infer::make_inference(o.d_in, cfg, 0.0, 1.0, make_generator(o.seed, 0, Stream::kInit), o.classes);
+      const auto inf = experiment::make_inference(o.d_in, cfg, 0.0, 1.0, make_generator(o.seed, 0, Stream::kInit), o.classes);
       inf->to(torch::kFloat32);
       auto pass = [&] {
         const auto gen = make_generator(o.seed, 0, Stream::kEval);
@@ -230,7 +231,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
       } else {
         t_warm = train_seconds_batched(warm_cfg, x, y, o.seed, n_splits);
         t_all = train_seconds_batched(cfg, x, y, o.seed, n_splits);
-        params = infer::make_inference(x.size(1), cfg, 0.0, 1.0, make_generator(o.seed, 0, Stream::kInit))->num_params();
+        params = experiment::make_inference(x.size(1), cfg, 0.0, 1.0, make_generator(o.seed, 0, Stream::kInit))->num_params();
       }
       const double secs = std::max(t_all - (o.warmup > 0 ? t_warm : 0.0), 1e-9);
       nlohmann::json r;

@@ -17,8 +17,13 @@
 // leaves out the options of components a run does not use), and
 // options::read<T>(source) fills the struct from the experiment's config for
 // the component's factory. A
-// component never sees the config itself: only an options::Source (which
-// config::Config implements) through read<T>.
+// component never sees the config: the experiment (src/experiment/resolve.h)
+// reads each component's struct once into the run's typed plan, and the
+// component's factory takes that struct. A registry holds its kinds' structs
+// type-erased as options::Resolved, read by the registration's own
+// options::resolve<O>; a struct whose kind names another component (the
+// optimiser's rule, the convolution's filter) reads that one's options in its
+// finish(const options::Nested&).
 //
 // A field that reads a key declared by another component (the likelihood
 // reads training.steps_fixed_noise) says so with v.use(key, field); an
@@ -31,7 +36,9 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
+#include <typeinfo>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -88,10 +95,55 @@ template <class T, class = void>
 struct has_finish : std::false_type {};
 template <class T>
 struct has_finish<T, std::void_t<decltype(std::declval<T&>().finish())>> : std::true_type {};
+}  // namespace detail
+
+// One component's options, read once into the run's plan: the struct O the
+// component declared, behind a handle that knows which struct it holds.
+class Resolved {
+ public:
+  Resolved() = default;
+  template <class O>
+  static Resolved of(O o) {
+    Resolved r;
+    r.p_ = std::make_shared<const O>(std::move(o));
+    r.type_ = &typeid(O);
+    return r;
+  }
+  // The struct; asking for another type is a programming error.
+  template <class O>
+  const O& as() const {
+    WHVI_ASSERT(type_ != nullptr && *type_ == typeid(O));
+    return *static_cast<const O*>(p_.get());
+  }
+  bool empty() const { return p_ == nullptr; }
+
+ private:
+  std::shared_ptr<const void> p_;
+  const std::type_info* type_ = nullptr;
+};
+
+// How a registration reads its options struct: &options::resolve<O>. Only the
+// experiment calls it (directly, or through Nested below).
+using Resolve = Resolved (*)(const Source&);
+
+// What a struct's finish() is given when its kind names another registered
+// component: that component's options, read from the same config.
+class Nested {
+ public:
+  explicit Nested(const Source& src) : src_(src) {}
+  Resolved operator()(Resolve resolve) const { return resolve(src_); }
+  // Where the config came from, for error messages.
+  const std::string& origin() const { return src_.source(); }
+
+ private:
+  const Source& src_;
+};
+
+namespace detail {
 template <class T, class = void>
 struct has_finish_from : std::false_type {};
 template <class T>
-struct has_finish_from<T, std::void_t<decltype(std::declval<T&>().finish(std::declval<const Source&>()))>>
+struct has_finish_from<T, std::void_t<decltype(std::declval<T&>().finish(std::declval<const Nested&>()))>>
     : std::true_type {};
 }  // namespace detail
 
@@ -138,7 +190,7 @@ class Read {
   void part(T& sub) {
     sub.visit(*this);
     if constexpr (detail::has_finish<T>::value) sub.finish();
-    if constexpr (detail::has_finish_from<T>::value) sub.finish(src_);
+    if constexpr (detail::has_finish_from<T>::value) sub.finish(Nested(src_));
   }
 
  private:
@@ -186,17 +238,42 @@ std::vector<Spec> declare() {
 }
 
 // The struct filled from `src`; then its finish(), where it has one, derives
-// what it computes from the values read, and its finish(src), where it has
-// one, builds what needs other keys: the component its kind names, from that
-// component's own options (optim::OptimiserOptions builds its update rule).
+// what it computes from the values read, and its finish(Nested), where it has
+// one, reads what needs other keys: the options of the component its kind
+// names (optim::OptimiserOptions builds its update rule).
 template <class T>
 T read(const Source& src) {
   T t;
   Read r(src);
   t.visit(r);
   if constexpr (detail::has_finish<T>::value) t.finish();
-  if constexpr (detail::has_finish_from<T>::value) t.finish(src);
+  if constexpr (detail::has_finish_from<T>::value) t.finish(Nested(src));
   return t;
+}
+
+// A registration's reader of its options struct O (the Resolve of O).
+template <class O>
+Resolved resolve(const Source& src) {
+  return Resolved::of(read<O>(src));
+}
+
+// The registration named `name` in `kinds` (each with a `name` field), or an
+// error "<what> '<name>' is not registered; registered: a, b, c".
+template <class K>
+const K& find_kind(const std::vector<K>& kinds, const std::string& name, const std::string& what) {
+  for (const auto& k : kinds)
+    if (k.name == name) return k;
+  std::string known;
+  for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + std::string(k.name);
+  throw Error(what + " '" + name + "' is not registered; registered: " + known);
+}
+
+// The registrations' names, in registration order.
+template <class K>
+std::vector<std::string> kind_names(const std::vector<K>& kinds) {
+  std::vector<std::string> out;
+  for (const auto& k : kinds) out.push_back(k.name);
+  return out;
 }
 
 // The options of a component that has none.

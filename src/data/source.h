@@ -46,7 +46,8 @@ struct DataSourceKind {
   bool all_rows_train = false;
   std::vector<options::Spec> (*declare)();    // its own keys
   std::vector<std::string> (*keys)();         // every key its options read (own and used)
-  std::function<RegressionData(const options::Source&, const DataRequest&)> load;
+  options::Resolve resolve;                   // reads its options struct (the experiment calls it)
+  std::function<RegressionData(const options::Resolved&, const DataRequest&)> load;
 };
 
 // A source without options of its own.
@@ -67,7 +68,8 @@ DataSourceKind data_source(const char* name, const char* help, std::function<boo
   k.benchmark = std::move(benchmark);
   k.declare = &options::declare<O>;
   k.keys = &options::keys_read<O>;
-  k.load = [load](const options::Source& src, const DataRequest& r) { return load(options::read<O>(src), r); };
+  k.resolve = &options::resolve<O>;
+  k.load = [load](const options::Resolved& o, const DataRequest& r) { return load(o.template as<O>(), r); };
   return k;
 }
 
@@ -82,9 +84,15 @@ bool is_benchmark(const std::string& dataset);
 // listing what each source takes.
 std::vector<options::Spec> data_source_option_specs();
 std::string dataset_help();
-// Loads `r.dataset` with its source. First refuses a data.* option that this
-// source does not read but another does, set away from its default (naming
-// the sources that read it), so a key never silently does nothing.
-RegressionData load_data(const options::Source& src, const DataRequest& r);
+// The source of data.dataset and its options, read once into the run's plan
+// (experiment/resolve.h, which first refuses a data.* option that this source
+// does not read but another does, set away from its default, naming the
+// sources that read it, so a key never silently does nothing).
+struct DataPlan {
+  const DataSourceKind* source = nullptr;
+  options::Resolved options;
+};
+// Loads `r.dataset` with the plan's source.
+RegressionData load_data(const DataPlan& plan, const DataRequest& r);
 
 }  // namespace whvi::data

@@ -1,6 +1,5 @@
 // The data-source registry (data/source.h): one X(<name>) line per source.
 #include <algorithm>
-#include <map>
 
 #include "common/errors.h"
 #include "data/source.h"
@@ -53,52 +52,9 @@ std::string dataset_help() {
              "stopping (training.stopping: auto)";
 }
 
-namespace {
-
-// The default of every key some source declares, and which sources read it.
-struct KeyUse {
-  std::string def;
-  options::Type type = options::Type::kString;
-  std::vector<std::string> readers;
-};
-
-std::map<std::string, KeyUse> key_uses() {
-  std::map<std::string, KeyUse> out;
-  for (const auto& s : data_sources())
-    for (const auto& spec : s.declare()) {
-      out[spec.key].def = spec.def;
-      out[spec.key].type = spec.type;
-    }
-  for (const auto& s : data_sources())
-    for (const auto& k : s.keys())
-      if (out.count(k)) out[k].readers.push_back(s.name);
-  return out;
-}
-
-bool at_default(const options::Source& src, const std::string& key, const KeyUse& u) {
-  switch (u.type) {
-    case options::Type::kInt: return std::to_string(src.get_int(key)) == u.def;
-    case options::Type::kFloat: return options::format_double(src.get_float(key)) == u.def;
-    case options::Type::kBool: return (src.get_bool(key) ? "true" : "false") == u.def;
-    case options::Type::kString: return src.get_string(key) == u.def;
-  }
-  return true;
-}
-
-}  // namespace
-
-RegressionData load_data(const options::Source& src, const DataRequest& r) {
-  WHVI_CHECK(!r.dataset.empty(), src.source(), ": data.dataset is not set; set it to ", dataset_help());
-  const auto& s = data_source_for(r.dataset);
-  const auto reads = s.keys();
-  for (const auto& [key, use] : key_uses()) {
-    if (std::find(reads.begin(), reads.end(), key) != reads.end() || at_default(src, key, use)) continue;
-    std::string who;
-    for (const auto& w : use.readers) who += (who.empty() ? "" : ", ") + w;
-    throw Error(src.source() + ": " + key + " is read by " + who + " data, but data.dataset '" + r.dataset +
-                "' is read as " + s.name + " data, which does not use it; remove " + key);
-  }
-  return s.load(src, r);
+RegressionData load_data(const DataPlan& plan, const DataRequest& r) {
+  WHVI_ASSERT(plan.source != nullptr && plan.source == &data_source_for(r.dataset));
+  return plan.source->load(plan.options, r);
 }
 
 }  // namespace whvi::data

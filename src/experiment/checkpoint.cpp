@@ -7,6 +7,7 @@
 #include "common/io.h"
 #include "common/runtime.h"
 #include "experiment/experiment.h"
+#include "experiment/resolve.h"
 #include "train/loop.h"
 
 namespace whvi::experiment {
@@ -184,7 +185,7 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
   const auto cfg = a.config(meta);
   const auto split = static_cast<size_t>(meta.split);
   const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
-  auto inf = infer::make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std, make_generator(seed, split, Stream::kInit),
+  auto inf = make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std, make_generator(seed, split, Stream::kInit),
                                    meta.num_classes);
   inf->to(options::read<train::LoopOptions>(cfg).dtype);
   a.restore(*inf);

@@ -23,6 +23,7 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/checkpoint.h"
+#include "experiment/resolve.h"
 #include "experiment/workers.h"
 #include "common/rng.h"
 #include "data/csv.h"
@@ -89,7 +90,7 @@ json experiment_header(const ExperimentRun& r) {
   json doc = environment_json();
   doc["experiment"] = r.name;
   doc["dataset"] = cfg.get_string("data.dataset");
-  doc["model"] = infer::model_label(cfg);
+  doc["model"] = model_label(cfg);
   doc["task"] = d.is_classification() ? "classification" : "regression";
   if (d.is_classification()) doc["classes"] = d.class_names;
   if (!d.inputs.empty()) {
@@ -144,7 +145,7 @@ void train_batched(ExperimentRun& r) {
       const size_t k = pending[i];
       runs.push_back(prepare_split_run(cfg, r.d, r.splits[k], k, r.stem(k), r.label(k), r.ood_rows));
     }
-    if (const auto why = train::batched_unsupported(cfg, *runs.front().inf); !why.empty())
+    if (const auto why = batched_unsupported(cfg, *runs.front().inf); !why.empty())
       throw Error(cfg.source() + ": " + why);
     for (auto& run : runs) {
       train::SplitTask t;
@@ -155,7 +156,7 @@ void train_batched(ExperimentRun& r) {
       t.label = run.label;
       tasks.push_back(std::move(t));
     }
-    train::train_group(tasks, cfg);
+    train_group(tasks, cfg);
     std::optional<std::pair<size_t, std::string>> failure;
     for (size_t i = 0; i < runs.size(); ++i) {
       if (tasks[i].error) {

@@ -23,6 +23,7 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/checkpoint.h"
+#include "experiment/resolve.h"
 #include "experiment/workers.h"
 #include "common/rng.h"
 #include "data/csv.h"
@@ -113,7 +114,7 @@ std::string fingerprint(const config::Config& cfg) {
   // keys added after results were committed, left out at their defaults so
   // those results still resume and extend
   if (cfg.get_string("inference.kind") == "auto") j.erase("inference");
-  if (infer::method_of(cfg) != "ensemble") j.erase("ensemble");
+  if (method_of(cfg) != "ensemble") j.erase("ensemble");
   if (cfg.get_string("model.architecture") != "rff") j["model"].erase("rff");
   if (cfg.get_string("model.architecture") == "mlp")
     for (const char* k : {"architecture", "conv", "conv_dropout", "conv_rank", "batch_norm"}) j["model"].erase(k);
@@ -137,7 +138,7 @@ std::string fingerprint(const config::Config& cfg) {
   // the fused step agrees with autograd to float rounding, not to the bit: the
   // engine that runs counts (auto resolved), so auto and an explicit choice of
   // the same engine share their splits
-  if (infer::engine_for(cfg) == "autograd") j["training"].erase("engine");
+  if (engine_for(cfg) == "autograd") j["training"].erase("engine");
   else j["training"]["engine"] = "fused";
   // another device rounds differently: its splits are not resumed into a CPU run's
   if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
@@ -145,7 +146,7 @@ std::string fingerprint(const config::Config& cfg) {
   if (cfg.get_string("likelihood.class_weights") == "none") j["likelihood"].erase("class_weights");
   if (cfg.get_string("calibration.kind") == "none") j.erase("calibration");
   // stopping on validation rows: its keys only where it acts
-  if (!train::stopping_on(cfg))
+  if (!stopping_on(cfg))
     for (const char* k : {"stopping", "stopping_fraction", "stopping_every", "stopping_patience", "stopping_mc_samples"})
       j["training"].erase(k);
   if (cfg.get_int("training.kl_warmup") == 0) j["training"].erase("kl_warmup");

@@ -23,6 +23,7 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/checkpoint.h"
+#include "experiment/resolve.h"
 #include "experiment/workers.h"
 #include "common/rng.h"
 #include "data/csv.h"
@@ -85,7 +86,7 @@ data::RegressionData load_data(const config::Config& cfg) {
   r.data_dir = data::resolve_data_dir(cfg.get_string("data.dir"));
   r.seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
   r.classification = is_classification(cfg);
-  auto d = data::load_data(cfg, r);
+  auto d = experiment::load_data(cfg, r);
   if (cfg.get_string("data.target_transform") == "log") log_targets(cfg, d);
   return d;
 }
@@ -223,7 +224,7 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
                                                  : "SGHMC has no samples before its burn-in ends",
                "; set evaluation.every: 0");
   if (cfg.get_string("training.device") != "cpu") check_device(cfg);
-  train::stopping_on(cfg);  // throws where training.stopping: validation cannot act
+  stopping_on(cfg);  // throws where training.stopping: validation cannot act
   for (size_t k = 0; k < splits.size(); ++k) {
     WHVI_CHECK(splits[k].train.size() >= 2, "data set '", d.name, "' (", d.source, "): split ", k, " has ",
                splits[k].train.size(), " training row(s); at least 2 are needed to standardise and train");

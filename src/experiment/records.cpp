@@ -23,6 +23,7 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/checkpoint.h"
+#include "experiment/resolve.h"
 #include "experiment/workers.h"
 #include "common/rng.h"
 #include "data/csv.h"
@@ -65,7 +66,7 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_
   // the WHVI paper's schedule is that of its regression benchmarks (data.protocol:
   // paper); stopping on held-out rows makes the steps a maximum, not a schedule
   if (!toy && steps < kPaperSteps && cfg.get_string("data.protocol") == "paper" && cfg.get_string("likelihood.kind") != "softmax" &&
-      !train::stopping_on(cfg)) {
+      !stopping_on(cfg)) {
     shortened = true;
     note += "shortened: " + std::to_string(steps) + " of the paper's " + std::to_string(kPaperSteps) + " steps. ";
   }

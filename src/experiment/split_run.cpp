@@ -23,6 +23,7 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/checkpoint.h"
+#include "experiment/resolve.h"
 #include "experiment/workers.h"
 #include "common/rng.h"
 #include "data/csv.h"
@@ -91,7 +92,7 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
   // follows from the config): what --resume and `whvi eval` recompute
   r.data_fp = data_fingerprint(r.prep);
   carve_calibration_rows(cfg, r, seed);
-  r.inf = infer::make_inference(d.x.size(1), cfg, r.prep.stats.y_mean.item<double>(),
+  r.inf = make_inference(d.x.size(1), cfg, r.prep.stats.y_mean.item<double>(),
                                 r.prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit),
                                 d.num_classes);
   r.inf->likelihood().fit_targets(r.prep.y_train.squeeze(1), d.class_names);  // likelihood.class_weights
@@ -152,10 +153,10 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
       }
       return stopper && (steps % so.every == 0 || last) && stopper->measure(steps);
     } catch (const NonFiniteError& e) {
-      throw Error(train::divergence_message(label, steps, e.what(), cfg));
+      throw Error(train::divergence_message(label, steps, e.what(), divergence_suspects(cfg)));
     }
   };
-  const auto ts = train::train(*inf, x_fit, y_fit, cfg, make_generator(seed, k, Stream::kTrain), label, every,
+  const auto ts = experiment::train(*inf, x_fit, y_fit, cfg, make_generator(seed, k, Stream::kTrain), label, every,
                                on_every, [&] {
                                  if (stopper) stopper->restore_best();
                                });
@@ -293,7 +294,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
       WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the trained model's predictions are not finite");
       return evaluate_predictions(cfg, inf->likelihood(), f, y_test);
     } catch (const NonFiniteError& e) {
-      throw Error(train::divergence_message(label, ts.steps, e.what(), cfg));
+      throw Error(train::divergence_message(label, ts.steps, e.what(), divergence_suspects(cfg)));
     }
   }();
   const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();

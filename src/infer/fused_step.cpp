@@ -6,6 +6,7 @@
 #include "common/errors.h"
 #include "common/rng.h"
 #include "infer/inference.h"
+#include "infer/plan.h"
 #include "infer/variational.h"
 #include "likelihoods/likelihood.h"
 #include "nn/fused_ops.h"
@@ -36,31 +37,15 @@ std::string fused_unsupported(const models::RegressionModel& model) {
   return "";
 }
 
-namespace {
-// what engine_for() reads beyond the variational method's options
-struct EngineContext {
-  std::string device, architecture, likelihood;
-  int64_t batched_splits = 1;
-  template <class V>
-  void visit(V& v) {
-    v.use("training.device", device);
-    v.use("training.batched_splits", batched_splits);
-    v.use("model.architecture", architecture);
-    v.use("likelihood.kind", likelihood);
-  }
-};
-}  // namespace
-
-std::string engine_for(const options::Source& cfg) {
-  const auto vo = options::read<VariationalOptions>(cfg);
+std::string engine_for(const MethodPlan& p) {
+  const auto& vo = p.variational;
   if (!vo.auto_engine) return vo.engine;
-  const auto c = options::read<EngineContext>(cfg);
-  if (method_of(cfg) != "variational" || c.device != "cpu" || c.batched_splits != 1 || c.architecture != "mlp" ||
-      (c.likelihood != "gaussian" && c.likelihood != "softmax") || !vo.plain_elbo())
+  if (p.method != "variational" || p.device != "cpu" || p.batched_splits != 1 || p.arch != "mlp" ||
+      (p.likelihood_kind != "gaussian" && p.likelihood_kind != "softmax") || !vo.plain_elbo())
     return "autograd";
-  // the layers decide with their options: a network of this config on 8 inputs
-  const models::RegressionModel probe(8, cfg, 0.0, 1.0, make_generator(0), c.likelihood == "softmax" ? 2 : 0);
-  return fused_unsupported(probe).empty() ? "fused" : "autograd";
+  // the layers decide with their options: a network of this plan on 8 inputs
+  const auto probe = make_network(8, p, 0.0, 1.0, make_generator(0), p.likelihood_kind == "softmax" ? 2 : 0);
+  return fused_unsupported(*probe).empty() ? "fused" : "autograd";
 }
 
 FusedStep::FusedStep(models::RegressionModel& model) : model_(model) {

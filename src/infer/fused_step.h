@@ -34,11 +34,6 @@ namespace whvi::infer {
 // Why `model` cannot take the fused step; empty if it can.
 std::string fused_unsupported(const models::RegressionModel& model);
 
-// The engine a run of cfg trains its splits with: training.engine when set to
-// autograd or fused; for auto, fused where it applies (variational inference,
-// one split at a time on the CPU, a network that fused_unsupported() accepts),
-// else autograd.
-std::string engine_for(const options::Source& cfg);
 
 class FusedStep {
  public:

@@ -136,27 +136,14 @@ class Inference {
 // (a deep ensemble: once per member).
 using NetworkMaker = std::function<std::shared_ptr<models::RegressionModel>()>;
 
-// The method for cfg's inference.kind (auto: the one model.kind names), with
-// its network(s) built from cfg (`init` draws the initial values). y_mean,
-// y_std: the training targets' statistics. num_classes > 0: a classifier with
-// that many classes (likelihood.kind softmax).
-std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& cfg, double y_mean, double y_std,
-                                          const at::Generator& init, int64_t num_classes = 0);
-// The registered method's name for cfg: inference.kind, or model.kind's own when auto.
-std::string method_of(const options::Source& cfg);
 // model.kind -> its own method (sghmc, nng, ensemble, else variational).
 std::string method_of(const std::string& model_kind);
 // The model kinds (models::model_kinds) whose own method is `method`, comma-separated:
 // lists for help and error text, from the registries, never written by hand.
 std::string kinds_trained_by(const std::string& method);
 std::vector<std::string> registered_methods();
-// Whether cfg's method is fitted in closed form (MethodKind::closed_form).
-bool fits_in_closed_form(const options::Source& cfg);
 // Whether the registered method `method` is fitted in closed form (false when not registered).
 bool fits_in_closed_form(const std::string& method);
-// How a result names its model: model.kind, or "<inference.kind>-<model.kind>"
-// when inference.kind is not the kind's own (e.g. ensemble-whvi).
-std::string model_label(const options::Source& cfg);
 
 // A registered method: its name, its options' declarations and a factory
 // that reads them and builds the method over networks from a NetworkMaker.
@@ -164,7 +151,8 @@ struct MethodKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
   std::vector<std::string> (*reads)();  // every key its options read
-  std::function<std::unique_ptr<Inference>(const NetworkMaker&, const options::Source&)> make;
+  options::Resolve resolve;             // reads its options struct (the experiment calls it)
+  std::function<std::unique_ptr<Inference>(const NetworkMaker&, const options::Resolved&)> make;
   bool closed_form = false;  // fitted by ClosedForm::fit, not in steps (no stopping on validation rows)
 };
 
@@ -172,10 +160,8 @@ struct MethodKind {
 template <class O>
 MethodKind method_kind(std::string name, std::unique_ptr<Inference> (*make)(const NetworkMaker&, const O&),
                        bool closed_form = false) {
-  return {std::move(name), &options::declare<O>, &options::keys_read<O>,
-          [make](const NetworkMaker& net, const options::Source& src) {
-            return make(net, options::read<O>(src));
-          },
+  return {std::move(name), &options::declare<O>, &options::keys_read<O>, &options::resolve<O>,
+          [make](const NetworkMaker& net, const options::Resolved& o) { return make(net, o.template as<O>()); },
           closed_form};
 }
 

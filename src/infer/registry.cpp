@@ -4,7 +4,7 @@
 
 #include "common/errors.h"
 #include "infer/inference.h"
-#include "infer/variational.h"
+#include "infer/plan.h"
 
 namespace whvi::infer {
 
@@ -29,33 +29,11 @@ const std::vector<MethodKind>& method_kinds() {
   return r;
 }
 
-namespace {
-
-// inference.kind, and what make_inference checks it against
-struct Choice {
-  std::string asked = "auto";
-  std::string kind, arch, conv, likelihood;  // model.kind, model.architecture, model.conv, likelihood.kind
-  template <class V>
-  void visit(V& v) {
-    static const std::string help =
-        "how the network's parameters are learned: auto = model.kind's own (variational for " +
-        kinds_trained_by("variational") + "; the others by their own method); ensemble with a variational "
-        "model.kind trains ensemble.members independent variational networks of that kind and predicts with their "
-        "mixture";
-    v.pick("inference.kind", asked, choices(), help.c_str());
-    v.use("model.kind", kind);
-    v.use("model.architecture", arch);
-    v.use("model.conv", conv);
-    v.use("likelihood.kind", likelihood);
-  }
-  static std::vector<std::string> choices() {
-    std::vector<std::string> c = {"auto"};
-    for (const auto& m : registered_methods()) c.push_back(m);
-    return c;
-  }
-};
-
-}  // namespace
+std::vector<std::string> MethodPlan::choices() {
+  std::vector<std::string> c = {"auto"};
+  for (const auto& m : registered_methods()) c.push_back(m);
+  return c;
+}
 
 std::string method_of(const std::string& model_kind) { return models::recipe(model_kind).method; }
 
@@ -66,67 +44,58 @@ std::string kinds_trained_by(const std::string& method) {
   return out;
 }
 
-std::string method_of(const options::Source& cfg) {
-  const auto c = options::read<Choice>(cfg);
-  const std::string& kind = c.kind;
+void MethodPlan::finish(const options::Nested& read) {
+  origin = read.origin();
   const std::string own = method_of(kind);
-  const std::string& asked = c.asked;
-  if (asked == "auto" || asked == own) return own;
+  method = asked == "auto" ? own : asked;
   // a variational network can also be trained as a deep ensemble of itself
-  WHVI_CHECK(asked == "ensemble" && own == "variational", cfg.source(), ": inference.kind ", asked,
+  WHVI_CHECK(method == own || (asked == "ensemble" && own == "variational"), origin, ": inference.kind ", asked,
              " cannot train model.kind ", kind, " (its method is ", own,
              "); set inference.kind: auto, or ensemble with a variational model.kind (",
              kinds_trained_by("variational"), ")");
-  return asked;
+  label = method == own ? kind : method + "-" + kind;
+  options = read(options::find_kind(method_kinds(), method, "inference method").resolve);
 }
 
-std::string model_label(const options::Source& cfg) {
-  const std::string kind = options::read<Choice>(cfg).kind;
-  const std::string method = method_of(cfg);
-  return method == method_of(kind) ? kind : method + "-" + kind;
+std::shared_ptr<models::RegressionModel> make_network(int64_t d_in, const MethodPlan& plan, double y_mean,
+                                                      double y_std, const at::Generator& init, int64_t num_classes) {
+  return std::make_shared<models::RegressionModel>(
+      d_in, plan.network, likelihoods::make_likelihood(plan.likelihood, y_mean, y_std, num_classes), init);
 }
 
-std::unique_ptr<Inference> make_inference(int64_t d_in, const options::Source& cfg, double y_mean, double y_std,
+std::unique_ptr<Inference> make_inference(int64_t d_in, const MethodPlan& p, double y_mean, double y_std,
                                           const at::Generator& init, int64_t num_classes) {
-  const auto method = method_of(cfg);
-  const auto c = options::read<Choice>(cfg);
-  const std::string& kind = c.kind;
+  const std::string& method = p.method;
+  const std::string& kind = p.kind;
   // SGHMC's noise prior assumes the Gaussian; its classification path is not
   // written yet.
-  WHVI_CHECK(num_classes == 0 || method != "sghmc", cfg.source(), ": model.kind ", kind,
+  WHVI_CHECK(num_classes == 0 || method != "sghmc", p.origin, ": model.kind ", kind,
              " supports regression only for now; for classification use ", kinds_trained_by("variational"), ", ",
              kinds_trained_by("nng"), " or ", kinds_trained_by("ensemble"));
-  WHVI_CHECK(method != "sghmc" || c.likelihood == "gaussian", cfg.source(),
+  WHVI_CHECK(method != "sghmc" || p.likelihood_kind == "gaussian", p.origin,
              ": model.kind sghmc samples the gaussian likelihood's noise variance; likelihood.kind ",
-             c.likelihood, " is not written for it yet; set likelihood.kind: gaussian");
-  WHVI_CHECK(method == "variational" || method == "ensemble" ||
-                 options::read<VariationalOptions>(cfg).plain_elbo(),
-             cfg.source(), ": training.kl_warmup and training.kl_weight weight the KL term of variational methods "
+             p.likelihood_kind, " is not written for it yet; set likelihood.kind: gaussian");
+  WHVI_CHECK(method == "variational" || method == "ensemble" || p.variational.plain_elbo(),
+             p.origin, ": training.kl_warmup and training.kl_weight weight the KL term of variational methods "
              "and ensembles; model.kind ", kind, " has none", method == "nng" ? " (its own is model.nng.kl_weight)" : "",
              "; remove them");
-  const std::string& arch = c.arch;
+  const std::string& arch = p.arch;
   const bool conv = arch != "mlp" && arch != "rff";
   const bool trunk_ok = method == "variational" || (method == "ensemble" && kind != "ensemble");
-  WHVI_CHECK(arch == "mlp" || trunk_ok || (conv && method == "nng"), cfg.source(), ": model.kind ", kind,
+  WHVI_CHECK(arch == "mlp" || trunk_ok || (conv && method == "nng"), p.origin, ": model.kind ", kind,
              " has no ", arch == "rff" ? "random-feature" : "convolutional",
              " layers yet; use model.architecture: mlp, or ", kinds_trained_by("variational"),
              arch == "rff" ? "" : " or " + kinds_trained_by("nng"),
              " for this architecture");
-  WHVI_CHECK(!conv || method != "nng" || c.conv == "nng", cfg.source(),
-             ": model.kind nng trains only noisy K-FAC layers, but model.conv is '", c.conv,
+  WHVI_CHECK(!conv || method != "nng" || p.conv == "nng", p.origin,
+             ": model.kind nng trains only noisy K-FAC layers, but model.conv is '", p.conv,
              "'; set model.conv: nng");
-  WHVI_CHECK(c.conv != "nng" || method == "nng" || !conv, cfg.source(),
+  WHVI_CHECK(p.conv != "nng" || method == "nng" || !conv, p.origin,
              ": model.conv nng filters are trained only by model.kind nng (its optimiser), but model.kind is '", kind,
              "'; set model.kind: nng or choose another model.conv");
-  const NetworkMaker make_network = [=, &cfg]() {
-    return std::make_shared<models::RegressionModel>(d_in, cfg, y_mean, y_std, init, num_classes);
-  };
-  for (const auto& m : method_kinds())
-    if (m.name == method) return m.make(make_network, cfg);
-  throw Error("inference method '" + method + "' is not registered");
+  const NetworkMaker net = [=, &p]() { return make_network(d_in, p, y_mean, y_std, init, num_classes); };
+  return options::find_kind(method_kinds(), method, "inference method").make(net, p.options);
 }
-
-bool fits_in_closed_form(const options::Source& cfg) { return fits_in_closed_form(method_of(cfg)); }
 
 bool fits_in_closed_form(const std::string& method) {
   for (const auto& m : method_kinds())
@@ -135,13 +104,11 @@ bool fits_in_closed_form(const std::string& method) {
 }
 
 std::vector<std::string> registered_methods() {
-  std::vector<std::string> out;
-  for (const auto& m : method_kinds()) out.push_back(m.name);
-  return out;
+  return options::kind_names(method_kinds());
 }
 
 std::vector<options::Spec> method_option_specs() {
-  auto specs = options::declare<Choice>();
+  auto specs = options::declare<MethodPlan>();
   for (const auto& m : method_kinds()) options::append(specs, m.declare());
   return specs;
 }

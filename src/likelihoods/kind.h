@@ -12,19 +12,21 @@
 namespace whvi::likelihoods {
 
 struct LikelihoodKind {
-  const char* kind;
+  const char* name;     // likelihood.kind
   bool classification;  // for class labels (softmax) or real-valued targets
   std::vector<options::Spec> (*declare)();
-  std::function<std::shared_ptr<Likelihood>(const options::Source&, double y_mean, double y_std, int64_t classes)> make;
+  options::Resolve resolve;  // reads its options struct (the experiment calls it)
+  std::function<std::shared_ptr<Likelihood>(const options::Resolved&, double y_mean, double y_std, int64_t classes)>
+      make;
 };
 
 // The entry of a likelihood built from its options O by
 // make(const O&, y_mean, y_std, classes).
 template <class O, class Make>
 LikelihoodKind likelihood_kind(const char* kind, bool classification, Make make) {
-  return {kind, classification, &options::declare<O>,
-          [make](const options::Source& src, double m, double s, int64_t k) -> std::shared_ptr<Likelihood> {
-            return make(options::read<O>(src), m, s, k);
+  return {kind, classification, &options::declare<O>, &options::resolve<O>,
+          [make](const options::Resolved& o, double m, double s, int64_t k) -> std::shared_ptr<Likelihood> {
+            return make(o.template as<O>(), m, s, k);
           }};
 }
 

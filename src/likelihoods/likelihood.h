@@ -251,13 +251,30 @@ std::optional<std::string> regression_fit_problem(const torch::Tensor& f, const 
 // likelihood: noise_var for every element) or [S, N, 2] (mean, log variance).
 std::pair<torch::Tensor, torch::Tensor> regression_samples(const torch::Tensor& f, double noise_var);
 
-// The registry: likelihood.kind -> a likelihood built from its own options.
+std::vector<std::string> registered_likelihoods();
+
+// The run's likelihood, read once into its plan (experiment/resolve.h):
+// likelihood.kind, the data set it is for (errors name it) and that kind's
+// own options.
+struct LikelihoodPlan {
+  std::string kind = "gaussian";
+  std::string dataset;        // data.dataset
+  options::Resolved options;  // the kind's own, read by finish()
+  std::string origin;         // the config's name, for errors
+  void finish(const options::Nested& read);
+  template <class V>
+  void visit(V& v) {
+    v.pick("likelihood.kind", kind, registered_likelihoods(), "gaussian (regression, one learned noise variance), hetero-gaussian (regression: the network outputs a mean and a log variance per input, so the noise depends on the input; the predictive is the mixture over samples), student-t (regression: Student's t noise with a learned scale and learned degrees of freedom, robust to outlying targets) or softmax (classification: a categorical likelihood over the network's C outputs)");
+    v.use("data.dataset", dataset);
+  }
+};
+
+// The registry: a likelihood of the plan's kind built from its own options.
 // y_mean, y_std: the training targets' statistics (regression); num_classes:
 // the data set's classes (0 for regression). A kind that does not fit the
 // data (softmax on regression targets, gaussian on classes) is refused.
-std::shared_ptr<Likelihood> make_likelihood(const options::Source& src, double y_mean, double y_std,
+std::shared_ptr<Likelihood> make_likelihood(const LikelihoodPlan& plan, double y_mean, double y_std,
                                             int64_t num_classes = 0);
-std::vector<std::string> registered_likelihoods();
 // likelihood.kind and every registered likelihood's options, declared.
 std::vector<options::Spec> likelihood_option_specs();
 

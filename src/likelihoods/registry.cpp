@@ -26,47 +26,31 @@ const std::vector<LikelihoodKind>& registry() {
   return r;
 }
 
-// likelihood.kind itself
-struct Choice {
-  std::string kind = "gaussian";
-  std::string dataset;  // data.dataset, for errors
-  template <class V>
-  void visit(V& v) {
-    v.pick("likelihood.kind", kind, registered_likelihoods(), "gaussian (regression, one learned noise variance), hetero-gaussian (regression: the network outputs a mean and a log variance per input, so the noise depends on the input; the predictive is the mixture over samples), student-t (regression: Student's t noise with a learned scale and learned degrees of freedom, robust to outlying targets) or softmax (classification: a categorical likelihood over the network's C outputs)");
-    v.use("data.dataset", dataset);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<Likelihood> make_likelihood(const options::Source& src, double y_mean, double y_std,
-                                            int64_t num_classes) {
-  const auto c = options::read<Choice>(src);
-  const std::string& kind = c.kind;
-  const std::string& ds = c.dataset;
-  for (const auto& e : registry()) {
-    if (kind != e.kind) continue;
-    if (e.classification)
-      WHVI_CHECK(num_classes >= 2, src.source(), ": likelihood.kind ", kind, " needs a classification data set "
-                 "(class labels), but '", ds, "' has real-valued targets; set likelihood.kind: gaussian");
-    else
-      WHVI_CHECK(num_classes == 0, src.source(), ": data set '", ds, "' is a classification data set (",
-                 num_classes, " classes), but likelihood.kind is ", kind, "; set likelihood.kind: softmax");
-    return e.make(src, y_mean, y_std, num_classes);
-  }
-  std::string known;
-  for (const auto& e : registry()) known += (known.empty() ? "" : ", ") + std::string(e.kind);
-  throw Error("likelihood.kind '" + kind + "' is not registered; registered: " + known);
+void LikelihoodPlan::finish(const options::Nested& read) {
+  options = read(options::find_kind(registry(), kind, "likelihood.kind").resolve);
+  origin = read.origin();
 }
 
-std::vector<std::string> registered_likelihoods() {
-  std::vector<std::string> out;
-  for (const auto& e : registry()) out.push_back(e.kind);
-  return out;
+std::shared_ptr<Likelihood> make_likelihood(const LikelihoodPlan& plan, double y_mean, double y_std,
+                                            int64_t num_classes) {
+  const std::string& kind = plan.kind;
+  const std::string& ds = plan.dataset;
+  const auto& e = options::find_kind(registry(), kind, "likelihood.kind");
+  if (e.classification)
+    WHVI_CHECK(num_classes >= 2, plan.origin, ": likelihood.kind ", kind, " needs a classification data set "
+               "(class labels), but '", ds, "' has real-valued targets; set likelihood.kind: gaussian");
+  else
+    WHVI_CHECK(num_classes == 0, plan.origin, ": data set '", ds, "' is a classification data set (",
+               num_classes, " classes), but likelihood.kind is ", kind, "; set likelihood.kind: softmax");
+  return e.make(plan.options, y_mean, y_std, num_classes);
 }
+
+std::vector<std::string> registered_likelihoods() { return options::kind_names(registry()); }
 
 std::vector<options::Spec> likelihood_option_specs() {
-  auto specs = options::declare<Choice>();
+  auto specs = options::declare<LikelihoodPlan>();
   for (const auto& e : registry()) options::append(specs, e.declare());
   return specs;
 }

@@ -21,9 +21,17 @@ std::vector<std::string> architectures() {
   return out;
 }
 
-RegressionModel::RegressionModel(int64_t d_in, const options::Source& src, double y_mean,
-                                 double y_std, const at::Generator& init, int64_t num_classes) {
-  const auto o = options::read<NetworkOptions>(src);
+void NetworkPlan::finish(const options::Nested& read) {
+  hidden = hidden_layer_kind(net.kind);
+  output = output_layer_kind(net.kind, net.output_layer);
+  if (net.architecture != "mlp") trunk = read(find_trunk(net.architecture).resolve);
+  hidden_options = read(find_layer_kind(hidden).resolve);
+  output_options = output == hidden ? hidden_options : read(find_layer_kind(output).resolve);
+}
+
+RegressionModel::RegressionModel(int64_t d_in, const NetworkPlan& plan, std::shared_ptr<likelihoods::Likelihood> lik,
+                                 const at::Generator& init) {
+  const auto& o = plan.net;
   {
     // parameters, gradients and Adam's two moments, in float64 at most
     const double bytes = estimated_param_count(d_in, o) * 4.0 * 8.0;
@@ -33,21 +41,18 @@ RegressionModel::RegressionModel(int64_t d_in, const options::Source& src, doubl
                " make a network that needs about ", bytes / 1e9, " GB for its parameters and optimiser state, "
                "more than half of this machine's ", mem / 1e9, " GB: lower model.width (or model.depth)");
   }
-  const std::string kind = hidden_layer_kind(o.kind);
   activation_ = o.activation;
-  const std::string out_kind = output_layer_kind(o.kind, o.output_layer);
   int64_t in = d_in;
   if (o.architecture != "mlp") {
-    trunk_ = register_module("trunk", make_trunk(o.architecture, d_in, src, init));
+    trunk_ = register_module("trunk", find_trunk(o.architecture).make(d_in, plan.trunk, init));
     in = trunk_->features();
   }
   for (int64_t l = 0; l < o.depth; ++l) {
-    layers_.push_back(make_layer(kind, in, o.width, src, {false, init}));
+    layers_.push_back(make_layer(plan.hidden, in, o.width, plan.hidden_options, {false, init}));
     register_module("layer" + std::to_string(l), layers_.back());
     in = o.width;
   }
-  auto lik = likelihoods::make_likelihood(src, y_mean, y_std, num_classes);
-  layers_.push_back(make_layer(out_kind, in, lik->out_dim(), src, {true, init}));
+  layers_.push_back(make_layer(plan.output, in, lik->out_dim(), plan.output_options, {true, init}));
   register_module("layer" + std::to_string(o.depth), layers_.back());
   likelihood_ = register_module("likelihood", lik);
 }

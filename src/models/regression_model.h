@@ -29,16 +29,28 @@ struct NetworkOptions {
   void visit(V& v);
 };
 
+// The network's plan, read once (experiment/resolve.h): its shape, the layer
+// kinds of its recipe and the options of its trunk and of those kinds.
+struct NetworkPlan {
+  NetworkOptions net;
+  std::string hidden, output;  // hidden_layer_kind, output_layer_kind
+  options::Resolved trunk, hidden_options, output_options;
+  template <class V>
+  void visit(V& v) {
+    v.part(net);
+  }
+  void finish(const options::Nested& read);
+};
+
 class RegressionModel : public torch::nn::Module {
  public:
   // Hidden layers of the kind model.kind names (hidden_layer_kind), model.depth
-  // x model.width, the output layer per model.output_layer. y_mean/y_std: training target statistics.
+  // x model.width, the output layer per model.output_layer, and the
+  // likelihood `lik` (its out_dim() outputs; it keeps the target statistics).
   // `init` draws the initial parameter values. A network whose parameters
   // would not fit in this machine's memory is refused before allocation.
-  // num_classes > 0: a classifier (likelihood.kind softmax) with that many outputs.
-  // Each component's options are read from `src` (the experiment's config).
-  RegressionModel(int64_t d_in, const options::Source& src, double y_mean, double y_std,
-                  const at::Generator& init, int64_t num_classes = 0);
+  RegressionModel(int64_t d_in, const NetworkPlan& plan, std::shared_ptr<likelihoods::Likelihood> lik,
+                  const at::Generator& init);
 
   // f on the standardised target scale: x [N, d_in] -> [N] (or [N, C] for a
   // likelihood with C > 1 outputs). kSample draws

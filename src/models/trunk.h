@@ -28,23 +28,23 @@ class Trunk : public torch::nn::Module {
 struct TrunkKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
-  std::function<std::shared_ptr<Trunk>(int64_t d_in, const options::Source&, const at::Generator&)> make;
+  options::Resolve resolve;  // reads its options struct (the experiment calls it)
+  std::function<std::shared_ptr<Trunk>(int64_t d_in, const options::Resolved&, const at::Generator&)> make;
 };
 
 // The registration of an architecture whose factory takes its options O.
 template <class O>
 TrunkKind trunk_kind(std::string name,
                      std::shared_ptr<Trunk> (*make)(const std::string& arch, int64_t d_in, const O&, const at::Generator&)) {
-  return {name, &options::declare<O>, [make, name](int64_t d_in, const options::Source& src, const at::Generator& gen) {
-            return make(name, d_in, options::read<O>(src), gen);
+  return {name, &options::declare<O>, &options::resolve<O>,
+          [make, name](int64_t d_in, const options::Resolved& o, const at::Generator& gen) {
+            return make(name, d_in, o.template as<O>(), gen);
           }};
 }
 
 // The registered architectures (trunks.cpp), in registration order.
 const std::vector<TrunkKind>& trunk_kinds();
-// The trunk of model.architecture `arch` (not mlp) for inputs of d_in columns,
-// its options read from `src`.
-std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const options::Source& src,
-                                  const at::Generator& gen);
+// The registered architecture `arch` (not mlp; an unknown one is an error).
+const TrunkKind& find_trunk(const std::string& arch);
 
 }  // namespace whvi::models

@@ -25,11 +25,8 @@ const std::vector<TrunkKind>& trunk_kinds() {
   return r;
 }
 
-std::shared_ptr<Trunk> make_trunk(const std::string& arch, int64_t d_in, const options::Source& src,
-                                  const at::Generator& gen) {
-  for (const auto& k : trunk_kinds())
-    if (k.name == arch) return k.make(d_in, src, gen);
-  throw Error("model.architecture '" + arch + "' is not registered");
+const TrunkKind& find_trunk(const std::string& arch) {
+  return options::find_kind(trunk_kinds(), arch, "model.architecture");
 }
 
 }  // namespace whvi::models

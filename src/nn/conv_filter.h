@@ -46,15 +46,17 @@ struct FilterKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
   std::vector<std::string> (*reads)();
-  std::function<FilterMaker(const options::Source&)> make;
+  options::Resolve resolve;  // reads its options struct (the experiment calls it)
+  std::function<FilterMaker(const options::Resolved&)> make;
 };
 
 // The registration of a filter kind built from its options O.
 template <class O>
 FilterKind filter_kind(std::string name, std::unique_ptr<ConvFilter> (*make)(const O&, torch::nn::Module&,
                                                                              const ConvShape&, const at::Generator&)) {
-  return {std::move(name), &options::declare<O>, &options::keys_read<O>, [make](const options::Source& src) {
-            const O o = options::read<O>(src);
+  return {std::move(name), &options::declare<O>, &options::keys_read<O>, &options::resolve<O>,
+          [make](const options::Resolved& r) {
+            const O o = r.template as<O>();
             return FilterMaker([make, o](torch::nn::Module& m, const ConvShape& s, const at::Generator& g) {
               return make(o, m, s, g);
             });
@@ -65,8 +67,8 @@ FilterKind filter_kind(std::string name, std::unique_ptr<ConvFilter> (*make)(con
 // conv_registry.cpp), in registration order.
 const std::vector<FilterKind>& filter_kinds();
 std::vector<std::string> filter_names();
-// The maker of filter kind `name`, from its options in `src`.
-FilterMaker make_filter_maker(const std::string& name, const options::Source& src);
+// The registered filter kind `name` (an unknown one is an error listing the others).
+const FilterKind& find_filter(const std::string& name);
 // Every registered filter kind's options, declared.
 std::vector<options::Spec> filter_option_specs();
 

@@ -25,19 +25,9 @@ const std::vector<FilterKind>& filter_kinds() {
   return r;
 }
 
-std::vector<std::string> filter_names() {
-  std::vector<std::string> out;
-  for (const auto& k : filter_kinds()) out.push_back(k.name);
-  return out;
-}
+std::vector<std::string> filter_names() { return options::kind_names(filter_kinds()); }
 
-FilterMaker make_filter_maker(const std::string& name, const options::Source& src) {
-  for (const auto& k : filter_kinds())
-    if (k.name == name) return k.make(src);
-  std::string known;
-  for (const auto& k : filter_kinds()) known += (known.empty() ? "" : ", ") + k.name;
-  throw Error("model.conv '" + name + "' is not a registered filter kind; registered: " + known);
-}
+const FilterKind& find_filter(const std::string& name) { return options::find_kind(filter_kinds(), name, "model.conv"); }
 
 std::vector<options::Spec> filter_option_specs() {
   std::vector<options::Spec> out;

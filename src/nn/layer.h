@@ -150,21 +150,24 @@ struct LayerKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
   std::vector<std::string> (*reads)();  // every key its options read
-  std::function<LayerPtr(int64_t in, int64_t out, const options::Source&, const LayerContext&)> make;
+  options::Resolve resolve;             // reads its options struct (the experiment calls it)
+  std::function<LayerPtr(int64_t in, int64_t out, const options::Resolved&, const LayerContext&)> make;
 };
 
 // The registration of a kind whose factory takes its options struct O.
 template <class O>
 LayerKind layer_kind(std::string name, LayerPtr (*make)(int64_t, int64_t, const O&, const LayerContext&)) {
-  return {std::move(name), &options::declare<O>, &options::keys_read<O>,
-          [make](int64_t in, int64_t out, const options::Source& src, const LayerContext& ctx) {
-            return make(in, out, options::read<O>(src), ctx);
+  return {std::move(name), &options::declare<O>, &options::keys_read<O>, &options::resolve<O>,
+          [make](int64_t in, int64_t out, const options::Resolved& o, const LayerContext& ctx) {
+            return make(in, out, o.template as<O>(), ctx);
           }};
 }
 
-// Creates a layer of a registered kind with its options read from `src`; an
-// unknown kind is an error listing the registered ones.
-LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const options::Source& src,
+// The registered layer kind `kind` (an unknown one is an error listing the others).
+const LayerKind& find_layer_kind(const std::string& kind);
+// Creates a layer of a registered kind from its options (resolved by its
+// registration's `resolve`).
+LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const options::Resolved& o,
                     const LayerContext& ctx);
 // The registered kinds, in registration order.
 const std::vector<LayerKind>& layer_kinds();

@@ -44,7 +44,10 @@ struct ConvOptions {
   std::string kind = "mcd";  // a registered filter kind (nn/conv_filter.h)
   std::string batch_norm = "auto";
   FilterMaker filter;        // built from the kind's own options when read
-  void finish(const options::Source& src) { filter = make_filter_maker(kind, src); }
+  void finish(const options::Nested& read) {
+    const auto& k = find_filter(kind);
+    filter = k.make(read(k.resolve));
+  }
   template <class V>
   void visit(V& v) {
     v.pick("model.conv", kind, filter_names(), "kind of the convolutional filters (the paper: MCD; src/nn/conv_*.cpp): mcd, mfg, whvi (WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*), lowrank-mcd (MCD with a rank-r filter matrix, Fig. 7), nng (noisy K-FAC filters; only with model.kind nng)");

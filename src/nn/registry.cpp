@@ -131,21 +131,15 @@ int64_t count_trainable(const torch::nn::Module& m) {
 
 int64_t BayesianLayer::num_params() const { return count_trainable(*this); }
 
-LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const options::Source& src,
+const LayerKind& find_layer_kind(const std::string& kind) { return options::find_kind(layer_kinds(), kind, "layer kind"); }
+
+LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const options::Resolved& o,
                     const LayerContext& ctx) {
   WHVI_ASSERT(ctx.gen.defined());
-  for (const auto& k : layer_kinds())
-    if (k.name == kind) return k.make(in, out, src, ctx);
-  std::string known;
-  for (const auto& k : registered_layer_kinds()) known += (known.empty() ? "" : ", ") + k;
-  throw Error("unknown layer kind '" + kind + "'; registered kinds: " + known);
+  return find_layer_kind(kind).make(in, out, o, ctx);
 }
 
-std::vector<std::string> registered_layer_kinds() {
-  std::vector<std::string> out;
-  for (const auto& k : layer_kinds()) out.push_back(k.name);
-  return out;
-}
+std::vector<std::string> registered_layer_kinds() { return options::kind_names(layer_kinds()); }
 
 torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& logvar,
                                double prior_var) {

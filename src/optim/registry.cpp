@@ -24,19 +24,9 @@ const std::vector<RuleKind>& rule_kinds() {
   return r;
 }
 
-std::vector<std::string> rule_names() {
-  std::vector<std::string> out;
-  for (const auto& k : rule_kinds()) out.push_back(k.name);
-  return out;
-}
+std::vector<std::string> rule_names() { return options::kind_names(rule_kinds()); }
 
-std::shared_ptr<const UpdateRule> make_rule(const std::string& name, const options::Source& src) {
-  for (const auto& k : rule_kinds())
-    if (k.name == name) return k.make(src);
-  std::string known;
-  for (const auto& k : rule_kinds()) known += (known.empty() ? "" : ", ") + k.name;
-  throw Error("training.optimizer '" + name + "' is not registered; registered: " + known);
-}
+const RuleKind& find_rule(const std::string& name) { return options::find_kind(rule_kinds(), name, "training.optimizer"); }
 
 std::vector<options::Spec> rule_option_specs() {
   auto out = options::declare<OptimiserOptions>();

@@ -59,22 +59,23 @@ struct RuleKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
   std::vector<std::string> (*reads)();
-  std::function<std::shared_ptr<const UpdateRule>(const options::Source&)> make;
+  options::Resolve resolve;  // reads its options struct (the experiment calls it)
+  std::function<std::shared_ptr<const UpdateRule>(const options::Resolved&)> make;
 };
 
 // The registration of a rule built from its options O.
 template <class O>
 RuleKind rule_kind(std::string name, std::shared_ptr<const UpdateRule> (*make)(const O&)) {
-  return {std::move(name), &options::declare<O>, &options::keys_read<O>,
-          [make](const options::Source& src) { return make(options::read<O>(src)); }};
+  return {std::move(name), &options::declare<O>, &options::keys_read<O>, &options::resolve<O>,
+          [make](const options::Resolved& o) { return make(o.template as<O>()); }};
 }
 
 // The registered rules (each defines its `<name>_rule()`, listed in
 // registry.cpp), in registration order.
 const std::vector<RuleKind>& rule_kinds();
 std::vector<std::string> rule_names();
-// The rule `name` built from its options in `src`.
-std::shared_ptr<const UpdateRule> make_rule(const std::string& name, const options::Source& src);
+// The registered rule `name` (an unknown one is an error listing the others).
+const RuleKind& find_rule(const std::string& name);
 // Adam with its defaults: the rule of options built in code rather than read.
 std::shared_ptr<const UpdateRule> default_rule();
 // training.optimizer and every registered rule's options, declared.
@@ -85,7 +86,10 @@ std::vector<options::Spec> rule_option_specs();
 struct OptimiserOptions {
   std::string kind = "adam";
   std::shared_ptr<const UpdateRule> rule = default_rule();
-  void finish(const options::Source& src) { rule = make_rule(kind, src); }
+  void finish(const options::Nested& read) {
+    const auto& k = find_rule(kind);
+    rule = k.make(read(k.resolve));
+  }
   template <class V>
   void visit(V& v) {
     v.pick("training.optimizer", kind, rule_names(),

@@ -11,8 +11,8 @@
 
 namespace whvi::train {
 
-std::string batched_unsupported(const options::Source& cfg, infer::Inference& example) {
-  const auto b = options::read<BatchedOptions>(cfg);
+std::string batched_unsupported(const GroupPlan& plan, infer::Inference& example) {
+  const auto& b = plan.batched;
   if (b.evaluation_every > 0)
     return "training.batched_splits: learning curves (evaluation.every) are taken one split at a time; set "
            "evaluation.every: 0 or training.batched_splits: 1";
@@ -23,7 +23,7 @@ std::string batched_unsupported(const options::Source& cfg, infer::Inference& ex
     return "training.batched_splits: model.kind " + b.model_kind + " is trained by " +
            example.method() + ", not variational inference; batched splits support whvi, mfg and mcd; set "
            "training.batched_splits: 1";
-  if (!options::read<infer::VariationalOptions>(cfg).plain_elbo())
+  if (!plan.plain_elbo)
     return "training.batched_splits: training.kl_warmup and training.kl_weight are applied one split at a time; set "
            "training.batched_splits: 1";
   if (b.likelihood != "gaussian")
@@ -59,14 +59,14 @@ constexpr int64_t kCheckEvery = 100;
 // permutation of them, and whether it is still alive.
 class GroupTrainer {
  public:
-  GroupTrainer(std::vector<SplitTask>& tasks, const options::Source& cfg)
-      : tasks_(tasks), cfg_(cfg), o_(options::read<LoopOptions>(cfg)), S_(static_cast<int64_t>(tasks.size())) {
+  GroupTrainer(std::vector<SplitTask>& tasks, const GroupPlan& plan)
+      : tasks_(tasks), plan_(plan), o_(plan.loop.options), S_(static_cast<int64_t>(tasks.size())) {
     n_.resize(S_);
     offset_.resize(S_);
     int64_t rows = 0;
     for (int64_t s = 0; s < S_; ++s) {
       auto& t = tasks_[s];
-      const auto why = batched_unsupported(cfg_, *t.inference);
+      const auto why = batched_unsupported(plan_, *t.inference);
       WHVI_CHECK(why.empty(), why);
       t.inference->to(o_.dtype);
       steps_.push_back(t.inference->split_step());
@@ -183,14 +183,14 @@ class GroupTrainer {
 
   void fail(int64_t s, int64_t t, const std::string& what) {
     if (!alive_[s]) return;
-    tasks_[s].error = divergence_message(tasks_[s].label, t, what, cfg_);
+    tasks_[s].error = divergence_message(tasks_[s].label, t, what, plan_.loop.suspects);
     spdlog::error("{}", *tasks_[s].error);
     alive_[s] = false;
     --n_alive_;
   }
 
   std::vector<SplitTask>& tasks_;
-  const options::Source& cfg_;
+  const GroupPlan& plan_;
   const LoopOptions o_;
   const int64_t S_;
   int64_t B_ = -1, n_alive_ = 0;
@@ -206,9 +206,9 @@ class GroupTrainer {
 
 }  // namespace
 
-void train_group(std::vector<SplitTask>& tasks, const options::Source& cfg) {
+void train_group(std::vector<SplitTask>& tasks, const GroupPlan& plan) {
   WHVI_ASSERT(!tasks.empty());
-  GroupTrainer(tasks, cfg).run();
+  GroupTrainer(tasks, plan).run();
 }
 
 }  // namespace whvi::train

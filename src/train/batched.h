@@ -44,10 +44,6 @@ struct SplitTask {
   std::optional<std::string> error;  // set when this split diverged (nothing to write for it)
 };
 
-// Why a config cannot train batched (empty if it can), checked before any
-// training: evaluation.every, data.augment, the likelihood, the network.
-std::string batched_unsupported(const options::Source& cfg, infer::Inference& example);
-
 // training.batched_splits, and what batched_unsupported() weighs.
 struct BatchedOptions {
   int64_t splits = 1;
@@ -64,6 +60,18 @@ struct BatchedOptions {
   }
 };
 
+// What a batched group is given (experiment/resolve.h writes it): the loop's
+// plan, the batching options, and whether the objective is the plain ELBO.
+struct GroupPlan {
+  LoopPlan loop;
+  BatchedOptions batched;
+  bool plain_elbo = true;  // no training.kl_warmup or training.kl_weight
+};
+
+// Why a run of this plan cannot train batched (empty if it can), checked
+// before any training: evaluation.every, data.augment, the likelihood, the network.
+std::string batched_unsupported(const GroupPlan& plan, infer::Inference& example);
+
 // The splits' negative ELBOs [S] on one mini-batch each: xb [S, B, D], yb
 // [S, B] (standardised), n_train[s] the split's training rows, mc_samples
 // draws per row (rows repeated as negative_elbo does), split s's draws from
@@ -75,6 +83,6 @@ torch::Tensor group_objective(const std::vector<models::RegressionModel*>& model
 
 // Trains the tasks as one batched model. A split that diverges gets its error
 // and stops moving; the others go on.
-void train_group(std::vector<SplitTask>& tasks, const options::Source& cfg);
+void train_group(std::vector<SplitTask>& tasks, const GroupPlan& plan);
 
 }  // namespace whvi::train

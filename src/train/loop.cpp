@@ -51,27 +51,27 @@ torch::Tensor gather_rows(const torch::Tensor& x, const torch::Tensor& perm, int
 // Throws the divergence error for `label` at step t, with the method's own
 // diagnosis when it has one.
 [[noreturn]] void diverged(const std::string& label, int64_t t, const std::string& what,
-                           const options::Source& cfg, const infer::Inference& inf) {
+                           const std::string& suspects, const infer::Inference& inf) {
   const auto why = inf.diagnose();
-  throw Error(divergence_message(label, t, why.empty() ? what : detail::concat(what, " (", why, ")"), cfg));
+  throw Error(divergence_message(label, t, why.empty() ? what : detail::concat(what, " (", why, ")"), suspects));
 }
 
 // Final health checks: an exploded likelihood parameter (the Gaussian's
 // noise variance) or a fit far worse than the constant predictor is
 // divergence, not a result.
-void check_fit(infer::Inference& inf, const torch::Tensor& x, const torch::Tensor& y, const options::Source& cfg,
+void check_fit(infer::Inference& inf, const torch::Tensor& x, const torch::Tensor& y, const std::string& suspects,
                const std::string& label, int64_t done) {
   auto& lik = inf.likelihood();
-  if (const auto problem = lik.health_problem()) diverged(label, done, *problem, cfg, inf);
+  if (const auto problem = lik.health_problem()) diverged(label, done, *problem, suspects, inf);
   const int64_t n_fit = std::min<int64_t>(x.size(0), 2048);
   const auto fit = inf.mean_standardized(x.narrow(0, 0, n_fit));
-  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, done, *problem, cfg, inf);
+  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, done, *problem, suspects, inf);
 }
 
 // A method fitted in closed form (infer::ClosedForm): one fit on every
 // training row, no steps.
 TrainStats fit_closed_form(infer::Inference& inf, infer::ClosedForm& cf, const torch::Tensor& x,
-                           const torch::Tensor& y, const options::Source& cfg, const std::string& label,
+                           const torch::Tensor& y, const std::string& suspects, const std::string& label,
                            const std::function<void()>& on_end) {
   const auto t0 = std::chrono::steady_clock::now();
   cf.fit(x, y);
@@ -80,7 +80,7 @@ TrainStats fit_closed_form(infer::Inference& inf, infer::ClosedForm& cf, const t
   st.final_loss = std::nan("");
   inf.end();
   if (on_end) on_end();
-  check_fit(inf, x, y, cfg, label, 0);
+  check_fit(inf, x, y, suspects, label, 0);
   spdlog::info("{}: fitted in closed form ({:.3g} s)", label, st.seconds);
   return st;
 }
@@ -121,7 +121,7 @@ struct Clock {
 // loss must be finite and every parameter below kMaxAbsParam (else training
 // stops with a diagnosis); prints the progress line or the log line. Returns
 // the loss read, or `loss_value` when this step reads none.
-double check_and_report(infer::Inference& inf, const options::Source& cfg, const LoopOptions& o,
+double check_and_report(infer::Inference& inf, const std::string& suspects, const LoopOptions& o,
                         const std::string& label, int64_t t, int64_t total, bool last, const torch::Tensor& loss,
                         double lr, Clock& clock, double loss_value) {
   constexpr double kMaxAbsParam = 1e6;
@@ -133,10 +133,10 @@ double check_and_report(infer::Inference& inf, const options::Source& cfg, const
   const bool progress = clock.tty && std::chrono::duration<double>(now - clock.last_print).count() > 0.25;
   if (!(log_line || progress || (t + 1) % kCheckEvery == 0)) return loss_value;
   loss_value = loss.item<double>();
-  if (!std::isfinite(loss_value)) diverged(label, t + 1, detail::concat("the loss is ", loss_value), cfg, inf);
+  if (!std::isfinite(loss_value)) diverged(label, t + 1, detail::concat("the loss is ", loss_value), suspects, inf);
   const double max_abs = inf.max_abs_param();
   if (!(max_abs <= kMaxAbsParam))
-    diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), cfg, inf);
+    diverged(label, t + 1, detail::concat("a parameter reached magnitude ", max_abs), suspects, inf);
   const double secs = std::chrono::duration<double>(now - clock.t0).count();
   const double rate = (t + 1) / std::max(secs, 1e-9);
   const double eta = static_cast<double>(total - t - 1) / std::max(rate, 1e-9);
@@ -156,7 +156,7 @@ double check_and_report(infer::Inference& inf, const options::Source& cfg, const
 }
 
 TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const torch::Tensor& y_in,
-                      const options::Source& cfg, const LoopOptions& o, const at::Generator& gen,
+                      const std::string& suspects, const LoopOptions& o, const at::Generator& gen,
                       const std::string& label, int64_t every, const std::function<bool(int64_t)>& on_every,
                       const std::function<void()>& on_end) {
   const auto x = x_in.to(o.dtype).contiguous();
@@ -166,7 +166,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   const int64_t total = o.total_steps;
   const std::vector<int64_t> chw = o.augment ? models::image_shape_for(x.size(1)) : std::vector<int64_t>{};
   inf.begin(N, total, gen);
-  if (auto* cf = inf.closed_form()) return fit_closed_form(inf, *cf, x, y, cfg, label, on_end);
+  if (auto* cf = inf.closed_form()) return fit_closed_form(inf, *cf, x, y, suspects, label, on_end);
 
   Batches batches(x, y, std::min<int64_t>(o.batch_size, N), gen);
   TrainStats st;
@@ -202,7 +202,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
       st.trace_kl.push_back(inf.kl_value());
       st.trace_kl_weight.push_back(inf.kl_factor(t));
     }
-    loss_value = check_and_report(inf, cfg, o, label, t, total, last, loss, lr, clock, loss_value);
+    loss_value = check_and_report(inf, suspects, o, label, t, total, last, loss, lr, clock, loss_value);
     if (stop) {
       done = t + 1;
       spdlog::info("{}: stopped at step {} of {}", label, done, total);
@@ -215,53 +215,17 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   st.final_loss = loss_value;
   inf.end();
   if (on_end) on_end();
-  check_fit(inf, x, y, cfg, label, done);
+  check_fit(inf, x, y, suspects, label, done);
   return st;
 }
 
 }  // namespace
 
 std::string divergence_message(const std::string& label, int64_t t, const std::string& what,
-                               const options::Source& cfg) {
-  return detail::concat(label, ": training diverged at step ", t, ": ", what, ". Most likely cause: ",
-                        divergence_suspects(cfg),
+                               const std::string& suspects) {
+  return detail::concat(label, ": training diverged at step ", t, ": ", what, ". Most likely cause: ", suspects,
                         ". Lower the learning rate (or restore those settings) and run again; "
                         "nothing was written for this split");
-}
-
-std::string divergence_suspects(const options::Source& cfg) {
-  const auto& schema = cfg.declared();
-  const auto def_of = [&](const std::string& key) -> const std::string& {
-    for (const auto& p : schema)
-      if (p.key == key) return p.def;
-    throw Error("divergence_suspects: '" + key + "' is not declared");
-  };
-  std::ostringstream os;
-  // The step size that moves the weights comes first: the method's own for
-  // nng and sghmc (training.lr only drives their noise variance's Adam there).
-  const auto kind = cfg.get_string("model.kind");
-  const std::string step_key =
-      kind == "nng" ? "model.nng.lr" : kind == "sghmc" ? "model.sghmc.lr" : "training.lr";
-  os << step_key << " = " << cfg.get_float(step_key) << " (default " << def_of(step_key) << ")";
-  // the rule that takes that step (SGD at Adam's rate is a classic)
-  if (kind != "nng" && kind != "sghmc" && cfg.get_string("training.optimizer") != def_of("training.optimizer"))
-    os << ", training.optimizer = " << cfg.get_string("training.optimizer") << " (default "
-       << def_of("training.optimizer") << ")";
-  if (kind == "nng")
-    os << ", model.nng.damping = " << cfg.get_float("model.nng.damping") << " (default "
-       << def_of("model.nng.damping") << "; extra damping steadies the K-FAC step)";
-  for (const auto& p : schema) {
-    if (p.type != options::Type::kFloat || p.key == step_key || p.key == "model.nng.damping") continue;
-    if (p.key.rfind("model.", 0) != 0 && p.key.rfind("likelihood.", 0) != 0 &&
-        p.key.rfind("training.", 0) != 0)
-      continue;
-    const double d = std::strtod(p.def.c_str(), nullptr), v = cfg.get_float(p.key);
-    if (d == 0 || v == d) continue;
-    const double r = std::fabs(v / d);
-    if (r > 10 || r < 0.1)
-      os << ", " << p.key << " = " << v << " (default " << p.def << ")";
-  }
-  return os.str();
 }
 
 void LoopOptions::finish() {
@@ -270,13 +234,13 @@ void LoopOptions::finish() {
   device = device_name == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
 }
 
-TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
-                 const options::Source& cfg, const at::Generator& gen, const std::string& label,
-                 int64_t every, const std::function<bool(int64_t)>& on_every, const std::function<void()>& on_end) {
-  const auto o = options::read<LoopOptions>(cfg);
+TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y, const LoopPlan& plan,
+                 const at::Generator& gen, const std::string& label, int64_t every,
+                 const std::function<bool(int64_t)>& on_every, const std::function<void()>& on_end) {
+  const auto& o = plan.options;
   inference.to(o.dtype);
   inference.to_device(o.device);
-  return train_loop(inference, x, y, cfg, o, gen, label, every, on_every, on_end);
+  return train_loop(inference, x, y, plan.suspects, o, gen, label, every, on_every, on_end);
 }
 
 }  // namespace whvi::train

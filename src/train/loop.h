@@ -47,6 +47,13 @@ struct LoopOptions {
   }
 };
 
+// What the loop is given besides the method: its options and the settings to
+// name when training diverges (experiment/resolve.h writes them from the config).
+struct LoopPlan {
+  LoopOptions options;
+  std::string suspects;  // "training.lr = 10 (default 0.001), ..."
+};
+
 struct TrainStats {
   int64_t steps = 0;  // steps run: the configured total, or fewer when on_every stopped training
   double seconds = 0;
@@ -63,24 +70,21 @@ struct TrainStats {
 // x: [N, D] standardised inputs; y: [N] standardised targets. `label`
 // prefixes progress lines. Mini-batches and noise come from `gen` only, so the
 // run is deterministic for a given generator state, thread count and machine.
-// `cfg` names the likely culprits when training diverges.
+// plan.suspects names the likely culprits when training diverges.
 // `every` > 0: `on_every(steps done)` is called after every `every` steps (and
 // after the last); it must not draw from `gen` (learning curves, stopping on
 // validation rows); when it returns true, training stops after that step
 // (TrainStats::steps says where). `on_end`, if given, runs after the method's
 // end() and before the final health checks (e.g. to restore the parameters to
 // be kept).
-TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y,
-                 const options::Source& cfg, const at::Generator& gen, const std::string& label,
+TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y, const LoopPlan& plan,
+                 const at::Generator& gen, const std::string& label,
                  int64_t every = 0, const std::function<bool(int64_t)>& on_every = {},
                  const std::function<void()>& on_end = {});
 
-// The settings that most plausibly make training diverge, for error messages:
-// "training.lr = 10 (default 0.001)" and every numeric model/likelihood/training
-// key that differs from its default by more than 10x.
-std::string divergence_suspects(const options::Source& cfg);
-// The divergence error's text for `label` at step t ("... nothing was written for this split").
+// The divergence error's text for `label` at step t ("... nothing was written
+// for this split"), naming the suspects (LoopPlan::suspects).
 std::string divergence_message(const std::string& label, int64_t t, const std::string& what,
-                               const options::Source& cfg);
+                               const std::string& suspects);
 
 }  // namespace whvi::train

@@ -35,15 +35,6 @@ bool StoppingOptions::resolve(std::string* why_off) {
   return true;
 }
 
-bool stopping_on(const options::Source& cfg, std::string* why_off) {
-  try {
-    auto o = options::read<StoppingOptions>(cfg);
-    return o.resolve(why_off);
-  } catch (const Error& e) {
-    throw Error(cfg.source() + ": " + e.what());
-  }
-}
-
 Holdout carve_holdout(int64_t n, double fraction, uint64_t seed, const std::string& fraction_key,
                       const std::string& off) {
   const int64_t n_val = std::max<int64_t>(1, std::llround(fraction * static_cast<double>(n)));

@@ -50,9 +50,6 @@ struct StoppingOptions {
   void visit(V& v);
 };
 
-// StoppingOptions of `cfg` resolved (see StoppingOptions::resolve).
-bool stopping_on(const options::Source& cfg, std::string* why_off = nullptr);
-
 // The rows of a training split, carved into those that train and those that
 // stop training: a random `fraction` of the n rows (at least 1; at least 2
 // left to train) drawn from `seed`. Returned as sorted row numbers. Too few
