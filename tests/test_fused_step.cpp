@@ -281,13 +281,26 @@ TEST(FusedStep, KlFromPrecomputedExpMatchesAutograd) {
   }
 }
 
+// A likelihood declares the fused step (likelihoods::Capability) exactly
+// when the fused step takes a network with it.
+TEST(FusedStep, DeclaredLikelihoodCapabilityIsTheStepsOwn) {
+  for (const auto& kind : likelihoods::registered_likelihoods()) {
+    const bool classes = likelihoods::likelihood_can(kind, likelihoods::Capability::kClassification);
+    const auto net = experiment::make_network(4, cfg_with({"model.kind=mfg", "likelihood.kind=" + kind}), 0.0, 1.0,
+                                              make_generator(1), classes ? 3 : 0);
+    EXPECT_EQ(infer::fused_unsupported(*net).empty(),
+              likelihoods::likelihood_can(kind, likelihoods::Capability::kFusedStep))
+        << kind;
+  }
+}
+
 TEST(FusedStep, RefusesWhatItCannotDoByName) {
   for (const auto& [sets, want] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"model.kind=nf-whvi", "model.whvi.bias=bayesian"}, "layer kind 'nf-whvi'"},
            {{"model.kind=whvi", "model.whvi.bias=bayesian"}, "layer kind 'whvi'"},
            {{"model.kind=whvi", "model.whvi.structure=gh"}, "layer kind 'whvi'"},
            {{"model.kind=mfg", "model.activation=cos"}, "model.activation 'cos'"},
-           {{"model.kind=mfg", "likelihood.kind=student-t"}, "gaussian and softmax likelihoods"},
+           {{"model.kind=mfg", "likelihood.kind=student-t"}, "likelihood.kind has no fused step (supported: gaussian, softmax)"},
        }) {
     auto s = sets;
     s.push_back("training.engine=fused");

@@ -76,7 +76,33 @@ TEST_P(EveryKind, ShapesKlGradientsAndSeeds) {
                ShapeError);
 }
 
+// The capabilities a kind declares (the lists in help and error text come
+// from them) are what a layer of its default options offers: the fused step
+// and batched splits, hidden and at the output; a kind that declares neither
+// offers neither. Declaring one the layer does not have, or forgetting one it
+// has, fails here.
+TEST_P(EveryKind, DeclaredCapabilitiesAreTheLayers) {
+  const auto& kind = models::find_layer_kind(GetParam());
+  for (bool output : {false, true}) {
+    auto layer = experiment::make_layer(GetParam(), 8, output ? 1 : 8, cfg_with({}), init(1, output));
+    EXPECT_EQ(layer->fused() != nullptr, kind.fused_when != nullptr) << GetParam() << " output " << output;
+    EXPECT_EQ(layer->group() != nullptr, kind.batched_when != nullptr) << GetParam() << " output " << output;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Registry, EveryKind, ::testing::ValuesIn(models::registered_layer_kinds()));
+
+// The lists are written from the declarations, in registration order.
+TEST(Registry, CapabilityListsComeFromTheDeclarations) {
+  EXPECT_EQ(models::layer_kinds_with(&models::LayerKind::batched_when),
+            "whvi (with its default structure), mfg, mcd");
+  EXPECT_EQ(models::model_kinds_with(&models::LayerKind::batched_when, "variational"), "whvi, mfg, mcd");
+  EXPECT_NE(models::layer_kinds_with(&models::LayerKind::fused_when).find("nf-whvi (with a deterministic or no bias)"),
+            std::string::npos);
+  EXPECT_EQ(likelihoods::likelihoods_that(likelihoods::Capability::kFusedStep), "gaussian, softmax");
+  EXPECT_EQ(likelihoods::likelihoods_that(likelihoods::Capability::kBatchedSplits), "gaussian");
+  EXPECT_EQ(likelihoods::likelihoods_that(likelihoods::Capability::kClassification), "softmax");
+}
 
 TEST(Registry, UnknownKindListsTheKnownOnes) {
   try {

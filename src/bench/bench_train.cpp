@@ -267,4 +267,11 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
   return doc;
 }
 
+std::string stepped_model_kinds() {
+  std::string out;
+  for (const auto& k : models::model_kinds())
+    if (!infer::fits_in_closed_form(infer::method_of(k))) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
 }  // namespace whvi::bench

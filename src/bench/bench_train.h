@@ -33,6 +33,8 @@ struct TrainBenchOptions {
 // Throws whvi::Error for an unknown kind or a size out of range, before any
 // training.
 nlohmann::json run_train_bench(const TrainBenchOptions& options);
+// The model kinds trained in steps (not in closed form), comma-separated: what --kinds can time.
+std::string stepped_model_kinds();
 
 // `whvi bench predict` (the paper's Figs. 8 and 16): the time to predict a
 // test set of `rows` rows in mini-batches of `batch` rows with `mc` Monte

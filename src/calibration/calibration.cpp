@@ -29,6 +29,7 @@ struct Kind {
   const char* name;
   bool regression, classification;  // the tasks it serves
   double (*fit)(const CalibrationOptions&, const likelihoods::Likelihood&, const torch::Tensor&, const torch::Tensor&);
+  const char* help;  // calibration.kind's help for it
 };
 
 double fit_conformal(const CalibrationOptions& o, const likelihoods::Likelihood& lik, const torch::Tensor& f,
@@ -54,17 +55,15 @@ double fit_temp(const CalibrationOptions&, const likelihoods::Likelihood&, const
 // The registered kinds: a new one is its fit here, one line, and its test.
 const std::vector<Kind>& kinds() {
   static const std::vector<Kind> k = {
-      {"conformal", true, true, fit_conformal},
-      {"temperature", false, true, fit_temp},
+      {"conformal", true, true, fit_conformal,
+       "split-conformal intervals (regression) or prediction sets (classification) with guaranteed coverage "
+       "calibration.level"},
+      {"temperature", false, true, fit_temp, "temperature scaling of a classifier's probabilities"},
   };
   return k;
 }
 
-const Kind& kind_of(const std::string& name) {
-  for (const auto& k : kinds())
-    if (name == k.name) return k;
-  throw Error("calibration.kind '" + name + "' is not registered");
-}
+const Kind& kind_of(const std::string& name) { return options::find_kind(kinds(), name, "calibration.kind"); }
 
 // The regression numbers of interval [lo, hi] against y: coverage and mean width.
 json interval_numbers(const torch::Tensor& lo, const torch::Tensor& hi, const torch::Tensor& y) {
@@ -79,6 +78,18 @@ json classification_numbers(const torch::Tensor& p, const torch::Tensor& y) {
 }
 
 }  // namespace
+
+std::vector<std::string> calibration_kinds() {
+  std::vector<std::string> out = {"none"};
+  for (const auto& k : kinds()) out.push_back(k.name);
+  return out;
+}
+
+std::string calibration_help() {
+  std::string out;
+  for (const auto& k : kinds()) out += std::string("; ") + k.name + " = " + k.help;
+  return "post-hoc calibration fitted on held-out training rows: none" + out;
+}
 
 json Fitted::to_json() const {
   return {{"kind", kind}, {"level", level}, {"value", num(value)}, {"rows", rows}};

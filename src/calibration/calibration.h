@@ -28,15 +28,17 @@
 
 namespace whvi::calibration {
 
+// calibration.kind's values (none and the registered kinds) and help.
+std::vector<std::string> calibration_kinds();
+std::string calibration_help();
+
 struct CalibrationOptions {
   std::string kind = "none";
   double fraction = 0.2, level = 0.95;
   template <class V>
   void visit(V& v) {
-    v.pick("calibration.kind", kind, {"none", "conformal", "temperature"},
-           "post-hoc calibration fitted on held-out training rows: none; conformal = split-conformal intervals "
-           "(regression) or prediction sets (classification) with guaranteed coverage calibration.level; "
-           "temperature = temperature scaling of a classifier's probabilities");
+    static const std::string help = calibration_help();
+    v.pick("calibration.kind", kind, calibration_kinds(), help.c_str());
     v.num("calibration.fraction", fraction, 0.01, 0.9,
           "share of each split's training rows held out (not trained on) to fit the calibration");
     v.num("calibration.level", level, 0.5, 0.999, "conformal: the coverage guaranteed");

@@ -567,7 +567,7 @@ struct BenchTrainCommand : Command {
   std::string kinds = "whvi,mfg,mcd", widths = "64,128,256,512", splits = "1", json, csv;
   void add(CLI::App& parent) override {
     app = parent.add_subcommand("train", "Training speed per layer kind and width on synthetic data");
-    app->add_option("--kinds", kinds, "Comma-separated model kinds (model.kind: whvi, mfg, mcd, nf-whvi, nng, sghmc), each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
+    app->add_option("--kinds", kinds, "Comma-separated model kinds (model.kind: " + whvi::bench::stepped_model_kinds() + "), each optionally KIND:KEY=VALUE:... with its own settings")->capture_default_str();
     app->add_option("--set", o.sets, "Config override for every configuration, KEY=VALUE (repeatable)");
     app->add_option("--widths", widths, "Comma-separated hidden widths")->capture_default_str();
     app->add_option("--splits", splits,

@@ -276,6 +276,18 @@ std::vector<std::string> kind_names(const std::vector<K>& kinds) {
   return out;
 }
 
+// A key's help listing its registered kinds, each with its own help where it
+// has one (a `help` field): "mcd, mfg (...), whvi (...)".
+template <class K>
+std::string kinds_help(const std::vector<K>& kinds) {
+  std::string out;
+  for (const auto& k : kinds) {
+    const std::string help = k.help;
+    out += (out.empty() ? "" : ", ") + std::string(k.name) + (help.empty() ? "" : " (" + help + ")");
+  }
+  return out;
+}
+
 // The options of a component that has none.
 struct None {
   template <class V>

@@ -256,10 +256,13 @@ struct SyntheticOptions {
 }  // namespace
 
 DataSourceKind synthetic_data_source() {
+  static const std::string help = [] {
+    std::string names;
+    for (const auto& p : kProblems) names += (names.empty() ? "" : ", ") + std::string(p.name);
+    return "synthetic:<name> (" + names + "), drawn from data.split_seed";
+  }();
   return data_source<SyntheticOptions>(
-      "synthetic",
-      "synthetic:<name> (friedman, hetero, gap, highdim, linear; the GP benchmarks borehole, hartmann6, "
-      "rastrigin5, robot, otlcircuit), drawn from data.split_seed",
+      "synthetic", help.c_str(),
       [](const std::string& ds) { return is_synthetic(ds); }, [](const std::string&) { return false; },
       [](const SyntheticOptions& o, const DataRequest& r) { return make_synthetic(r.dataset, r.seed, o.rows); });
 }

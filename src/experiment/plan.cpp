@@ -49,7 +49,9 @@ const data::DataSourceKind& source_of(const config::Config& cfg) {
 }
 // Every row trains the model (the toy problem): one split, no test rows.
 bool is_toy(const config::Config& cfg) { return source_of(cfg).all_rows_train; }
-bool is_classification(const config::Config& cfg) { return cfg.get_string("likelihood.kind") == "softmax"; }
+bool is_classification(const config::Config& cfg) {
+  return likelihoods::likelihood_can(cfg.get_string("likelihood.kind"), likelihoods::Capability::kClassification);
+}
 // A run with no held-out rows: the toy problem, and the final model of
 // data.protocol: all (every row trains it).
 bool no_test_rows(const config::Config& cfg) { return is_toy(cfg) || cfg.get_string("data.protocol") == "all"; }

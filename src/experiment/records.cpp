@@ -65,7 +65,7 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_
   bool shortened = false;
   // the WHVI paper's schedule is that of its regression benchmarks (data.protocol:
   // paper); stopping on held-out rows makes the steps a maximum, not a schedule
-  if (!toy && steps < kPaperSteps && cfg.get_string("data.protocol") == "paper" && cfg.get_string("likelihood.kind") != "softmax" &&
+  if (!toy && steps < kPaperSteps && cfg.get_string("data.protocol") == "paper" && !is_classification(cfg) &&
       !stopping_on(cfg)) {
     shortened = true;
     note += "shortened: " + std::to_string(steps) + " of the paper's " + std::to_string(kPaperSteps) + " steps. ";

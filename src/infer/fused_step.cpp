@@ -27,13 +27,12 @@ std::string fused_unsupported(const models::RegressionModel& model) {
   auto& lik = const_cast<models::RegressionModel&>(model).likelihood();
   if (!dynamic_cast<const likelihoods::GaussianLikelihood*>(&lik) &&
       !dynamic_cast<const likelihoods::SoftmaxLikelihood*>(&lik))
-    return "training.engine fused: only the gaussian and softmax likelihoods have a fused step; set "
-           "training.engine: autograd";
+    return "training.engine fused: this likelihood.kind has no fused step (supported: " +
+           likelihoods::likelihoods_that(likelihoods::Capability::kFusedStep) + "); set training.engine: autograd";
   for (const auto& l : model.layers())
     if (!l->fused())
       return "training.engine fused: layer kind '" + l->kind() + "' (with these options) has no fused step "
-             "(supported: mcd, mfg, whvi and nf-whvi with a deterministic or no bias, whvi with its default structure); set "
-             "training.engine: autograd";
+             "(supported: " + models::layer_kinds_with(&models::LayerKind::fused_when) + "); set training.engine: autograd";
   return "";
 }
 
@@ -41,10 +40,11 @@ std::string engine_for(const MethodPlan& p) {
   const auto& vo = p.variational;
   if (!vo.auto_engine) return vo.engine;
   if (p.method != "variational" || p.device != "cpu" || p.batched_splits != 1 || p.arch != "mlp" ||
-      (p.likelihood_kind != "gaussian" && p.likelihood_kind != "softmax") || !vo.plain_elbo())
+      !likelihoods::likelihood_can(p.likelihood_kind, likelihoods::Capability::kFusedStep) || !vo.plain_elbo())
     return "autograd";
   // the layers decide with their options: a network of this plan on 8 inputs
-  const auto probe = make_network(8, p, 0.0, 1.0, make_generator(0), p.likelihood_kind == "softmax" ? 2 : 0);
+  const auto probe = make_network(8, p, 0.0, 1.0, make_generator(0),
+                                  likelihoods::likelihood_can(p.likelihood_kind, likelihoods::Capability::kClassification) ? 2 : 0);
   return fused_unsupported(*probe).empty() ? "fused" : "autograd";
 }
 

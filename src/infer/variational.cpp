@@ -18,6 +18,17 @@
 
 namespace whvi::infer {
 
+const std::string& VariationalOptions::engine_help() {
+  static const std::string help =
+      "how a variational step computes its gradient: fused (infer/fused_step.h: hand-written forward and backward on "
+      "reused buffers, the same draws, the same numbers to float rounding, faster; MLPs of layer kinds " +
+      models::layer_kinds_with(&models::LayerKind::fused_when) + " with the " +
+      likelihoods::likelihoods_that(likelihoods::Capability::kFusedStep) +
+      " likelihood on the CPU, one split at a time), autograd (LibTorch's, the reference), or auto: fused wherever it "
+      "applies, autograd otherwise. Every split record says which ran (engine)";
+  return help;
+}
+
 double VariationalOptions::kl_factor(int64_t t) const {
   if (kl_warmup <= 0 || t + 1 >= kl_warmup) return kl_weight;
   return kl_weight * static_cast<double>(t + 1) / static_cast<double>(kl_warmup);

@@ -25,6 +25,7 @@ struct VariationalOptions {
     fused = engine == "fused";
     auto_engine = engine == "auto";
   }
+  static const std::string& engine_help();
   template <class V>
   void visit(V& v) {
     v.num("training.lr", lr, 0, 10, "lr_0 of the optimiser");
@@ -34,7 +35,7 @@ struct VariationalOptions {
     v.num("training.mc_samples", mc_samples, 1, 4096, "Monte Carlo samples per data point in training");
     v.num("training.kl_warmup", kl_warmup, 0, 1e9, "variational methods: KL annealing, the KL term's weight grows linearly from 1/W to training.kl_weight over the first W steps (0: off, the full weight from the first step)");
     v.num("training.kl_weight", kl_weight, 1e-6, 1e6, "variational methods: the weight of the KL term in the objective after any warm-up (1: the ELBO; below 1 tempers the posterior towards the data)");
-    v.pick("training.engine", engine, {"auto", "autograd", "fused"}, "how a variational step computes its gradient: fused (infer/fused_step.h: hand-written forward and backward on reused buffers, the same draws, the same numbers to float rounding, faster; mcd, mfg, default-structure whvi and nf-whvi MLPs with the gaussian or softmax likelihood on the CPU, one split at a time), autograd (LibTorch's, the reference), or auto: fused wherever it applies, autograd otherwise. Every split record says which ran (engine)");
+    v.pick("training.engine", engine, {"auto", "autograd", "fused"}, engine_help().c_str());
   }
 };
 

@@ -25,7 +25,7 @@ torch::Tensor GaussianLikelihood::nll_sum(const torch::Tensor& f, const torch::T
 
 torch::Tensor Likelihood::nll_sum_group(const std::vector<Likelihood*>&, const torch::Tensor&, const torch::Tensor&) {
   throw Error(std::string("training.batched_splits: the ") + task() + " likelihood cannot train splits as one "
-              "batched model (supported: gaussian); set training.batched_splits: 1");
+              "batched model (supported: " + likelihoods_that(Capability::kBatchedSplits) + "); set training.batched_splits: 1");
 }
 
 torch::Tensor GaussianLikelihood::nll_sum_group(const std::vector<Likelihood*>& group, const torch::Tensor& f,
@@ -124,7 +124,7 @@ std::string GaussianLikelihood::log_text() const {
 LikelihoodKind gaussian_likelihood_kind() {
   return likelihood_kind<GaussianOptions>("gaussian", false, [](const GaussianOptions& o, double m, double s, int64_t) {
     return std::make_shared<GaussianLikelihood>(o, m, s);
-  });
+  }).described("regression, one learned noise variance").with_fused_step().with_batched_splits();
 }
 
 }  // namespace whvi::likelihoods

@@ -60,7 +60,8 @@ std::pair<torch::Tensor, torch::Tensor> regression_samples(const torch::Tensor& 
 LikelihoodKind hetero_gaussian_likelihood_kind() {
   return likelihood_kind<options::None>("hetero-gaussian", false, [](const options::None&, double m, double s, int64_t) {
     return std::make_shared<HeteroGaussianLikelihood>(m, s);
-  });
+  }).described("regression: the network outputs a mean and a log variance per input, so the noise depends on the "
+               "input; the predictive is the mixture over samples");
 }
 
 }  // namespace whvi::likelihoods

@@ -18,6 +18,25 @@ struct LikelihoodKind {
   options::Resolve resolve;  // reads its options struct (the experiment calls it)
   std::function<std::shared_ptr<Likelihood>(const options::Resolved&, double y_mean, double y_std, int64_t classes)>
       make;
+  // likelihood.kind's help for it, and its capabilities (Capability in likelihood.h)
+  const char* help = "";
+  bool fused = false;    // the fused training step has its gradient (infer/fused_step.cpp)
+  bool batched = false;  // nll_sum_group: batched splits
+  LikelihoodKind described(const char* h) const {
+    LikelihoodKind k = *this;
+    k.help = h;
+    return k;
+  }
+  LikelihoodKind with_fused_step() const {
+    LikelihoodKind k = *this;
+    k.fused = true;
+    return k;
+  }
+  LikelihoodKind with_batched_splits() const {
+    LikelihoodKind k = *this;
+    k.batched = true;
+    return k;
+  }
 };
 
 // The entry of a likelihood built from its options O by

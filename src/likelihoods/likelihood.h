@@ -252,6 +252,13 @@ std::optional<std::string> regression_fit_problem(const torch::Tensor& f, const 
 std::pair<torch::Tensor, torch::Tensor> regression_samples(const torch::Tensor& f, double noise_var);
 
 std::vector<std::string> registered_likelihoods();
+// What a registered likelihood kind declares it supports (kind.h).
+enum class Capability { kClassification, kFusedStep, kBatchedSplits };
+bool likelihood_can(const std::string& kind, Capability c);
+// The kinds that can, comma-separated ("gaussian, softmax").
+std::string likelihoods_that(Capability c);
+// likelihood.kind's help: every kind with its description.
+std::string likelihood_kinds_help();
 
 // The run's likelihood, read once into its plan (experiment/resolve.h):
 // likelihood.kind, the data set it is for (errors name it) and that kind's
@@ -264,7 +271,8 @@ struct LikelihoodPlan {
   void finish(const options::Nested& read);
   template <class V>
   void visit(V& v) {
-    v.pick("likelihood.kind", kind, registered_likelihoods(), "gaussian (regression, one learned noise variance), hetero-gaussian (regression: the network outputs a mean and a log variance per input, so the noise depends on the input; the predictive is the mixture over samples), student-t (regression: Student's t noise with a learned scale and learned degrees of freedom, robust to outlying targets) or softmax (classification: a categorical likelihood over the network's C outputs)");
+    static const std::string help = likelihood_kinds_help();
+    v.pick("likelihood.kind", kind, registered_likelihoods(), help.c_str());
     v.use("data.dataset", dataset);
   }
 };

@@ -49,6 +49,29 @@ std::shared_ptr<Likelihood> make_likelihood(const LikelihoodPlan& plan, double y
 
 std::vector<std::string> registered_likelihoods() { return options::kind_names(registry()); }
 
+bool likelihood_can(const std::string& kind, Capability c) {
+  const auto& e = options::find_kind(registry(), kind, "likelihood.kind");
+  switch (c) {
+    case Capability::kClassification: return e.classification;
+    case Capability::kFusedStep: return e.fused;
+    case Capability::kBatchedSplits: return e.batched;
+  }
+  return false;
+}
+
+std::string likelihoods_that(Capability c) {
+  std::string out;
+  for (const auto& e : registry())
+    if (likelihood_can(e.name, c)) out += (out.empty() ? "" : ", ") + std::string(e.name);
+  return out;
+}
+
+std::string likelihood_kinds_help() {
+  std::string out;
+  for (const auto& e : registry()) out += (out.empty() ? "" : ", ") + std::string(e.name) + " (" + e.help + ")";
+  return out;
+}
+
 std::vector<options::Spec> likelihood_option_specs() {
   auto specs = options::declare<LikelihoodPlan>();
   for (const auto& e : registry()) options::append(specs, e.declare());

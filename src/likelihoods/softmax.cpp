@@ -135,7 +135,7 @@ double SoftmaxLikelihood::noise_var_original() const { return std::nan(""); }
 LikelihoodKind softmax_likelihood_kind() {
   return likelihood_kind<SoftmaxOptions>("softmax", true, [](const SoftmaxOptions& o, double, double, int64_t k) {
     return std::make_shared<SoftmaxLikelihood>(k, o.class_weights);
-  });
+  }).described("classification: a categorical likelihood over the network's C outputs").with_fused_step();
 }
 
 }  // namespace whvi::likelihoods

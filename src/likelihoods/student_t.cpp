@@ -187,7 +187,8 @@ std::string StudentTLikelihood::log_text() const {
 LikelihoodKind student_t_likelihood_kind() {
   return likelihood_kind<StudentTOptions>("student-t", false, [](const StudentTOptions& o, double m, double s, int64_t) {
     return std::make_shared<StudentTLikelihood>(o, m, s);
-  });
+  }).described("regression: Student's t noise with a learned scale and learned degrees of freedom, robust to "
+               "outlying targets");
 }
 
 }  // namespace whvi::likelihoods

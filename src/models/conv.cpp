@@ -63,7 +63,7 @@ std::vector<int64_t> plan_of(const std::string& arch) {
   if (arch == "simple-cnn") return {32, 0, 64, 0};
   if (arch == "alexnet") return {64, 0, 192, 0, 384, 256, 256, 0};
   if (arch == "vgg16") return {32, 32, 0, 64, 64, 0, 128, 128, 128, 0, 256, 256, 256, 0, 256, 256, 256, 0};
-  throw Error("model.architecture '" + arch + "' is not known; use mlp, simple-cnn, alexnet, vgg16, resnet18 or rff");
+  throw Error("internal: model.architecture '" + arch + "' has no convolution plan");
 }
 
 }  // namespace
@@ -224,8 +224,10 @@ std::shared_ptr<Trunk> make_resnet18_trunk(const std::string&, int64_t d_in, con
 }  // namespace
 
 std::vector<TrunkKind> conv_trunk_kinds() {
-  return {trunk_kind("simple-cnn", make_conv_trunk), trunk_kind("alexnet", make_conv_trunk),
-          trunk_kind("vgg16", make_conv_trunk), trunk_kind("resnet18", make_resnet18_trunk)};
+  return {trunk_kind("simple-cnn", make_conv_trunk).described("convolutional, for image data, Fig. 7; src/models/conv.cpp"),
+          trunk_kind("alexnet", make_conv_trunk).described("convolutional, the supplement's Table 7"),
+          trunk_kind("vgg16", make_conv_trunk).described("convolutional, the supplement's Table 8"),
+          trunk_kind("resnet18", make_resnet18_trunk).described("convolutional with skip connections, the supplement's Table 9")};
 }
 
 }  // namespace whvi::models

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace whvi::models {
@@ -57,6 +58,35 @@ RegressionModel::RegressionModel(int64_t d_in, const NetworkPlan& plan, std::sha
   likelihood_ = register_module("likelihood", lik);
 }
 
+std::string architecture_help() {
+  return "mlp, or a trunk before the fully connected layers (model.depth and model.width then set the head): " +
+         options::kinds_help(trunk_kinds());
+}
+
+std::string output_layer_help() {
+  std::string auto_text;
+  std::vector<std::string> outputs;
+  for (const auto& r : recipes())
+    if (std::find(outputs.begin(), outputs.end(), r.output) == outputs.end()) outputs.push_back(r.output);
+  for (const auto& out : outputs) {
+    std::string kinds;
+    for (const auto& r : recipes())
+      if (r.output == out) kinds += (kinds.empty() ? "" : ", ") + r.kind;
+    auto_text += (auto_text.empty() ? "" : "; ") + out + " for " + kinds;
+  }
+  return "output layer kind: auto = the model kind's own (" + auto_text +
+         "; an mcd output layer applies no dropout); same = the hidden layers' kind; whvi-reshape = the whole "
+         "weight matrix read from one WHVI matrix (the paper's GP reshape trick, src/nn/whvi_reshape.cpp)";
+}
+
+std::string model_kinds_with(const char* LayerKind::*capability, const std::string& method) {
+  std::string out;
+  for (const auto& r : recipes())
+    if (r.method == method && find_layer_kind(r.hidden).*capability && find_layer_kind(r.output).*capability)
+      out += (out.empty() ? "" : ", ") + r.kind;
+  return out;
+}
+
 std::string hidden_layer_kind(const std::string& model_kind) { return recipe(model_kind).hidden; }
 
 std::string output_layer_kind(const std::string& model_kind, const std::string& output_layer) {
@@ -92,7 +122,7 @@ std::string group_unsupported(const RegressionModel& model) {
   for (const auto& l : model.layers())
     if (!l->group())
       return "training.batched_splits: layer kind '" + l->kind() + "' cannot train splits as one batched model "
-             "(supported: whvi with its default structure, mfg, mcd, and their output layers); set "
+             "(supported: " + layer_kinds_with(&LayerKind::batched_when) + "); set "
              "training.batched_splits: 1";
   return "";
 }

@@ -115,17 +115,26 @@ std::string output_layer_kind(const std::string& model_kind, const std::string& 
 // bound, for the memory check).
 double estimated_param_count(int64_t d_in, const NetworkOptions& o);
 
+// The model kinds trained by `method` whose hidden and output layers both have
+// a layer capability (&LayerKind::batched_when): "whvi, mfg, mcd".
+std::string model_kinds_with(const char* LayerKind::*capability, const std::string& method);
+
 // model.architecture's allowed values: mlp and the registered trunks.
 std::vector<std::string> architectures();
+// model.architecture's and model.output_layer's help, from the trunks' and the recipes' registries.
+std::string architecture_help();
+std::string output_layer_help();
 
 template <class V>
 void NetworkOptions::visit(V& v) {
   v.pick("model.kind", kind, model_kinds(), "the model: a named recipe of its hidden layers, output layer and inference method (the allowed values come from the recipes' registry, src/models/recipes.cpp; docs/modelling.md describes each)");
-  v.pick("model.architecture", architecture, architectures(), "mlp, or a convolutional trunk before the fully connected layers (image data; src/models/conv.cpp): simple-cnn (Fig. 7), alexnet, vgg16, resnet18 (the supplement's Tables 7-9); model.depth and model.width then set the fully connected head; or rff: random Fourier features of an RBF kernel (a GP approximation, Fig. 13; src/models/rff.cpp), usually with model.depth 0");
+  static const std::string arch_help = architecture_help();
+  v.pick("model.architecture", architecture, architectures(), arch_help.c_str());
   v.num("model.depth", depth, 0, 64, "number of hidden layers");
   v.num("model.width", width, 1, 1 << 20, "units per hidden layer");
   v.pick("model.activation", activation, {"relu", "cos", "tanh"}, "hidden activation");
-  v.pick("model.output_layer", output_layer, {"auto", "mfg", "same", "whvi-reshape"}, "output layer kind: auto = mfg for whvi, nf-whvi, tt and mfg, a dropout-free linear layer for mcd, an nng layer for nng, a vsd layer for vsd, a linear layer for sghmc and ensemble; same = the hidden layers' kind; whvi-reshape = the whole weight matrix read from one WHVI matrix (the paper's GP reshape trick, src/nn/whvi_reshape.cpp)");
+  static const std::string output_help = output_layer_help();
+  v.pick("model.output_layer", output_layer, {"auto", "mfg", "same", "whvi-reshape"}, output_help.c_str());
 }
 
 }  // namespace whvi::models

@@ -70,6 +70,8 @@ std::shared_ptr<Trunk> make_rff_trunk(const std::string&, int64_t d_in, const Rf
 }
 }  // namespace
 
-std::vector<TrunkKind> rff_trunk_kinds() { return {trunk_kind("rff", make_rff_trunk)}; }
+std::vector<TrunkKind> rff_trunk_kinds() { return {trunk_kind("rff", make_rff_trunk)
+              .described("random Fourier features of an RBF kernel, a GP approximation, Fig. 13; src/models/rff.cpp; "
+                         "usually with model.depth 0")}; }
 
 }  // namespace whvi::models

@@ -30,6 +30,12 @@ struct TrunkKind {
   std::vector<options::Spec> (*declare)();
   options::Resolve resolve;  // reads its options struct (the experiment calls it)
   std::function<std::shared_ptr<Trunk>(int64_t d_in, const options::Resolved&, const at::Generator&)> make;
+  const char* help = "";     // model.architecture's help for it
+  TrunkKind described(const char* h) const {
+    TrunkKind k = *this;
+    k.help = h;
+    return k;
+  }
 };
 
 // The registration of an architecture whose factory takes its options O.

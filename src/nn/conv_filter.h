@@ -48,6 +48,12 @@ struct FilterKind {
   std::vector<std::string> (*reads)();
   options::Resolve resolve;  // reads its options struct (the experiment calls it)
   std::function<FilterMaker(const options::Resolved&)> make;
+  const char* help = "";     // model.conv's help for it
+  FilterKind described(const char* h) const {
+    FilterKind k = *this;
+    k.help = h;
+    return k;
+  }
 };
 
 // The registration of a filter kind built from its options O.
@@ -67,6 +73,8 @@ FilterKind filter_kind(std::string name, std::unique_ptr<ConvFilter> (*make)(con
 // conv_registry.cpp), in registration order.
 const std::vector<FilterKind>& filter_kinds();
 std::vector<std::string> filter_names();
+// model.conv's help: every filter kind with its own.
+std::string filter_kinds_help();
 // The registered filter kind `name` (an unknown one is an error listing the others).
 const FilterKind& find_filter(const std::string& name);
 // Every registered filter kind's options, declared.

@@ -104,6 +104,8 @@ std::unique_ptr<ConvFilter> make_lowrank_mcd(const LowrankConvOptions& o, torch:
 }  // namespace
 
 FilterKind mcd_filter() { return filter_kind("mcd", make_mcd); }
-FilterKind lowrank_mcd_filter() { return filter_kind("lowrank-mcd", make_lowrank_mcd); }
+FilterKind lowrank_mcd_filter() {
+  return filter_kind("lowrank-mcd", make_lowrank_mcd).described("MCD with a rank-r filter matrix, Fig. 7");
+}
 
 }  // namespace whvi::models

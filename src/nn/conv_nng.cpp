@@ -80,6 +80,6 @@ std::unique_ptr<ConvFilter> make_nng(const NngConvOptions& o, torch::nn::Module&
 
 }  // namespace
 
-FilterKind nng_filter() { return filter_kind("nng", make_nng); }
+FilterKind nng_filter() { return filter_kind("nng", make_nng).described("noisy K-FAC filters; only with model.kind nng"); }
 
 }  // namespace whvi::models

@@ -27,6 +27,10 @@ const std::vector<FilterKind>& filter_kinds() {
 
 std::vector<std::string> filter_names() { return options::kind_names(filter_kinds()); }
 
+std::string filter_kinds_help() {
+  return "kind of the convolutional filters (the paper: MCD; src/nn/conv_*.cpp): " + options::kinds_help(filter_kinds());
+}
+
 const FilterKind& find_filter(const std::string& name) { return options::find_kind(filter_kinds(), name, "model.conv"); }
 
 std::vector<options::Spec> filter_option_specs() {

@@ -72,6 +72,6 @@ std::unique_ptr<ConvFilter> make_whvi(const WhviConvOptions& o, torch::nn::Modul
 
 }  // namespace
 
-FilterKind whvi_filter() { return filter_kind("whvi", make_whvi); }
+FilterKind whvi_filter() { return filter_kind("whvi", make_whvi).described("WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*"); }
 
 }  // namespace whvi::models

@@ -145,13 +145,30 @@ struct LayerContext {
 };
 
 // A registered layer kind: its name, its options' declarations (the schema
-// gathers them) and a factory that reads its options and builds a layer.
+// gathers them), a factory that builds a layer from its options, and its
+// capabilities: whether it takes the fused step (FusedLayer) and batched
+// splits (GroupLayer), and with which options (nullptr: never; "": always;
+// else the condition, e.g. "with its default structure"). Help and error text
+// list the kinds from these (layer_kinds_with); tests check them against the
+// layer its default options build.
 struct LayerKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
   std::vector<std::string> (*reads)();  // every key its options read
   options::Resolve resolve;             // reads its options struct (the experiment calls it)
   std::function<LayerPtr(int64_t in, int64_t out, const options::Resolved&, const LayerContext&)> make;
+  const char* fused_when = nullptr;
+  const char* batched_when = nullptr;
+  LayerKind fused(const char* when) const {
+    LayerKind k = *this;
+    k.fused_when = when;
+    return k;
+  }
+  LayerKind batched(const char* when) const {
+    LayerKind k = *this;
+    k.batched_when = when;
+    return k;
+  }
 };
 
 // The registration of a kind whose factory takes its options struct O.
@@ -172,6 +189,9 @@ LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const opti
 // The registered kinds, in registration order.
 const std::vector<LayerKind>& layer_kinds();
 std::vector<std::string> registered_layer_kinds();
+// The kinds with a capability (&LayerKind::fused_when or batched_when), each
+// with its condition: "mcd, mfg, whvi (with its default structure)".
+std::string layer_kinds_with(const char* LayerKind::*capability);
 
 // Number of trainable scalars of a module (parameters with requires_grad).
 int64_t count_trainable(const torch::nn::Module& m);

@@ -50,7 +50,8 @@ struct ConvOptions {
   }
   template <class V>
   void visit(V& v) {
-    v.pick("model.conv", kind, filter_names(), "kind of the convolutional filters (the paper: MCD; src/nn/conv_*.cpp): mcd, mfg, whvi (WHVI filter matrices over im2col patches, one g draw per image; options model.whvi.*), lowrank-mcd (MCD with a rank-r filter matrix, Fig. 7), nng (noisy K-FAC filters; only with model.kind nng)");
+    static const std::string help = filter_kinds_help();
+    v.pick("model.conv", kind, filter_names(), help.c_str());
     v.pick("model.batch_norm", batch_norm, {"auto", "on", "off"}, "batch normalisation after every convolution (batch statistics in training steps, running averages at test time): auto = on for resnet18 only");
   }
 };

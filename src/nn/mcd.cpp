@@ -115,6 +115,6 @@ LayerPtr make_mcd_layer(int64_t in, int64_t out, const McdOptions& o, const Laye
   return std::make_shared<McdLayer>(in, out, o, ctx.is_output, ctx.gen);
 }
 
-LayerKind mcd_layer_kind() { return layer_kind("mcd", make_mcd_layer); }
+LayerKind mcd_layer_kind() { return layer_kind("mcd", make_mcd_layer).fused("").batched(""); }
 
 }  // namespace whvi::models

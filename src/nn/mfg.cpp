@@ -141,6 +141,6 @@ LayerPtr make_mfg_layer(int64_t in, int64_t out, const MfgOptions& o, const Laye
   return std::make_shared<MfgLayer>(in, out, o, ctx.gen);
 }
 
-LayerKind mfg_layer_kind() { return layer_kind("mfg", make_mfg_layer); }
+LayerKind mfg_layer_kind() { return layer_kind("mfg", make_mfg_layer).fused("").batched(""); }
 
 }  // namespace whvi::models

@@ -374,6 +374,6 @@ LayerPtr make_nf_whvi_layer(int64_t in, int64_t out, const NfWhviOptions& no, co
   return std::make_shared<NfWhviLayer>(in, out, o, no.flows, ctx.gen);
 }
 
-LayerKind nf_whvi_layer_kind() { return layer_kind("nf-whvi", make_nf_whvi_layer); }
+LayerKind nf_whvi_layer_kind() { return layer_kind("nf-whvi", make_nf_whvi_layer).fused("with a deterministic or no bias"); }
 
 }  // namespace whvi::models

@@ -141,6 +141,16 @@ LayerPtr make_layer(const std::string& kind, int64_t in, int64_t out, const opti
 
 std::vector<std::string> registered_layer_kinds() { return options::kind_names(layer_kinds()); }
 
+std::string layer_kinds_with(const char* LayerKind::*capability) {
+  std::string out;
+  for (const auto& k : layer_kinds()) {
+    const char* when = k.*capability;
+    if (when == nullptr) continue;
+    out += (out.empty() ? "" : ", ") + k.name + (*when ? std::string(" (") + when + ")" : "");
+  }
+  return out;
+}
+
 torch::Tensor kl_diag_gaussian(const torch::Tensor& mu, const torch::Tensor& logvar,
                                double prior_var) {
   // 0.5 * sum( var/pv + mu^2/pv - 1 - log(var/pv) )

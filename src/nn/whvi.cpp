@@ -184,6 +184,8 @@ LayerPtr make_whvi_layer(int64_t in, int64_t out, const WhviOptions& o, const La
   return std::make_shared<WhviLayer>(in, out, o, ctx.gen);
 }
 
-LayerKind whvi_layer_kind() { return layer_kind("whvi", make_whvi_layer); }
+LayerKind whvi_layer_kind() { return layer_kind("whvi", make_whvi_layer)
+      .fused("with its default structure and a deterministic or no bias")
+      .batched("with its default structure"); }
 
 }  // namespace whvi::models

@@ -61,6 +61,7 @@ struct RuleKind {
   std::vector<std::string> (*reads)();
   options::Resolve resolve;  // reads its options struct (the experiment calls it)
   std::function<std::shared_ptr<const UpdateRule>(const options::Resolved&)> make;
+  const char* help = "";     // training.optimizer's help for it
 };
 
 // The registration of a rule built from its options O.
@@ -92,9 +93,10 @@ struct OptimiserOptions {
   }
   template <class V>
   void visit(V& v) {
-    v.pick("training.optimizer", kind, rule_names(),
-           "optimiser of the variational models and deep ensembles (the paper's GP experiments use SGD and "
-           "RMSprop; src/optim/): adam, sgd or rmsprop; nng and sghmc bring their own");
+    static const std::string help =
+        "optimiser of the variational models and deep ensembles (the paper's GP experiments use SGD and RMSprop; "
+        "src/optim/): " + options::kinds_help(rule_kinds()) + "; the methods with an update of their own ignore it";
+    v.pick("training.optimizer", kind, rule_names(), help.c_str());
   }
 };
 

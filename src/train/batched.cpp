@@ -21,14 +21,16 @@ std::string batched_unsupported(const GroupPlan& plan, infer::Inference& example
            "training.batched_splits: 1";
   if (!example.split_step())
     return "training.batched_splits: model.kind " + b.model_kind + " is trained by " +
-           example.method() + ", not variational inference; batched splits support whvi, mfg and mcd; set "
+           example.method() + ", not variational inference; batched splits support " +
+           models::model_kinds_with(&models::LayerKind::batched_when, "variational") + "; set "
            "training.batched_splits: 1";
   if (!plan.plain_elbo)
     return "training.batched_splits: training.kl_warmup and training.kl_weight are applied one split at a time; set "
            "training.batched_splits: 1";
-  if (b.likelihood != "gaussian")
+  if (!likelihoods::likelihood_can(b.likelihood, likelihoods::Capability::kBatchedSplits))
     return "training.batched_splits: likelihood.kind " + b.likelihood +
-           " is not batched over splits (supported: gaussian); set training.batched_splits: 1";
+           " is not batched over splits (supported: " + likelihoods::likelihoods_that(likelihoods::Capability::kBatchedSplits) +
+           "); set training.batched_splits: 1";
   return models::group_unsupported(example.model());
 }
 

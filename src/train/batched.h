@@ -52,7 +52,13 @@ struct BatchedOptions {
   std::string model_kind, likelihood;
   template <class V>
   void visit(V& v) {
-    v.num("training.batched_splits", splits, 1, 1024, "train this many of the config's splits at once as one batched model (train/batched.h: one forward and backward pass for all, each split with its own generator, optimiser state and checks, so its numbers do not depend on the others in its group); 1: one split at a time. Variational whvi, mfg and mcd MLPs with the gaussian likelihood");
+    static const std::string help =
+        "train this many of the config's splits at once as one batched model (train/batched.h: one forward and "
+        "backward pass for all, each split with its own generator, optimiser state and checks, so its numbers do not "
+        "depend on the others in its group); 1: one split at a time. Variational MLPs of layer kinds " +
+        models::layer_kinds_with(&models::LayerKind::batched_when) + " with the " +
+        likelihoods::likelihoods_that(likelihoods::Capability::kBatchedSplits) + " likelihood";
+    v.num("training.batched_splits", splits, 1, 1024, help.c_str());
     v.use("evaluation.every", evaluation_every);
     v.use("data.augment", augment);
     v.use("model.kind", model_kind);
