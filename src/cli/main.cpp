@@ -38,6 +38,7 @@
 #include "data/csv.h"
 #include "data/synthetic.h"
 #include "experiment/experiment.h"
+#include "models/regression_model.h"
 #include "report/selection.h"
 #include "report/table.h"
 #include "common/errors.h"
@@ -458,7 +459,7 @@ struct TableCommand : Command {
   }
   void run(const std::string& command_line) override {
     const auto md = csv ? whvi::report::render_csv_from_files(files)
-                        : whvi::report::render_from_files(files, paper, title) + "\nRendered by: `" + command_line + "`\n";
+                        : whvi::report::render_from_files(files, paper, title, whvi::models::model_kinds()) + "\nRendered by: `" + command_line + "`\n";
     write_output(out.empty() ? "-" : out, md);
   }
 };

@@ -6,14 +6,14 @@ namespace whvi::models {
 
 const std::vector<Recipe>& recipes() {
   static const std::vector<Recipe> r = {
-      // kind        hidden layers  output layer  method
-      {"whvi",       "whvi",        "mfg",        "variational"},
-      {"mfg",        "mfg",         "mfg",        "variational"},
+      // kind        hidden layers  output layer  method; in this order in tables (`whvi table`)
       {"mcd",        "mcd",         "mcd",        "variational"},  // its output layer applies no dropout
+      {"mfg",        "mfg",         "mfg",        "variational"},
+      {"nng",        "nng",         "nng",        "nng"},
+      {"whvi",       "whvi",        "mfg",        "variational"},
       {"nf-whvi",    "nf-whvi",     "mfg",        "variational"},
       {"vsd",        "vsd",         "vsd",        "variational"},
       {"tt",         "tt",          "mfg",        "variational"},
-      {"nng",        "nng",         "nng",        "nng"},
       {"sghmc",      "linear",      "linear",     "sghmc"},
       {"ensemble",   "linear",      "linear",     "ensemble"},
       {"blr",        "linear",      "linear",     "blr"},          // model.depth: 0

@@ -28,7 +28,6 @@ namespace {
 const std::vector<std::string> kPaperDatasetOrder = {"boston", "concrete", "energy", "kin8nm", "naval",
                                                      "power",  "protein",  "yacht",  "drive",  "eeg",
                                                      "letter", "magic",    "miniboo", "mocap"};
-const std::vector<std::string> kModelOrder = {"mcd", "mfg", "nng", "whvi", "nf-whvi", "vsd", "tt", "sghmc", "ensemble", "blr", "gp"};
 const char* const kDash = "–";
 const char* const kDagger = "†";
 const char* const kDoubleDagger = "‡";
@@ -472,7 +471,7 @@ struct Grid {
   }
 };
 
-Grid make_grid(const std::vector<json>& results) {
+Grid make_grid(const std::vector<json>& results, const std::vector<std::string>& model_order) {
   Grid g;
   for (std::size_t i = 0; i < results.size(); ++i) g.entries.push_back(make_entry(results[i], i));
   for (std::size_t i = 0; i < g.entries.size(); ++i) {
@@ -492,7 +491,7 @@ Grid make_grid(const std::vector<json>& results) {
     g.models.push_back(key.second);
   }
   g.datasets = ordered(g.datasets, kPaperDatasetOrder);
-  g.models = ordered(g.models, kModelOrder);
+  g.models = ordered(g.models, model_order);
   return g;
 }
 
@@ -648,9 +647,9 @@ void paper_section(std::ostringstream& os, const json& paper) {
 }
 }  // namespace
 
-std::string render_markdown_table(const std::vector<json>& results, const json& paper,
-                                  const std::string& title) {
-  const Grid g = make_grid(results);
+std::string render_markdown_table(const std::vector<json>& results, const json& paper, const std::string& title,
+                                  const std::vector<std::string>& model_order) {
+  const Grid g = make_grid(results, model_order);
   std::ostringstream os;
   os << "# " << title << "\n\n";
   if (g.entries.empty()) {
@@ -700,7 +699,7 @@ std::string default_title(const std::vector<json>& results, const json& paper) {
 }  // namespace
 
 std::string render_from_files(const std::vector<std::string>& result_paths, const std::string& paper_path,
-                              const std::string& title) {
+                              const std::string& title, const std::vector<std::string>& model_order) {
   std::vector<json> results;
   results.reserve(result_paths.size());
   // The same file twice (under any spelling of its path) is refused up front.
@@ -729,7 +728,7 @@ std::string render_from_files(const std::vector<std::string>& result_paths, cons
       any = any || (r.contains("dataset") && r["dataset"].is_string() &&
                     paper["results"].contains(r["dataset"].get<std::string>()));
   if (!any) paper = json::object();
-  return render_markdown_table(results, paper, title.empty() ? default_title(results, paper) : title);
+  return render_markdown_table(results, paper, title.empty() ? default_title(results, paper) : title, model_order);
 }
 
 namespace {

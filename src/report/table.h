@@ -17,8 +17,9 @@ nlohmann::json load_json_file(const std::string& path);
 
 // Renders a Markdown report: a "# title" heading, an RMSE table and an MNLL table (rows =
 // datasets in the paper's order boston, concrete, energy, kin8nm, naval, power, protein, yacht,
-// then others alphabetically; for each model present in `results`, in the order mcd, mfg, whvi,
-// then others alphabetically: our "mean ± std" over splits and the paper's "mean (std)"; the MNLL
+// then others alphabetically; for each model present in `results`, in `model_order` (the
+// model kinds' registry order, models::model_kinds(), which `whvi table` passes), then others
+// alphabetically: our "mean ± std" over splits and the paper's "mean (std)"; the MNLL
 // table shows our per-sample `mnll_paper` next to the paper and our predictive `mnll` apart),
 // footnotes († incomplete runs, ‡ shortened protocols), a list of the runs (experiment, commit,
 // command) and the paper's citation and notes.
@@ -29,8 +30,8 @@ nlohmann::json load_json_file(const std::string& path);
 // `paper` may be null or empty: the paper columns then show "–". Throws whvi::Error when a result
 // is not a JSON object or names no dataset/model, or when two results are for the same
 // (dataset, model) cell (the message names both).
-std::string render_markdown_table(const std::vector<nlohmann::json>& results,
-                                  const nlohmann::json& paper, const std::string& title);
+std::string render_markdown_table(const std::vector<nlohmann::json>& results, const nlohmann::json& paper,
+                                  const std::string& title, const std::vector<std::string>& model_order = {});
 
 // The papers' tables built into the binary (results/paper/*.json at build time): name (the
 // file's stem, e.g. "whvi-neurips2020-table3") and JSON text.
@@ -45,8 +46,8 @@ nlohmann::json load_paper_table(const std::string& paper_path);
 // A per-split record (output.dir/NAME/split-KK.json) is refused, naming the experiment record.
 // The same file given twice (by any path that resolves to it) is an error naming both arguments.
 // An empty `paper_path` renders without paper columns' values.
-std::string render_from_files(const std::vector<std::string>& result_paths,
-                              const std::string& paper_path, const std::string& title);
+std::string render_from_files(const std::vector<std::string>& result_paths, const std::string& paper_path,
+                              const std::string& title, const std::vector<std::string>& model_order = {});
 
 // One CSV row per result file: file, dataset, model, depth, width, params (of split 0), splits,
 // then mean and std of rmse, mnll and mnll_paper (for plots such as the paper's Fig. 5).
