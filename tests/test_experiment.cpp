@@ -910,6 +910,47 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
   EXPECT_GT(checked, 300);
 }
 
+// A key declared late (options::Spec::late) is left out of the fingerprint
+// at its default, and in it away from its default, so a changed value never
+// resumes splits run without it. Declaring a key late that the fingerprint
+// must keep at its default, or a rule that drops a changed value, fails here.
+TEST(Fingerprint, LateKeysAreLeftOutOnlyAtTheirDefault) {
+  Sandbox sb("late_keys");
+  const auto cfg = config::Config::parse("", "t", {});
+  int checked = 0;
+  for (const auto& spec : cfg.declared()) {
+    if (!spec.late) continue;
+    std::string other;
+    if (!spec.choices.empty()) {
+      for (const auto& c : spec.choices)
+        if (c != spec.def && other.empty()) other = c;
+    } else if (spec.type == options::Type::kBool) {
+      other = spec.def == "true" ? "false" : "true";
+    } else if (spec.type == options::Type::kInt) {
+      other = std::to_string(std::stoll(spec.def) + 1);
+    } else if (spec.type == options::Type::kFloat) {
+      other = std::stod(spec.def) == 0 ? "0.5" : options::format_double(std::stod(spec.def) * 0.5);
+    } else {
+      other = "x";
+    }
+    // the component that reads the key, where the fingerprint keeps only the used one's
+    std::vector<std::string> base = {"data.dataset=synthetic:linear"};
+    if (spec.key.rfind("model.nng.", 0) == 0) base.push_back("model.kind=nng");
+    if (spec.key == "model.batch_norm") base.push_back("model.architecture=simple-cnn");
+    if (spec.key == "model.nng.kl_clip") base.push_back("model.nng.update=heavy-ball");
+    const std::string yaml = sb.config("data: {dataset: synthetic:linear}\n", "late.yaml");
+    auto with = base;
+    with.push_back(spec.key + "=" + other);
+    std::map<std::string, json> at_default, changed;
+    report::flatten_config(json::parse(experiment::config_fingerprint(yaml, base)), "", at_default);
+    report::flatten_config(json::parse(experiment::config_fingerprint(yaml, with)), "", changed);
+    EXPECT_EQ(at_default.count(spec.key), 0u) << spec.key;
+    EXPECT_EQ(changed.count(spec.key), 1u) << spec.key << " = " << other;
+    ++checked;
+  }
+  EXPECT_GE(checked, 16);
+}
+
 TEST(Fingerprint, ShippedConfigsKeepTheirFingerprints) {
   const fs::path root(WHVI_SOURCE_DIR);
   std::vector<std::string> files;

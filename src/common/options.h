@@ -29,6 +29,10 @@
 // reads training.steps_fixed_noise) says so with v.use(key, field); an
 // options struct that embeds another's (NF-WHVI's WhviOptions) visits it with
 // v.part(sub): neither declares the key a second time.
+//
+// A key added after results were committed says so with v.late() right after
+// its declaration: the run fingerprint leaves it out while it is at its
+// default (Spec::late), so those results still resume and extend.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +64,9 @@ struct Spec {
   double max = 0;
   std::vector<std::string> choices;  // allowed strings (empty: any)
   std::string help;
+  // Added after results were committed: the run fingerprint leaves the key out
+  // while it is at its default, so those results still resume and extend.
+  bool late = false;
 };
 
 // Where a component's options come from: typed reads by key. Validation
@@ -169,6 +176,8 @@ class Declare {
   void use(const char*, T&) {}
   template <class T>
   void part(T&) {}
+  // marks the key declared just before as late (Spec::late)
+  void late() { specs.back().late = true; }
 
   std::vector<Spec> specs;
 };
@@ -186,6 +195,7 @@ class Read {
   void use(const char* key, double& v) { v = src_.get_float(key); }
   void use(const char* key, std::string& v) { v = src_.get_string(key); }
   void use(const char* key, bool& v) { v = src_.get_bool(key); }
+  void late() {}
   template <class T>
   void part(T& sub) {
     sub.visit(*this);
@@ -216,6 +226,7 @@ class Keys {
   void part(T& sub) {
     sub.visit(*this);
   }
+  void late() {}
   std::vector<std::string> keys;
 };
 
@@ -286,6 +297,17 @@ std::string kinds_help(const std::vector<K>& kinds) {
     out += (out.empty() ? "" : ", ") + std::string(k.name) + (help.empty() ? "" : " (" + help + ")");
   }
   return out;
+}
+
+// Whether `src` holds the declared default of `spec`'s key.
+inline bool at_default(const Source& src, const Spec& spec) {
+  switch (spec.type) {
+    case Type::kInt: return std::to_string(src.get_int(spec.key)) == spec.def;
+    case Type::kFloat: return format_double(src.get_float(spec.key)) == spec.def;
+    case Type::kBool: return (src.get_bool(spec.key) ? "true" : "false") == spec.def;
+    case Type::kString: return src.get_string(spec.key) == spec.def;
+  }
+  return true;
 }
 
 // The options of a component that has none.

@@ -559,8 +559,11 @@ struct CsvSourceOptions {
   template <class V>
   void visit(V& v) {
     v.text("data.target", target, "CSV data: the target column's name (default: the last column)");
+    v.late();
     v.text("data.features", features, "CSV data: the feature columns' names, a list or comma-separated (default: every column but the target)");
+    v.late();
     v.text("data.categorical", categorical, "CSV data: feature columns to one-hot encode as categories although their values are numbers (a month, a weekday, an ordinal scale, a code), a list or comma-separated; a column with any text is a category anyway");
+    v.late();
     v.pick("data.missing", missing, {"impute", "drop", "error"}, "CSV and .npy data: an empty cell, NA, N/A or NaN in a feature is filled per split from its training rows (a numeric column's median, a text column's most frequent category) with a 0/1 missing-indicator column added for each column that has one, and rows missing the target are dropped (impute); or every row with a missing cell is dropped and counted (drop); or it is an error naming row and column (error)");
   }
 };

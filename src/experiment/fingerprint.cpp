@@ -65,10 +65,6 @@ std::string record_digest(json r) {
 // The data keys of a run's fingerprint, left out where they do not act.
 void erase_idle_data_keys(const config::Config& cfg, json& dj) {
   // the CSV keys
-  if (cfg.get_string("data.target").empty()) dj.erase("target");
-  if (cfg.get_string("data.features").empty()) dj.erase("features");
-  if (cfg.get_string("data.categorical").empty()) dj.erase("categorical");
-  if (cfg.get_string("data.target_transform") == "none") dj.erase("target_transform");
   // impute (the default) and error give the same numbers wherever error runs
   // (data without missing cells), so records of either resume into the other
   if (cfg.get_string("data.missing") == "error" || cfg.get_string("data.missing") == "impute") dj.erase("missing");
@@ -76,6 +72,23 @@ void erase_idle_data_keys(const config::Config& cfg, json& dj) {
     dj.erase("test_fraction");
   if (cfg.get_string("data.protocol") != "kfold") dj.erase("folds");
 }
+
+namespace {
+
+// Erases the dotted `key` from j where present, and the groups it leaves empty.
+void erase_key(json& j, const std::string& key) {
+  const auto dot = key.find('.');
+  if (!j.is_object() || !j.contains(key.substr(0, dot))) return;
+  if (dot == std::string::npos) {
+    j.erase(key);
+    return;
+  }
+  auto& sub = j[key.substr(0, dot)];
+  erase_key(sub, key.substr(dot + 1));
+  if (sub.is_object() && sub.empty()) j.erase(key.substr(0, dot));
+}
+
+}  // namespace
 
 // The configuration that determines a split's numbers: everything but
 // output.* and data.splits (split k does not depend on how many splits run, so
@@ -111,24 +124,20 @@ std::string fingerprint(const config::Config& cfg) {
       if (f.name == cfg.get_string("model.conv")) groups_of(f.reads(), used);
   for (const auto& g : groups)
     if (!used.count(g)) j["model"].erase(g);
-  // keys added after results were committed, left out at their defaults so
-  // those results still resume and extend
-  if (cfg.get_string("inference.kind") == "auto") j.erase("inference");
+  // keys added after results were committed (declared late), left out at
+  // their defaults so those results still resume and extend
+  for (const auto& spec : cfg.declared())
+    if (spec.late && options::at_default(cfg, spec)) erase_key(j, spec.key);
+  // and those left out where they do not act
   if (method_of(cfg) != "ensemble") j.erase("ensemble");
   if (cfg.get_string("model.architecture") != "rff") j["model"].erase("rff");
   if (cfg.get_string("model.architecture") == "mlp")
     for (const char* k : {"architecture", "conv", "conv_dropout", "conv_rank", "batch_norm"}) j["model"].erase(k);
   if (cfg.get_string("model.conv") != "lowrank-mcd") j["model"].erase("conv_rank");
-  if (cfg.get_string("model.batch_norm") == "auto") j["model"].erase("batch_norm");
   if (j["model"].contains("whvi") && cfg.get_string("model.whvi.structure") == "s1hghs2" &&
       cfg.get_string("model.whvi.s_posterior") == "optimised" && cfg.get_float("model.whvi.s_prior_var") == 0)
     for (const char* k : {"structure", "s_posterior", "s_prior_var"}) j["model"]["whvi"].erase(k);
-  if (!cfg.get_bool("data.augment")) j["data"].erase("augment");
   erase_idle_data_keys(cfg, j["data"]);
-  if (j["model"].contains("nng") && cfg.get_int("model.nng.stats_every") == 1) j["model"]["nng"].erase("stats_every");
-  if (j["model"].contains("nng") && cfg.get_string("model.nng.sampling") == "weights") j["model"]["nng"].erase("sampling");
-  if (j["model"].contains("nng") && cfg.get_string("model.nng.update") == "bias-corrected") j["model"]["nng"].erase("update");
-  if (j["model"].contains("nng") && cfg.get_float("model.nng.kl_clip") == 0) j["model"]["nng"].erase("kl_clip");
   if (cfg.get_int("evaluation.every") == 0)
     for (const char* k : {"every", "curve_mc_samples"}) j["evaluation"].erase(k);
   j["evaluation"].erase("ood_dataset");  // scored after training, with draws of their own: the split's numbers do not depend on it
@@ -140,21 +149,14 @@ std::string fingerprint(const config::Config& cfg) {
   // the same engine share their splits
   if (engine_for(cfg) == "autograd") j["training"].erase("engine");
   else j["training"]["engine"] = "fused";
-  // another device rounds differently: its splits are not resumed into a CPU run's
-  if (cfg.get_string("training.device") == "cpu") j["training"].erase("device");
+  // (training.device is late: another device rounds differently, so its splits are not resumed into a CPU run's)
   if (cfg.get_string("likelihood.kind") != "student-t") j["likelihood"].erase("student_t");
-  if (cfg.get_string("likelihood.class_weights") == "none") j["likelihood"].erase("class_weights");
   if (cfg.get_string("calibration.kind") == "none") j.erase("calibration");
   // stopping on validation rows: its keys only where it acts
   if (!stopping_on(cfg))
     for (const char* k : {"stopping", "stopping_fraction", "stopping_every", "stopping_patience", "stopping_mc_samples"})
       j["training"].erase(k);
-  if (cfg.get_int("training.kl_warmup") == 0) j["training"].erase("kl_warmup");
-  if (cfg.get_float("training.kl_weight") == 1.0) j["training"].erase("kl_weight");
-  if (cfg.get_string("training.optimizer") == "adam") {
-    j["training"].erase("optimizer");
-    j["training"].erase("momentum");
-  }
+  if (cfg.get_string("training.optimizer") == "adam") j["training"].erase("momentum");
   return j.dump();
 }
 

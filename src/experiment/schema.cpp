@@ -34,6 +34,11 @@ Param S(std::string key, std::string def, std::vector<std::string> choices, std:
 Param B(std::string key, std::string def, std::string help) {
   return {std::move(key), Type::kBool, std::move(def), 0, 0, {}, std::move(help)};
 }
+// A key added after results were committed (options::Spec::late).
+Param Late(Param p) {
+  p.late = true;
+  return p;
+}
 
 // The experiment's own keys: where the data come from and how they split,
 // the seed, what is evaluated and where results go.
@@ -47,8 +52,8 @@ std::vector<Param> data_keys() {
       I("data.splits", "8", 0, 1000, "number of splits (standard: 0 = all stored)"),
       I("data.split_seed", "0", 0, 9.0e15, "seed of the paper protocol's splits (and of the toy data)"),
       F("data.train_fraction", "0.9", 0.01, 0.99, "training fraction of the paper protocol's splits"),
-      B("data.augment", "false", "image data (CIFAR-10, MNIST): random crops with 4-pixel zero padding and horizontal flips of each training mini-batch (off by default, as the authors' code)"),
-      S("data.target_transform", "none", {"none", "log"}, "regression: log = the model learns the natural log of the target (for a positive, skewed target; every target must be > 0), standardised like any target; metrics, records and predictions stay in the target's units (the predictive is the log-normal mixture; record noise_var is on the log scale). Not for likelihood.kind student-t (its log-t has no mean)"),
+      Late(B("data.augment", "false", "image data (CIFAR-10, MNIST): random crops with 4-pixel zero padding and horizontal flips of each training mini-batch (off by default, as the authors' code)")),
+      Late(S("data.target_transform", "none", {"none", "log"}, "regression: log = the model learns the natural log of the target (for a positive, skewed target; every target must be > 0), standardised like any target; metrics, records and predictions stay in the target's units (the predictive is the log-normal mixture; record noise_var is on the log scale). Not for likelihood.kind student-t (its log-t has no mean)")),
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
   };
 }

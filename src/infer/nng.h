@@ -59,11 +59,14 @@ struct NngOptions {
     v.num("model.nng.damping", damping, 0, options::kInf, "extrinsic damping added to gamma_in = lambda / (N eta) (authors: 0)");
     v.num("model.nng.momentum", momentum, 0, 0.999, "momentum of the mean update (authors: 0.9); see model.nng.update");
     v.pick("model.nng.update", update, {"bias-corrected", "heavy-ball"}, "mean update: bias-corrected momentum on the gradient, then preconditioned (the authors' UCI code) or heavy-ball momentum on the preconditioned gradient with the KL clip (their CIFAR-10 code)");
+    v.late();
     v.num("model.nng.kl_clip", kl_clip, 0, options::kInf, "C: heavy-ball steps are scaled so that their squared norm in the preconditioner's metric is at most C x 0.95^epoch (authors' CIFAR-10: 1e-2 with batch norm, 1e-3 without); 0 = off");
+    v.late();
     v.num("model.nng.decay_at", decay_at, 0, 1, "alpha and beta x0.1 after this fraction of the steps (authors: after 500 of 1000 epochs)");
     v.num("model.nng.particles", particles, 1, 1024, "weight samples per training step, each shared by the mini-batch (authors: 10)");
     v.num("model.nng.inverse_every", inverse_every, 1, 1e9, "steps between eigendecompositions of the factors (authors: 1; whvi bench train --kinds nng:model.nng.inverse_every=1,nng measures the cost of each)");
     v.num("model.nng.stats_every", stats_every, 1, 1e9, "steps between updates of the Kronecker factors' moving averages (authors: 1 on UCI, 10 on CIFAR-10)");
+    v.late();
     v.pick("model.nng.fisher", fisher, {"true", "empirical"}, "S from gradients of targets drawn from the model (true Fisher, the authors) or of the observed targets");
     v.use("model.nng.prior_var", prior_var);
     v.use("training.lr", training_lr);

@@ -35,6 +35,7 @@ struct MethodPlan {
         "model.kind trains ensemble.members independent variational networks of that kind and predicts with their "
         "mixture";
     v.pick("inference.kind", asked, choices(), help.c_str());
+    v.late();
     v.use("model.kind", kind);
     v.use("model.architecture", arch);
     v.use("model.conv", conv);

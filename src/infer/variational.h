@@ -34,7 +34,9 @@ struct VariationalOptions {
     v.num("training.lr_power", lr_power, 0, options::kInf, "p of the learning-rate decay");
     v.num("training.mc_samples", mc_samples, 1, 4096, "Monte Carlo samples per data point in training");
     v.num("training.kl_warmup", kl_warmup, 0, 1e9, "variational methods: KL annealing, the KL term's weight grows linearly from 1/W to training.kl_weight over the first W steps (0: off, the full weight from the first step)");
+    v.late();
     v.num("training.kl_weight", kl_weight, 1e-6, 1e6, "variational methods: the weight of the KL term in the objective after any warm-up (1: the ELBO; below 1 tempers the posterior towards the data)");
+    v.late();
     v.pick("training.engine", engine, {"auto", "autograd", "fused"}, engine_help().c_str());
   }
 };

@@ -18,6 +18,7 @@ struct SoftmaxOptions {
            "training rows in the split, so every class counts as much in total: for imbalanced classes); or "
            "class:weight pairs, comma-separated, classes named as the data spell them (e.g. \"yes:3,no:1\"; "
            "classes not named weigh 1). The metrics stay the unweighted ones; the record lists the weights");
+    v.late();
   }
 };
 }  // namespace

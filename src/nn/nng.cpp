@@ -79,6 +79,7 @@ struct NngLayerOptions {
   void visit(V& v) {
     v.num("model.nng.prior_var", prior_var, 1e-12, options::kInf, "eta: prior N(0, eta I) on the weights (authors' UCI config: 1)");
     v.pick("model.nng.sampling", sampling, {"weights", "rows"}, "fully connected layers: form each particle's weights (the authors) or only its effect on the rows, the same draw, cheaper for wide layers and small batches (the prior term then uses the mean)");
+    v.late();
   }
 };
 

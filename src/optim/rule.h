@@ -97,6 +97,7 @@ struct OptimiserOptions {
         "optimiser of the variational models and deep ensembles (the paper's GP experiments use SGD and RMSprop; "
         "src/optim/): " + options::kinds_help(rule_kinds()) + "; the methods with an update of their own ignore it";
     v.pick("training.optimizer", kind, rule_names(), help.c_str());
+    v.late();
   }
 };
 

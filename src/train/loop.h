@@ -43,6 +43,7 @@ struct LoopOptions {
     v.num("training.log_every", log_every, 1, 1e9, "steps between log lines (when not on a terminal)");
     v.pick("training.dtype", dtype_name, {"float32", "float64"}, "parameter and activation precision");
     v.pick("training.device", device_name, {"cpu", "cuda"}, "where the training steps run: cpu, or cuda (the first visible GPU; pick one with CUDA_VISIBLE_DEVICES) for a build with CUDA. The data and the run's generator stay on the CPU: each mini-batch and each draw is copied over, so a run draws the same numbers on either device. The parameters come back to the CPU after the last step, where prediction, evaluation and checkpoints happen. Variational methods with the autograd engine, one split at a time, no learning curve");
+    v.late();
     v.use("data.augment", augment);
   }
 };
