@@ -25,34 +25,20 @@ train::GroupPlan group_plan(const options::Source& cfg) {
 
 namespace {
 
-// The default of every key some data source declares, and which sources read it.
+// Every key some data source declares (its declaration), and which sources read it.
 struct KeyUse {
-  std::string def;
-  options::Type type = options::Type::kString;
+  options::Spec spec;
   std::vector<std::string> readers;
 };
 
 std::map<std::string, KeyUse> key_uses() {
   std::map<std::string, KeyUse> out;
   for (const auto& s : data::data_sources())
-    for (const auto& spec : s.declare()) {
-      out[spec.key].def = spec.def;
-      out[spec.key].type = spec.type;
-    }
+    for (const auto& spec : s.declare()) out[spec.key].spec = spec;
   for (const auto& s : data::data_sources())
     for (const auto& k : s.keys())
       if (out.count(k)) out[k].readers.push_back(s.name);
   return out;
-}
-
-bool at_default(const options::Source& src, const std::string& key, const KeyUse& u) {
-  switch (u.type) {
-    case options::Type::kInt: return std::to_string(src.get_int(key)) == u.def;
-    case options::Type::kFloat: return options::format_double(src.get_float(key)) == u.def;
-    case options::Type::kBool: return (src.get_bool(key) ? "true" : "false") == u.def;
-    case options::Type::kString: return src.get_string(key) == u.def;
-  }
-  return true;
 }
 
 }  // namespace
@@ -62,7 +48,7 @@ data::DataPlan data_plan(const options::Source& cfg, const std::string& dataset)
   const auto& s = data::data_source_for(dataset);
   const auto reads = s.keys();
   for (const auto& [key, use] : key_uses()) {
-    if (std::find(reads.begin(), reads.end(), key) != reads.end() || at_default(cfg, key, use)) continue;
+    if (std::find(reads.begin(), reads.end(), key) != reads.end() || options::at_default(cfg, use.spec)) continue;
     std::string who;
     for (const auto& w : use.readers) who += (who.empty() ? "" : ", ") + w;
     throw Error(cfg.source() + ": " + key + " is read by " + who + " data, but data.dataset '" + dataset +
