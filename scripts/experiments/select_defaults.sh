@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #
 # Stage 1 (default): configs/selection/protocol.yaml (2 splits, 10,500 steps) for
@@ -34,6 +34,12 @@
 # (1 split, 20% validation) on the 8 UCI sets and the 5 synthetic problems;
 # results in results/selection/stopping/.
 #
+# Stage stopping-rule: every model trains without stopping, its held-out
+# stopping rows and its validation rows measured every 50 steps
+# (configs/selection/protocol-stopping-rule.yaml); scripts/render/stopping_rule.py
+# replays the candidate rules for stopping's interval and patience on those
+# curves and writes CRITERION.md; results in results/selection/stopping-rule/.
+#
 # Resumable: run the same command again after an interruption.
 . "$(dirname "$0")/../help.sh"
 set -euo pipefail
@@ -53,14 +59,15 @@ case $STAGE in
   ensemble) PROTOCOL=configs/selection/protocol-ensemble.yaml CANDIDATES=configs/selection/candidates-ensemble.txt OUT=results/selection/ensemble ;;
   stopping) PROTOCOL=configs/selection/protocol-stopping.yaml CANDIDATES=configs/selection/candidates-stopping.txt OUT=results/selection/stopping ;;
   wide) PROTOCOL=configs/selection/protocol-wide.yaml CANDIDATES=configs/selection/candidates-wide.txt OUT=results/selection/wide ;;
-  *) echo "select_defaults: --stage must be 1, 2, sghmc, ensemble, stopping or wide" >&2; exit 2 ;;
+  stopping-rule) PROTOCOL=configs/selection/protocol-stopping-rule.yaml CANDIDATES=configs/selection/candidates-stopping-rule.txt OUT=results/selection/stopping-rule ;;
+  *) echo "select_defaults: --stage must be 1, 2, sghmc, ensemble, stopping, wide or stopping-rule" >&2; exit 2 ;;
 esac
 source scripts/sweep/lib.sh
 WHVI=$(whvi_of "$@")
 
 # config folder / data set: the base of each generated config is configs/<folder>/<set>-<model>.yaml
 DATASETS=(uci/boston uci/concrete uci/energy uci/kin8nm uci/naval uci/power uci/protein uci/yacht)
-[[ $STAGE == stopping || $STAGE == wide ]] && DATASETS+=(synthetic/friedman synthetic/gap synthetic/hetero synthetic/highdim synthetic/linear)
+[[ $STAGE == stopping || $STAGE == wide || $STAGE == stopping-rule ]] && DATASETS+=(synthetic/friedman synthetic/gap synthetic/hetero synthetic/highdim synthetic/linear)
 GEN=results/selection/configs; [[ $STAGE == 1 ]] || GEN+=-stage$STAGE  # (a failing $(...) in an assignment stops a set -e script)
 mkdir -p "$GEN"
 protocol=$(grep -v '^\s*#' "$PROTOCOL" | sed '/^\s*$/d')
@@ -82,7 +89,14 @@ while read -r model name sets; do
       # candidate names it (WHVI's and MCD's default became 0 from the wide stage on),
       # and the ensemble stage without the members' prior (the UCI ensemble configs
       # took it after that stage); test Fingerprint.SelectionConfigsStillGiveTheirRecords
-      pin likelihood.init_log_noise_var -1.5
+      # The stages before stopping-rule ran with stopping's measurement every
+      # 500 steps and a patience of 10, its defaults then; stopping-rule runs at
+      # today's defaults.
+      if [[ $STAGE != stopping-rule ]]; then
+        pin likelihood.init_log_noise_var -1.5
+        pin training.stopping_every 500
+        pin training.stopping_patience 10
+      fi
       if [[ $STAGE == ensemble ]]; then pin ensemble.prior false; fi
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
