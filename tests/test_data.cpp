@@ -863,6 +863,9 @@ TEST(Csv, DeclaredCategoricalColumnsAreOneHot) {
   ASSERT_EQ(d.inputs.size(), 2u);
   EXPECT_EQ(d.inputs[0].categories, (std::vector<std::string>{"1", "12", "3"}));
   EXPECT_TRUE(d.inputs[1].categories.empty());
+  EXPECT_TRUE(d.inputs[0].declared);  // the log and the record say declared, not text
+  EXPECT_FALSE(d.inputs[1].declared);
+  EXPECT_FALSE(csv("c,y\nred,1\nblue,2\nred,3\n", CsvOptions{}).inputs[0].declared);
   ASSERT_EQ(d.x.sizes(), (std::vector<int64_t>{4, 4}));
   EXPECT_EQ(d.x[0][1].item<double>(), 1.0);  // 12
   EXPECT_EQ(d.x[1][2].item<double>(), 1.0);  // 3

@@ -47,6 +47,28 @@ TEST(Stopping, TheHoldoutIsADeterministicPartitionOfTheTrainingRows) {
   EXPECT_NE(error_of([] { train::carve_holdout(2, 0.5, 1); }).find("training.stopping: off"), std::string::npos);
 }
 
+// training.stopping_every 0 (the default) measures every budget / 50 steps,
+// rounded, at least 50, where the budget counts the frozen-noise phase too; an
+// interval that is set is kept. A rule that forgot the frozen-noise phase, or
+// truncated instead of rounding, fails here.
+TEST(Stopping, TheDefaultIntervalScalesWithTheBudget) {
+  EXPECT_EQ(train::auto_every(5500), 110);
+  EXPECT_EQ(train::auto_every(50500), 1010);
+  EXPECT_EQ(train::auto_every(5525), 111);  // 110.5 rounds up
+  EXPECT_EQ(train::auto_every(5524), 110);
+  EXPECT_EQ(train::auto_every(1000), 50);   // never below 50
+  EXPECT_EQ(train::auto_every(0), 50);
+  const auto read = [](std::vector<std::string> sets) {
+    sets.push_back("data.dataset=mine.csv");
+    return options::read<train::StoppingOptions>(cfg_with(sets));
+  };
+  const auto d = read({"training.steps_fixed_noise=500", "training.steps=5000"});
+  EXPECT_EQ(d.every, 110);
+  EXPECT_EQ(d.patience, 20);
+  EXPECT_EQ(read({"training.steps_fixed_noise=0", "training.steps=20000"}).every, 400);
+  EXPECT_EQ(read({"training.steps=5000", "training.stopping_every=7"}).every, 7);
+}
+
 TEST(Stopping, AutoActsOnCsvFilesAndValidationRefusesWhereItCannotAct) {
   EXPECT_FALSE(experiment::stopping_on(cfg_with({"data.dataset=boston"})));
   EXPECT_TRUE(experiment::stopping_on(cfg_with({"data.dataset=mine.csv"})));

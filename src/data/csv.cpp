@@ -298,6 +298,7 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
   for (size_t j = 0; j < names.size(); ++j) {
     InputColumn ic;
     ic.name = names[j];
+    ic.declared = as_text[j] != 0;
     numeric[j].resize(static_cast<size_t>(n));
     int64_t text_cells = 0, first_text = -1;
     std::set<std::string> cats;

@@ -50,6 +50,8 @@ struct InputColumn {
   // An added 0/1 column: 1 where column `name` has a missing cell (data.missing:
   // impute adds one after the inputs for every column with a missing cell).
   bool missing_indicator = false;
+  // A column of numbers that data.categorical declared a category.
+  bool declared = false;
 };
 
 struct RegressionData {

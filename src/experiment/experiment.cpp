@@ -99,6 +99,7 @@ json experiment_header(const ExperimentRun& r) {
       cols.push_back({{"name", c.name},
                       {"kind", c.missing_indicator      ? "missing indicator"
                                : c.categories.empty() ? "number"
+                               : c.declared           ? "declared category (one-hot)"
                                                       : "text (one-hot)"},
                       {"categories", c.categories.size()}});
     doc["data"] = {{"file", d.source}, {"target", d.target_name}, {"features", cols},

@@ -252,18 +252,21 @@ void check_before_training(const config::Config& cfg, const data::RegressionData
 }
 
 // One line on what became of a CSV file's columns and missing cells: the
-// text columns one-hot encoded, the cells imputed, the rows dropped.
+// categorical columns one-hot encoded (each marked text, or declared in
+// data.categorical), the cells imputed, the rows dropped.
 std::string describe_table(const data::RegressionData& d, const std::string& missing) {
   int64_t numbers = 0;
   std::string text, imputed;
   for (const auto& c : d.inputs) {
     if (c.missing_indicator) imputed += (imputed.empty() ? "" : ", ") + c.name;
     else if (c.categories.empty()) ++numbers;
-    else text += (text.empty() ? "" : ", ") + c.name + " (" + std::to_string(c.categories.size()) + ")";
+    else
+      text += (text.empty() ? "" : ", ") + c.name + " (" + std::to_string(c.categories.size()) +
+              (c.declared ? ", data.categorical" : ", text") + ")";
   }
   std::ostringstream os;
   os << d.source << ": " << numbers << " numeric column(s)";
-  os << (text.empty() ? std::string(", no text column") : "; text, one-hot: " + text);
+  os << (text.empty() ? std::string(", no categorical column") : "; categories, one-hot: " + text);
   if (d.missing_cells > 0)
     os << "; " << d.missing_cells << " missing cell(s) in " << imputed
        << " imputed per split from its training rows (median / most frequent), with a missing-indicator column each";

@@ -35,6 +35,10 @@ bool StoppingOptions::resolve(std::string* why_off) {
   return true;
 }
 
+int64_t auto_every(int64_t budget) {
+  return std::max(kMinEvery, (budget + kMeasurementsPerBudget / 2) / kMeasurementsPerBudget);
+}
+
 Holdout carve_holdout(int64_t n, double fraction, uint64_t seed, const std::string& fraction_key,
                       const std::string& off) {
   const int64_t n_val = std::max<int64_t>(1, std::llround(fraction * static_cast<double>(n)));

@@ -26,21 +26,34 @@ namespace whvi::train {
 
 // auto stops on validation only on splits with at least this many training rows.
 constexpr int64_t kMinRows = 20;
+// training.stopping_every 0 (the default): a measurement every budget /
+// kMeasurementsPerBudget steps (the budget: training.steps_fixed_noise +
+// training.steps), at least kMinEvery; with the default patience, chosen on
+// learning curves of validation rows (results/selection/stopping-rule/).
+constexpr int64_t kMeasurementsPerBudget = 50;
+constexpr int64_t kMinEvery = 50;
+// The steps between measurements for a budget of `budget` steps when
+// training.stopping_every is 0.
+int64_t auto_every(int64_t budget);
 
 struct StoppingOptions {
   std::string mode = "auto";  // training.stopping
   double fraction = 0.1;    // share of the training rows held out
-  int64_t every = 500;      // steps between measurements
-  int64_t patience = 10;    // measurements without improvement before stopping
+  int64_t every = 0;        // steps between measurements; 0: auto_every(the budget), set by finish()
+  int64_t patience = 20;    // measurements without improvement before stopping
   int64_t mc_samples = 32;
   int64_t min_steps = 0;    // never stop before this step (training.steps_fixed_noise: the frozen-noise phase)
+  int64_t steps = 0;        // training.steps: with min_steps, the budget
   // what resolve() weighs
   std::string model_kind, inference_kind, device, dataset;
   int64_t batched_splits = 1;
   // derived by finish()
   bool on = false;          // training.stopping resolved for this data set and method
   bool asked = false;       // mode validation (auto leaves splits of under kMinRows rows alone)
-  void finish() { on = resolve(); }
+  void finish() {
+    on = resolve();
+    if (every == 0) every = auto_every(min_steps + steps);
+  }
   // Whether stopping acts: "validation", or "auto" on data that are not one
   // of the papers' benchmarks. Throws when it is asked for where it cannot act
   // (SGHMC, batched splits, a GPU). `why_off` receives the reason when auto
@@ -102,10 +115,16 @@ void StoppingOptions::visit(V& v) {
          "benchmarks (their papers' schedules); chosen on validation rows (results/selection/stopping/). Not for sghmc, "
          "batched splits or a GPU");
   v.num("training.stopping_fraction", fraction, 0.01, 0.5, "training.stopping: share of the training rows held out (at least 1 row)");
-  v.num("training.stopping_every", every, 1, 1e9, "training.stopping: steps between measurements on the held-out rows");
-  v.num("training.stopping_patience", patience, 1, 1e6, "training.stopping: measurements without improvement before training stops (never inside training.steps_fixed_noise)");
+  v.num("training.stopping_every", every, 0, 1e9,
+        "training.stopping: steps between measurements on the held-out rows; 0: the budget "
+        "(training.steps_fixed_noise + training.steps) / 50, at least 50 (chosen on validation rows, "
+        "results/selection/stopping-rule/)");
+  v.num("training.stopping_patience", patience, 1, 1e6,
+        "training.stopping: measurements without improvement before training stops (never inside "
+        "training.steps_fixed_noise); with training.stopping_every 0, 20 measurements are 40% of the budget (chosen with it)");
   v.num("training.stopping_mc_samples", mc_samples, 1, 1e6, "training.stopping: Monte Carlo samples of each measurement");
   v.use("training.steps_fixed_noise", min_steps);
+  v.use("training.steps", steps);
   v.use("model.kind", model_kind);
   v.use("inference.kind", inference_kind);
   v.use("training.device", device);
