@@ -69,20 +69,26 @@ import sys
 import time
 import warnings
 
-import numpy as np
-import pandas as pd
-import yaml
+# scikit-learn, pandas, numpy and PyYAML from Debian's packages (python3-sklearn,
+# python3-statsmodels): missing, only -h and --list work, and main() says so.
+_IMPORT_ERROR = None
+try:
+    import numpy as np
+    import pandas as pd
+    import yaml
 
-import sklearn
-from sklearn.compose import ColumnTransformer
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-from sklearn.impute import MissingIndicator, SimpleImputer
-from sklearn.linear_model import BayesianRidge, LogisticRegressionCV
-from sklearn.model_selection import StratifiedKFold
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    import sklearn
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+    from sklearn.impute import MissingIndicator, SimpleImputer
+    from sklearn.linear_model import BayesianRidge, LogisticRegressionCV
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+except ImportError as _e:
+    _IMPORT_ERROR = _e
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SK_DATA = "/usr/lib/python3/dist-packages/sklearn/datasets/data"
@@ -809,6 +815,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per whvi command (default 1800)")
     ap.add_argument("--list", action="store_true", help="print the tables and their sources, then exit")
     args = ap.parse_args()
+    if _IMPORT_ERROR is not None and not args.list:
+        sys.exit(f"external_tables: {_IMPORT_ERROR}; install Debian's python3-sklearn and python3-statsmodels "
+                 "(apt-get install python3-sklearn python3-statsmodels) and run it with /usr/bin/python3")
 
     if args.list:
         for t in TABLES:

@@ -29,6 +29,7 @@
 
 #include "common/errors.h"
 #include "infer/inference.h"
+#include "infer/map_fit.h"
 #include "infer/variational.h"
 #include "optim/flat_optimizer.h"
 
@@ -237,5 +238,15 @@ std::unique_ptr<Inference> make_ensemble(const NetworkMaker& make_network, const
 }  // namespace
 
 MethodKind ensemble_method() { return method_kind("ensemble", make_ensemble); }
+
+std::unique_ptr<Inference> make_map_fit(const NetworkMaker& net, const VariationalOptions& vo) {
+  EnsembleAndOptimiser o;
+  o.ensemble.members = 1;
+  o.ensemble.prior = true;
+  o.optimiser = vo;
+  auto fit = make_ensemble(net, o);
+  WHVI_CHECK(deterministic(fit->model()), "a MAP fit needs a network of linear layers (model.kind laplace)");
+  return fit;
+}
 
 }  // namespace whvi::infer

@@ -17,6 +17,9 @@
 //                evidence-maximised prior and noise (infer/blr.cpp)
 //   gp           exact Gaussian-process regression, its kernel's hyper-parameters
 //                and noise by maximising the marginal likelihood (infer/gp.cpp)
+//   laplace      a deterministic network trained to its MAP, then a Gaussian
+//                posterior over its output layer by a last-layer Laplace
+//                approximation fitted after the steps (infer/laplace.cpp)
 #pragma once
 
 #include <cmath>
@@ -125,6 +128,10 @@ class Inference {
   virtual SplitStep* split_step() { return nullptr; }
   // The closed-form fit, for a method that has one (else nullptr).
   virtual ClosedForm* closed_form() { return nullptr; }
+  // A fit from every training row after the steps, for a method that has one
+  // (else nullptr): the training loop calls its fit() once after end() and
+  // after stopping restored its best parameters (a post-hoc posterior).
+  virtual ClosedForm* after_steps() { return nullptr; }
   // Scalars the method chose while fitting (a closed-form method's
   // hyper-parameters and evidence), by name, for the split record's
   // `hyperparameters`; empty for most methods.

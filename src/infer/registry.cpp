@@ -13,6 +13,7 @@ namespace whvi::infer {
 #define WHVI_METHOD_KINDS(X)  \
   X(variational)              \
   X(ensemble)                 \
+  X(laplace)                  \
   X(sghmc)                    \
   X(nng)                      \
   X(blr)                      \
@@ -72,6 +73,9 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const MethodPlan& p, dou
   WHVI_CHECK(num_classes == 0 || method != "sghmc", p.origin, ": model.kind ", kind,
              " supports regression only for now; for classification use ", kinds_trained_by("variational"), ", ",
              kinds_trained_by("nng"), " or ", kinds_trained_by("ensemble"));
+  WHVI_CHECK(method != "laplace" || p.likelihood_kind == "gaussian" || p.likelihood_kind == "softmax", p.origin,
+             ": model.kind laplace is written for the gaussian and softmax likelihoods (its Gauss-Newton matrix "
+             "needs a likelihood convex in the network's output); set likelihood.kind: gaussian or softmax");
   WHVI_CHECK(method != "sghmc" || p.likelihood_kind == "gaussian", p.origin,
              ": model.kind sghmc samples the gaussian likelihood's noise variance; likelihood.kind ",
              p.likelihood_kind, " is not written for it yet; set likelihood.kind: gaussian");

@@ -16,6 +16,7 @@ const std::vector<Recipe>& recipes() {
       {"tt",         "tt",          "mfg",        "variational"},
       {"sghmc",      "linear",      "linear",     "sghmc"},
       {"ensemble",   "linear",      "linear",     "ensemble"},
+      {"laplace",    "linear",      "linear",     "laplace"},      // last-layer Laplace on a MAP network
       {"blr",        "linear",      "linear",     "blr"},          // model.depth: 0
       {"gp",         "linear",      "linear",     "gp"},           // model.depth: 0 (a recipe default)
   };

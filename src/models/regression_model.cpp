@@ -103,16 +103,19 @@ torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, Mode
   return forward_standardized(x, ctx);
 }
 
-torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, ForwardCtx& ctx) {
+torch::Tensor RegressionModel::features_standardized(const torch::Tensor& x, ForwardCtx& ctx) {
   torch::Tensor h = trunk_ ? trunk_->forward(x, ctx) : x;
-  for (size_t l = 0; l < layers_.size(); ++l) {
+  for (size_t l = 0; l + 1 < layers_.size(); ++l) {
     h = layers_[l]->forward(h, ctx);
-    if (l + 1 == layers_.size()) break;
     if (activation_ == "relu") h = torch::relu(h);
     else if (activation_ == "cos") h = torch::cos(h);
     else h = torch::tanh(h);
   }
-  return h.squeeze(1);
+  return h;
+}
+
+torch::Tensor RegressionModel::forward_standardized(const torch::Tensor& x, ForwardCtx& ctx) {
+  return layers_.back()->forward(features_standardized(x, ctx), ctx).squeeze(1);
 }
 
 std::string group_unsupported(const RegressionModel& model) {

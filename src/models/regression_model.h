@@ -58,6 +58,9 @@ class RegressionModel : public torch::nn::Module {
   torch::Tensor forward_standardized(const torch::Tensor& x, Mode mode, const at::Generator& gen = {});
   // The same with a forward context (draws, Monte Carlo KL terms, captures).
   torch::Tensor forward_standardized(const torch::Tensor& x, ForwardCtx& ctx);
+  // The output layer's inputs: the trunk and every hidden layer with its
+  // activation, [N, width] (the inputs themselves when model.depth is 0).
+  torch::Tensor features_standardized(const torch::Tensor& x, ForwardCtx& ctx);
   // Sum of the layers' KL terms.
   torch::Tensor kl();
   // p(y | f), with the parameters it owns (a submodule named "likelihood").

@@ -215,6 +215,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   st.final_loss = loss_value;
   inf.end();
   if (on_end) on_end();
+  if (auto* post = inf.after_steps()) post->fit(x, y);
   check_fit(inf, x, y, suspects, label, done);
   return st;
 }
