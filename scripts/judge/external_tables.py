@@ -879,10 +879,21 @@ def main():
     header["criterion"] = CRITERION
     header["data_dir"], header["out_dir"] = args.data_dir, args.out_dir
 
+    # No path of this machine in the committed files: the scratch folders and the binary are
+    # named by their option (or, inside the repository, by the path relative to it).
+    src = args.whvi_source["path"]
+    where = {args.out_dir: "<out-dir>", args.data_dir: "<data-dir>",
+             src: os.path.relpath(src, REPO) if os.path.commonpath([src, REPO]) == REPO else "<whvi>"}
+
+    def portable(text):
+        for path in sorted(where, key=len, reverse=True):
+            text = text.replace(path, where[path])
+        return text
+
     with open(os.path.join(args.results, "results.json"), "w") as f:
-        json.dump(dict(header=header, tables=results), f, indent=1, default=str)
+        f.write(portable(json.dumps(dict(header=header, tables=results), indent=1, default=str)) + "\n")
     with open(os.path.join(args.results, "RESULTS.md"), "w") as f:
-        f.write(render_markdown(header, results, args))
+        f.write(portable(render_markdown(header, results, args)))
     log(f"wrote {os.path.join(args.results, 'RESULTS.md')} and results.json "
         f"(whvi {header['whvi_seconds']} s, wall {header['wall_seconds']} s)")
     bad = [p for r in results for p in r.get("problems", [])]
