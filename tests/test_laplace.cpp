@@ -158,6 +158,30 @@ TEST(Laplace, PredictiveDrawsHaveThePosteriorsMoments) {
   EXPECT_TRUE(torch::allclose(mean, inf->mean_standardized(xs), 1e-10, 1e-12));
 }
 
+// model.laplace.map_prior: the MAP network's first loss is the scaled NLL plus
+// the weights' negative log prior |θ₀|²/(2 v) (v = model.sghmc.prior_var) with
+// it, the NLL alone without it, from the same initial weights θ₀.
+TEST(Laplace, MapPriorAddsTheWeightsNegativeLogPriorOrNothing) {
+  torch::manual_seed(11);
+  const auto x = torch::randn({30, 2}, torch::kFloat64);
+  const auto y = x.select(1, 0) + 0.2 * torch::randn({30}, torch::kFloat64);
+  const auto first_loss = [&](const std::string& map_prior, double* theta_sq) {
+    auto inf = experiment::make_inference(
+        2, cfg_with({"model.kind=laplace", "training.dtype=float64", "model.depth=0", "model.sghmc.prior_var=0.5",
+                     "model.laplace.map_prior=" + map_prior}),
+        0, 1, make_generator(1, 0, Stream::kInit), 0);
+    inf->to(torch::kFloat64);
+    *theta_sq = infer::laplace_theta(*inf).square().sum().item<double>();
+    inf->begin(x.size(0), 1, make_generator(1));
+    return inf->step(x, y, 0, make_generator(2)).item<double>();
+  };
+  double th_on = 0, th_off = 0;
+  const double on = first_loss("true", &th_on), off = first_loss("false", &th_off);
+  ASSERT_EQ(th_on, th_off);
+  EXPECT_GT(th_on, 0.0);
+  EXPECT_NEAR(on - off, th_on / (2 * 0.5), 1e-9 * std::fabs(on));
+}
+
 // Refused before training, naming the fix: a likelihood whose Hessian is not
 // a Gauss-Newton matrix, the fused engine.
 TEST(Laplace, RefusesWhatItCannotFit) {

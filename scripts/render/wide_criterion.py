@@ -85,7 +85,8 @@ def main():
         for s in sets:
             got = [records.get(f"{s}-{model}-{n}") for n in names]
             mnll = [finite(g[0].get("mnll")) if g else None for g in got]
-            ce = [finite(g[0].get("calibration_error")) if g else None for g in got]
+            # regression: the quantile calibration error; classification: ECE
+            ce = [finite(g[0].get("calibration_error", g[0].get("ece"))) if g else None for g in got]
             failed = [a is None or b is None for a, b in zip(mnll, ce)]
             mnll = [None if f else v for f, v in zip(failed, mnll)]
             ce = [None if f else v for f, v in zip(failed, ce)]

@@ -239,10 +239,10 @@ std::unique_ptr<Inference> make_ensemble(const NetworkMaker& make_network, const
 
 MethodKind ensemble_method() { return method_kind("ensemble", make_ensemble); }
 
-std::unique_ptr<Inference> make_map_fit(const NetworkMaker& net, const VariationalOptions& vo) {
+std::unique_ptr<Inference> make_map_fit(const NetworkMaker& net, const VariationalOptions& vo, bool prior) {
   EnsembleAndOptimiser o;
   o.ensemble.members = 1;
-  o.ensemble.prior = true;
+  o.ensemble.prior = prior;
   o.optimiser = vo;
   auto fit = make_ensemble(net, o);
   WHVI_CHECK(deterministic(fit->model()), "a MAP fit needs a network of linear layers (model.kind laplace)");

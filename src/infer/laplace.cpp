@@ -19,7 +19,8 @@
 //   ln Z(α) = ln p(y | θ*) − α/2 |θ*|² + Q/2 ln α − ½ Σ_i ln(λ_i + α)   (+ const),
 // λ_i the eigenvalues of H, Q = C (width + 1): a log grid of α from 1e-6 to 1e6,
 // refined by golden sections. θ* stays the MAP of the training prior
-// (model.sghmc.prior_var), as in Laplace Redux's post-hoc marginal likelihood.
+// (model.sghmc.prior_var; with model.laplace.map_prior off, the maximum of the
+// likelihood alone), as in Laplace Redux's post-hoc marginal likelihood.
 //
 // Prediction: Monte Carlo over θ ~ N(θ*, (H + α I)⁻¹) with the hidden layers at
 // the MAP (the likelihood adds its noise; a classifier's probabilities are the
@@ -41,8 +42,13 @@ constexpr double kMinAlpha = 1e-6, kMaxAlpha = 1e6;
 
 struct LaplaceOptions {
   double prior_precision = 0;
+  bool map_prior = true;
   template <class V>
   void visit(V& v) {
+    v.flag("model.laplace.map_prior", map_prior,
+           "model.kind laplace: train the MAP network with the weights' Gaussian prior N(0, model.sghmc.prior_var) "
+           "added to its NLL; off = the NLL alone (a maximum-likelihood fit that stopping regularises); the posterior's "
+           "prior precision is model.laplace.prior_precision either way");
     v.num("model.laplace.prior_precision", prior_precision, 0, options::kInf,
           "model.kind laplace: precision alpha of the output layer's Gaussian prior in its posterior (standardised "
           "scale); 0 = chosen by maximising the Laplace evidence on the training rows (between 1e-6 and 1e6)");
@@ -197,7 +203,7 @@ class Laplace final : public Inference, public ClosedForm {
 std::unique_ptr<Inference> make_laplace(const NetworkMaker& make_network, const LaplaceAndOptimiser& o) {
   WHVI_CHECK(!o.optimiser.fused,
              "training.engine fused: model.kind laplace trains its MAP network through autograd; set training.engine: autograd");
-  return std::make_unique<Laplace>(make_map_fit(make_network, o.optimiser), o.laplace);
+  return std::make_unique<Laplace>(make_map_fit(make_network, o.optimiser, o.laplace.map_prior), o.laplace);
 }
 
 }  // namespace
