@@ -103,6 +103,7 @@ while read -r model name sets; do
         echo "data.dataset: $dataset"
         echo "data.target: \"\""
         echo "model.kind: $model"
+        echo "output.name: $d-$model-$name"
       else
         echo "base: ../../../configs/$folder_set-$model.yaml"
       fi
