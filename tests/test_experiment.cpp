@@ -879,7 +879,8 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
   const fs::path root(WHVI_SOURCE_DIR);
   const std::vector<std::pair<std::string, std::string>> stages = {
       {"configs", "runs"}, {"configs-stage2", "stage2"}, {"configs-stagesghmc", "sghmc"},
-      {"configs-stageensemble", "ensemble"}, {"configs-stagestopping", "stopping"}, {"configs-stagewide", "wide"}};
+      {"configs-stageensemble", "ensemble"}, {"configs-stagestopping", "stopping"}, {"configs-stagewide", "wide"},
+      {"configs-stagestopping-rule", "stopping-rule"}, {"configs-stagelaplace-prior", "laplace-prior"}};
   int checked = 0;
   for (const auto& [gen, out] : stages)
     for (const auto& e : fs::directory_iterator(root / "results" / "selection" / gen)) {

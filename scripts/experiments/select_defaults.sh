@@ -122,6 +122,8 @@ while read -r model name sets; do
         pin training.stopping_patience 10
       fi
       if [[ $STAGE == ensemble ]]; then pin ensemble.prior false; fi
+      # laplace-prior ran before its winner became laplace's default prior variance
+      if [[ $STAGE == laplace-prior ]]; then pin model.sghmc.prior_var 0; fi
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
     CONFIGS+=("$cfg")

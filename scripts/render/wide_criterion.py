@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The criterion of configs/selection/protocol-wide.yaml, applied to the records of
+"""The criterion of configs/selection/protocol-wide.yaml (and of the stages that reuse it: protocol-<stage>.yaml), applied to the records of
 `scripts/experiments/select_defaults.sh --stage wide`: per (data set, model) cell the
 model's candidates ranked by validation predictive MNLL and by validation calibration
 error (1 = best, ties share the mean rank, a missing or non-finite record last on
@@ -66,8 +66,10 @@ def main():
             continue
         records[name] = (d["splits"][0], d.get("dataset", ""))
     print("# MNLL and calibration together (validation rows only)\n")
+    protocol = os.path.join(os.path.dirname(cand_file),
+                            os.path.basename(cand_file).replace("candidates-", "protocol-").replace(".txt", ".yaml"))
     print(f"Written by `python3 scripts/render/wide_criterion.py {folder} {cand_file}` from the split-0 records "
-          "in this folder; the criterion is the one written in `configs/selection/protocol-wide.yaml` before its runs.\n")
+          f"in this folder; the criterion is the one written in `{protocol}` before its runs.\n")
     verdicts = []
     for model in models:
         names = [n for m, n in cands if m == model]
@@ -105,13 +107,14 @@ def main():
             rows = next((g[0].get("n_train") for g in got if g), "")
             print(f"| {s} | {rows} | " + " | ".join(cells) + " |")
         print()
-        print("| candidate | cells | score (mean of the two ranks) | mean excess MNLL | mean 95% coverage |")
+        print("| candidate | cells | score (mean of the two ranks) | mean excess MNLL | mean 95% coverage (regression) |")
         print("|---|---:|---:|---:|---:|")
         summary = []
         for n in names:
             sc = sum(score[n]) / len(score[n])
             ex = sum(excess[n]) / len(excess[n])
-            cv = sum(cov[n]) / len(cov[n]) if cov[n] else float("nan")
+            cv = [c for c in cov[n] if finite(c) is not None]  # regression cells only
+            cv = sum(cv) / len(cv) if cv else float("nan")
             summary.append((sc, ex, n))
             print(f"| {n} | {len(score[n])} | {sc:.3f} | {ex:.4g} | {cv:.3f} |")
         winner = min(summary)[2]
