@@ -1,4 +1,5 @@
-// Shared by the tests of the methods fitted in closed form (blr, gp).
+// Shared by the tests of the methods fitted in closed form (blr, gp) and of those
+// fitted after their steps (laplace, swag).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -36,6 +37,24 @@ inline std::unique_ptr<infer::Inference> fitted_closed_form(const std::vector<st
   EXPECT_NE(inf->closed_form(), nullptr);
   inf->closed_form()->fit(x, y);
   inf->end();
+  return inf;
+}
+
+// The method of `sets` (model.kind=..., in float64) trained `steps` full-batch
+// steps on (x, y), then fitted after them (ClosedForm from after_steps()).
+inline std::unique_ptr<infer::Inference> fitted_after_steps(const std::vector<std::string>& sets,
+                                                            const torch::Tensor& x, const torch::Tensor& y,
+                                                            int64_t classes, int64_t steps) {
+  std::vector<std::string> all = {"training.dtype=float64"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  auto inf = experiment::make_inference(x.size(1), cfg_with(all), 0, 1, make_generator(1, 0, Stream::kInit), classes);
+  inf->to(torch::kFloat64);
+  inf->begin(x.size(0), steps, make_generator(1));
+  for (int64_t t = 0; t < steps; ++t) inf->step(x, y, t, make_generator(2 + static_cast<uint64_t>(t)));
+  inf->end();
+  EXPECT_EQ(inf->closed_form(), nullptr);
+  EXPECT_NE(inf->after_steps(), nullptr);
+  inf->after_steps()->fit(x, y);
   return inf;
 }
 

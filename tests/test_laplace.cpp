@@ -34,17 +34,9 @@ torch::Tensor design(const torch::Tensor& x) { return torch::cat({x, torch::ones
 // A laplace method of `sets` (float64) whose output layer's posterior is fitted on (x, y) after `steps` MAP steps.
 std::unique_ptr<infer::Inference> laplace(const std::vector<std::string>& sets, const torch::Tensor& x,
                                           const torch::Tensor& y, int64_t classes = 0, int64_t steps = 0) {
-  std::vector<std::string> all = {"model.kind=laplace", "training.dtype=float64"};
+  std::vector<std::string> all = {"model.kind=laplace"};
   all.insert(all.end(), sets.begin(), sets.end());
-  auto inf = experiment::make_inference(x.size(1), cfg_with(all), 0, 1, make_generator(1, 0, Stream::kInit), classes);
-  inf->to(torch::kFloat64);
-  inf->begin(x.size(0), steps, make_generator(1));
-  for (int64_t t = 0; t < steps; ++t) inf->step(x, y, t, make_generator(2 + static_cast<uint64_t>(t)));
-  inf->end();
-  EXPECT_EQ(inf->closed_form(), nullptr);
-  EXPECT_NE(inf->after_steps(), nullptr);
-  inf->after_steps()->fit(x, y);
-  return inf;
+  return whvi::testing::fitted_after_steps(all, x, y, classes, steps);
 }
 
 torch::Tensor covariance(infer::Inference& inf) {

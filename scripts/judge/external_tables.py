@@ -490,6 +490,13 @@ def judge_table(table, args, log):
             m["error"] = last_lines(log_path)
             res["problems"].append(f"whvi train ({model}) exited {rc}: " + " | ".join(m["error"]))
             continue
+        # model.kind auto: the kind it chose on validation rows, and every candidate's score
+        if model == "auto":
+            with open(os.path.join(args.out_dir, run_name + ".json")) as f:
+                a = json.load(f).get("auto", {})
+            m["auto_chosen"] = a.get("chosen")
+            m["auto_candidates"] = {c["kind"]: c.get("validation_mnll", "skipped: " + str(c.get("skipped", ""))[:120])
+                                    for c in a.get("candidates", [])}
         # the data line the log prints (what was encoded, imputed and dropped)
         with open(log_path) as f:
             m["log_data_lines"] = [l.rstrip("\n").split("] ", 3)[-1] for l in f
@@ -692,7 +699,8 @@ def render_markdown(header, results, args):
                 else:
                     cal = f"{fmt(m['ece']['mean'])} ({fmt(P[bp]['ece']['mean'])})" if bp else "–"
                     acc = f"{fmt(m['accuracy']['mean'])} ({fmt(P[bp]['accuracy']['mean'])})" if bp else "–"
-                cells = [r["name"], str(rows), str(d.get("features", "–")), str(miss), cats, model,
+                label = f"auto ({m['auto_chosen']})" if m.get("auto_chosen") else model
+                cells = [r["name"], str(rows), str(d.get("features", "–")), str(miss), cats, label,
                          fmt_pm(m["nll"]["mean"], m["nll"]["se"])] + peer_nll + [
                     PEER_LABEL.get(bp, "–"), f"{m['gap_nats']:+.3f}" if "gap_nats" in m else "–",
                     fmt_pm(gp.get("mean"), gp.get("se")) if gp else "–", cal, acc,

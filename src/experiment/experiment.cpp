@@ -107,6 +107,7 @@ json experiment_header(const ExperimentRun& r) {
                    {"missing_cells_imputed", d.missing_cells}, {"missing", cfg.get_string("data.missing")}};
   }
   doc["command"] = r.o.command_line;
+  if (!r.o.auto_choice.is_null()) doc["auto"] = r.o.auto_choice;
   doc["config"] = cfg.to_json();
   doc["config_file"] = r.o.config_path;
   if (cfg.get_string("training.device") != "cpu") {
@@ -286,6 +287,12 @@ std::string config_fingerprint(const std::string& config_path, const std::vector
 json run_train(const TrainOptions& o) {
   const auto t_start = std::chrono::steady_clock::now();
   const auto cfg = load_config(o.config_path, o.overrides);
+  if (cfg.get_string("model.kind") == "auto") {  // chosen first, then trained as if named
+    auto chosen = o;
+    chosen.auto_choice = choose_model_kind(o, cfg);
+    for (const auto& kv : chosen.auto_choice["settings"]) chosen.overrides.push_back(kv.get<std::string>());
+    return run_train(chosen);
+  }
   // the resolved config goes to the record; on the console only at --log-level debug
   if (spdlog::default_logger_raw()->should_log(spdlog::level::debug)) {
     spdlog::debug("config {} resolved:", o.config_path);

@@ -49,6 +49,8 @@ struct TrainOptions {
   // writing its record and checkpoint, without the experiment record or lock.
   int worker_split = -1;
   std::vector<std::string> worker_globals;  // the global options a worker gets (--log-level, --simd)
+  // model.kind auto: the choice made before this run (experiment/auto_kind.cpp), for its record
+  nlohmann::json auto_choice;
 };
 
 // A config file with `overrides`, then the defaults of its model kind

@@ -129,6 +129,8 @@ std::string fingerprint(const config::Config& cfg) {
   for (const auto& spec : cfg.declared())
     if (spec.late && options::at_default(cfg, spec)) erase_key(j, spec.key);
   // and those left out where they do not act
+  // model.auto.* choose the kind before a run (experiment/auto_kind.cpp); a run's splits are of its named kind
+  j["model"].erase("auto");
   if (method_of(cfg) != "ensemble") j.erase("ensemble");
   if (cfg.get_string("model.architecture") != "rff") j["model"].erase("rff");
   if (cfg.get_string("model.architecture") == "mlp")

@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "data/dataset.h"
 #include "data/source.h"
+#include "experiment/experiment.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "likelihoods/metrics.h"
@@ -91,6 +92,12 @@ torch::Tensor load_ood_rows(const config::Config& cfg, const data::RegressionDat
 SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
                            size_t k, const std::string& stem, const std::string& label,
                            const torch::Tensor& ood_rows);
+// model.kind auto (experiment/auto_kind.cpp): trains each of model.auto.candidates
+// on validation rows of every split (a run of its own, `<name>-auto-<kind>`),
+// and returns the record's `auto` with `chosen`, the kind of the lowest mean
+// validation NLL, and `settings`, the overrides that train it (its kind, and
+// model.depth 0 for a closed-form one).
+json choose_model_kind(const TrainOptions& o, const config::Config& cfg);
 json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
                size_t k, const std::string& stem, const std::string& label, const std::string& fp,
                const torch::Tensor& ood_rows);

@@ -20,6 +20,9 @@
 //   laplace      a deterministic network trained to its MAP, then a Gaussian
 //                posterior over its output layer by a last-layer Laplace
 //                approximation fitted after the steps (infer/laplace.cpp)
+//   swag         a deterministic network trained to its MAP, then a Gaussian over
+//                all its weights from snapshots of a constant-learning-rate phase
+//                after the steps (SWAG, infer/swag.cpp)
 #pragma once
 
 #include <cmath>

@@ -93,26 +93,15 @@ double best_alpha(const torch::Tensor& eig, double theta_sq) {
   return std::exp((a + b) / 2);
 }
 
-class Laplace final : public Inference, public ClosedForm {
+class Laplace final : public OnMapFit {
  public:
-  Laplace(std::unique_ptr<Inference> map, const LaplaceOptions& o) : map_(std::move(map)), opt_(o) {
+  Laplace(std::unique_ptr<Inference> map, const LaplaceOptions& o) : OnMapFit(std::move(map)), opt_(o) {
     const auto w = last()["w"];
     p_ = w.size(0) + 1;
     c_ = w.size(1);
     scale_ = torch::zeros({c_ * p_, c_ * p_}, torch::kFloat64);
     alpha_ = torch::zeros({1}, torch::kFloat64);
   }
-
-  void to(torch::ScalarType dtype) override { map_->to(dtype); }
-  void to_device(const torch::Device& device) override { map_->to_device(device); }
-  void begin(int64_t n, int64_t total, const at::Generator& gen) override { map_->begin(n, total, gen); }
-  torch::Tensor step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t, const at::Generator& gen) override {
-    return map_->step(xb, yb, t, gen);
-  }
-  double step_size(int64_t t) const override { return map_->step_size(t); }
-  double max_abs_param() const override { return map_->max_abs_param(); }
-  void end() override { map_->end(); }
-  ClosedForm* after_steps() override { return this; }
 
   // The posterior of the output layer from every training row (x standardised; y the targets as trained on).
   void fit(const torch::Tensor& x, const torch::Tensor& y) override {
@@ -144,8 +133,6 @@ class Laplace final : public Inference, public ClosedForm {
     return likelihood().to_original(c_ == 1 ? f.squeeze(2) : f);
   }
 
-  torch::Tensor mean_standardized(const torch::Tensor& x) override { return map_->mean_standardized(x); }
-  likelihoods::Likelihood& likelihood() override { return map_->likelihood(); }
   // the network's parameters and the output layer's posterior covariance
   int64_t num_params() const override { return map_->num_params() + c_ * p_ * (c_ * p_ + 1) / 2; }
   NamedTensors state() override {
@@ -158,7 +145,6 @@ class Laplace final : public Inference, public ClosedForm {
   std::vector<std::pair<std::string, double>> learned() const override {
     return {{"prior_precision", alpha_.item<double>()}, {"log_evidence_laplace", log_evidence_}};
   }
-  models::RegressionModel& model() override { return map_->model(); }
   // θ* (float64, output by output) and the output layer's inputs with a 1, in float64 (for tests too)
   torch::Tensor theta() {
     auto p = last();
@@ -193,7 +179,6 @@ class Laplace final : public Inference, public ClosedForm {
     return lam;
   }
 
-  std::unique_ptr<Inference> map_;
   LaplaceOptions opt_;
   int64_t p_ = 0, c_ = 0;
   torch::Tensor scale_, alpha_;

@@ -14,6 +14,7 @@ namespace whvi::infer {
   X(variational)              \
   X(ensemble)                 \
   X(laplace)                  \
+  X(swag)                     \
   X(sghmc)                    \
   X(nng)                      \
   X(blr)                      \

@@ -17,6 +17,7 @@ const std::vector<Recipe>& recipes() {
       {"sghmc",      "linear",      "linear",     "sghmc"},
       {"ensemble",   "linear",      "linear",     "ensemble"},
       {"laplace",    "linear",      "linear",     "laplace"},      // last-layer Laplace on a MAP network
+      {"swag",       "linear",      "linear",     "swag"},         // SWAG on a MAP network
       {"blr",        "linear",      "linear",     "blr"},          // model.depth: 0
       {"gp",         "linear",      "linear",     "gp"},           // model.depth: 0 (a recipe default)
   };
@@ -39,6 +40,8 @@ const std::vector<RecipeDefault>& recipe_defaults() {
       // validation MNLL and calibration over 16 sets (against 1/fan_in, 0.1 and none)
       {"laplace", "model.sghmc.prior_var", "1", "model.kind", "laplace",
        "results/selection/laplace-prior: validation MNLL and calibration"},
+      {"swag", "model.sghmc.prior_var", "1", "model.kind", "swag",
+       "laplace's (results/selection/laplace-prior): the same MAP network, not selected for swag"},
   };
   return d;
 }
@@ -46,9 +49,18 @@ const std::vector<RecipeDefault>& recipe_defaults() {
 const Recipe& recipe(const std::string& model_kind) {
   for (const auto& r : recipes())
     if (r.kind == model_kind) return r;
+  if (model_kind == "auto")
+    throw Error("model.kind auto is chosen by `whvi train` before a model is built (it trains model.auto.candidates on "
+                "validation rows and keeps the best); name one kind here, e.g. the `chosen` of a train record's `auto`");
   std::string known;
   for (const auto& k : model_kinds()) known += (known.empty() ? "" : ", ") + k;
   throw Error("model.kind '" + model_kind + "' is not a registered recipe; registered: " + known);
+}
+
+std::vector<std::string> model_kind_choices() {
+  auto out = model_kinds();
+  out.push_back("auto");
+  return out;
 }
 
 std::vector<std::string> model_kinds() {

@@ -107,6 +107,9 @@ const std::vector<RecipeDefault>& recipe_defaults();
 // The recipe of `model_kind` (an unknown kind is an error listing the others).
 const Recipe& recipe(const std::string& model_kind);
 std::vector<std::string> model_kinds();
+// model.kind's allowed values: the recipes and "auto" (`whvi train` chooses a
+// recipe on validation rows, experiment/auto_kind.cpp, before anything is built).
+std::vector<std::string> model_kind_choices();
 
 // The layer kinds a model kind builds: its recipe's hidden layers, and the
 // output layer for model.output_layer (auto: the recipe's; same: the hidden
@@ -130,7 +133,7 @@ std::string output_layer_help();
 
 template <class V>
 void NetworkOptions::visit(V& v) {
-  v.pick("model.kind", kind, model_kinds(), "the model: a named recipe of its hidden layers, output layer and inference method (the allowed values come from the recipes' registry, src/models/recipes.cpp; docs/modelling.md describes each)");
+  v.pick("model.kind", kind, model_kind_choices(), "the model: a named recipe of its hidden layers, output layer and inference method (the allowed values come from the recipes' registry, src/models/recipes.cpp; docs/modelling.md describes each); auto: `whvi train` first trains each of model.auto.candidates on validation rows carved from every split's training rows and keeps the kind with the lowest mean validation NLL (the record's `auto` names every candidate's score)");
   static const std::string arch_help = architecture_help();
   v.pick("model.architecture", architecture, architectures(), arch_help.c_str());
   v.num("model.depth", depth, 0, 64, "number of hidden layers");

@@ -1,0 +1,124 @@
+// model.kind auto: before the run, every kind of model.auto.candidates trains
+// as a run of its own, `<output.name>-auto-<kind>`, on each split's training
+// rows less a random model.auto.validation_fraction of them (carved as
+// data.validation_fraction carves them, from (split_seed, k); the test rows
+// are never read), and is scored by its mean validation NLL over the splits.
+// The kind with the lowest wins and the run goes on as if the config named it,
+// its record holding every candidate's score, or why it was skipped, under
+// `auto`. The log score is the criterion here, not the wide selection's ranks
+// of NLL and calibration error: those rank candidates across many data sets,
+// while on one table a rank can hide any gap in NLL, and the NLL is a proper
+// scoring rule that already charges for miscalibration.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "common/errors.h"
+#include "common/io.h"
+#include "experiment/internal.h"
+#include "infer/inference.h"
+#include "models/regression_model.h"
+
+namespace whvi::experiment::detail {
+namespace {
+
+std::vector<std::string> candidate_kinds(const config::Config& cfg) {
+  std::vector<std::string> out;
+  std::stringstream in(cfg.get_string("model.auto.candidates"));
+  for (std::string k; std::getline(in, k, ',');) {
+    k.erase(0, k.find_first_not_of(' '));
+    k.erase(k.find_last_not_of(' ') + 1);
+    if (k.empty()) continue;
+    WHVI_CHECK(k != "auto", cfg.source(), ": model.auto.candidates names auto; list the kinds to try, e.g. ",
+               "blr,gp,laplace,mcd,whvi");
+    const auto all = models::model_kinds();
+    if (std::find(all.begin(), all.end(), k) == all.end()) {
+      std::string known;
+      for (const auto& m : all) known += (known.empty() ? "" : ", ") + m;
+      throw Error(cfg.source() + ": model.auto.candidates names '" + printable(k, 40) + "', which is not a model kind; " +
+                  "the kinds: " + known);
+    }
+    WHVI_CHECK(std::find(out.begin(), out.end(), k) == out.end(), cfg.source(), ": model.auto.candidates names ", k,
+               " twice; list each kind once");
+    out.push_back(k);
+  }
+  WHVI_CHECK(!out.empty(), cfg.source(), ": model.auto.candidates is empty; list the kinds to try, e.g. ",
+             "blr,gp,laplace,mcd,whvi");
+  return out;
+}
+
+// What a candidate kind overrides: its name, and no hidden layers for a closed-form method (blr, gp).
+std::vector<std::string> kind_settings(const std::string& kind) {
+  std::vector<std::string> out = {"model.kind=" + kind};
+  if (infer::fits_in_closed_form(infer::method_of(kind))) out.push_back("model.depth=0");
+  return out;
+}
+
+// A candidate's run: the config as given, with its kind, the validation rows and no checkpoints or figures.
+TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, const std::string& kind) {
+  TrainOptions c = o;
+  c.auto_choice = json();
+  const auto set = [&](const std::string& kv) { c.overrides.push_back(kv); };
+  for (const auto& kv : kind_settings(kind)) set(kv);
+  std::ostringstream f;
+  f.precision(17);
+  f << cfg.get_float("model.auto.validation_fraction");
+  set("data.validation_fraction=" + f.str());
+  set("output.name=" + cfg.get_string("output.name") + "-auto-" + kind);
+  set("output.checkpoints=false");
+  set("output.plot=false");
+  set("output.grid_points=0");
+  set("evaluation.ood_dataset=");
+  return c;
+}
+
+}  // namespace
+
+json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
+  WHVI_CHECK(cfg.get_float("data.validation_fraction") == 0, cfg.source(),
+             ": model.kind auto scores its candidates on validation rows of its own, so the run cannot also be "
+             "evaluated on validation rows (data.validation_fraction); set data.validation_fraction: 0");
+  WHVI_CHECK(cfg.get_string("data.protocol") != "all" && cfg.get_string("data.dataset") != "toy", cfg.source(),
+             ": model.kind auto needs held-out rows to choose on, but ",
+             cfg.get_string("data.protocol") == "all" ? "data.protocol: all trains on every row"
+                                                      : "the toy problem trains on every point",
+             "; choose the kind with a split protocol first (its record's `auto` names it), then set model.kind to it");
+  const auto kinds = candidate_kinds(cfg);
+  spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of each split's training rows", kinds.size(),
+               100 * cfg.get_float("model.auto.validation_fraction"));
+  json cands = json::array();
+  std::string best;
+  double best_nll = INFINITY;
+  for (const auto& kind : kinds) {
+    json c = {{"kind", kind}, {"record", cfg.get_string("output.name") + "-auto-" + kind + ".json"}};
+    try {
+      const json doc = run_train(candidate_run(o, cfg, kind));
+      const auto& s = doc.at("summary").at("mnll");
+      const double nll = s.at("mean").is_number() ? s.at("mean").get<double>() : NAN;
+      WHVI_CHECK(std::isfinite(nll), "its validation NLL is not finite");
+      c["validation_mnll"] = nll;
+      c["splits"] = s.value("n", 0);
+      if (nll < best_nll) best_nll = nll, best = kind;
+    } catch (const Error& e) {
+      c.erase("record");
+      c["skipped"] = printable(e.what(), 500);
+      spdlog::info("model.kind auto: {} skipped: {}", kind, e.what());
+    }
+    cands.push_back(c);
+  }
+  WHVI_CHECK(!best.empty(), cfg.source(), ": model.kind auto: none of model.auto.candidates could be trained here (",
+             cands.front()["kind"].get<std::string>(), ": ", cands.front()["skipped"].get<std::string>(),
+             "); fix that, or list other kinds in model.auto.candidates");
+  spdlog::info("model.kind auto: {} has the lowest validation NLL ({:.4g}); training it on all of each split's "
+               "training rows",
+               best, best_nll);
+  return {{"criterion", "lowest mean validation NLL over the splits"},
+          {"validation_fraction", cfg.get_float("model.auto.validation_fraction")},
+          {"candidates", cands},
+          {"chosen", best},
+          {"settings", kind_settings(best)}};
+}
+
+}  // namespace whvi::experiment::detail

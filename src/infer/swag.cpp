@@ -1,0 +1,206 @@
+// SWAG, the stochastic weight averaging Gaussian (Maddox, Izmailov, Garipov,
+// Vetrov & Wilson 2019; model.kind: swag): a deterministic network is trained
+// to its MAP in steps (infer/map_fit.h, as for last-layer Laplace), then, once
+// after the steps, the optimiser goes on from the MAP at a constant learning
+// rate over every training row, taking a snapshot θ_1..θ_T of all the network's
+// weights every model.swag.epochs_between epochs. With θ̄ their mean,
+//   Σ_diag = diag(mean_t θ_t² − θ̄²)   and   D = [θ_{T−K+1} − θ̄, ..., θ_T − θ̄]
+// (the last K = model.swag.rank snapshots' deviations), the posterior is
+//   N(θ̄, ½ Σ_diag + D Dᵀ / (2 (K − 1))),
+// and the prediction is the Monte Carlo average over
+//   θ = θ̄ + Σ_diag^{1/2} z₁ / √2 + D z₂ / √(2 (K − 1)),   z₁ ~ N(0, I), z₂ ~ N(0, I_K),
+// the network evaluated at each θ (the likelihood adds its noise; a
+// classifier's probabilities are the mean of the sampled softmaxes).
+//
+// Choices where the paper leaves room (docs/modelling.md, "SWAG"):
+//  - The snapshots come from a phase after training (with stopping's best
+//    parameters restored), with the run's optimiser (Adam by default, the paper
+//    SGD) restarted at the learning rate of the last training step, held
+//    constant; the objective is the MAP's (the scaled NLL plus the weights'
+//    prior). Its mini-batches are training.batch_size rows, reshuffled every
+//    epoch from a generator seeded by the run's training stream.
+//  - D's columns are deviations from the mean of all T snapshots; the paper's
+//    Algorithm 1 takes each from the running mean at its snapshot.
+//  - The likelihood's own parameters (the Gaussian noise) keep training in the
+//    phase and take its last value; they are not part of the posterior.
+// Before the fit (stopping's measurements) the posterior is a point, the MAP
+// network's own predictive.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <spdlog/spdlog.h>
+
+#include "common/draws.h"
+#include "common/errors.h"
+#include "common/rng.h"
+#include "infer/inference.h"
+#include "infer/map_fit.h"
+
+namespace whvi::infer {
+namespace {
+
+struct SwagOptions {
+  int64_t snapshots = 20, rank = 20, batch_size = 100;
+  double epochs_between = 1;
+  bool map_prior = true;
+  template <class V>
+  void visit(V& v) {
+    v.num("model.swag.snapshots", snapshots, 2, 100000,
+          "model.kind swag: weight snapshots T taken after training, whose mean and diagonal variance SWAG's "
+          "Gaussian takes (Maddox et al. 2019: one per epoch)");
+    v.num("model.swag.rank", rank, 2, 1000,
+          "model.kind swag: rank K of the low-rank part of the covariance, the last K snapshots' deviations from "
+          "their mean (the paper: 20); at most model.swag.snapshots");
+    v.num("model.swag.epochs_between", epochs_between, 0.01, 1000,
+          "model.kind swag: epochs through the training rows between snapshots, at the last training step's "
+          "learning rate held constant");
+    v.flag("model.swag.map_prior", map_prior,
+           "model.kind swag: train the network, and take the snapshots, with the weights' Gaussian prior "
+           "N(0, model.sghmc.prior_var) added to its NLL; off = the NLL alone");
+    v.use("training.batch_size", batch_size);
+  }
+};
+
+struct SwagAndOptimiser {
+  SwagOptions swag;
+  VariationalOptions optimiser;
+  template <class V>
+  void visit(V& v) {
+    swag.visit(v);
+    v.part(optimiser);
+  }
+};
+
+class Swag final : public OnMapFit {
+ public:
+  Swag(std::unique_ptr<Inference> map, const SwagOptions& o) : OnMapFit(std::move(map)), opt_(o) {
+    p_ = 0;
+    for (const auto& w : weights()) p_ += w.numel();
+    sqrt_diag_ = torch::zeros({p_}, torch::kFloat64);
+    dev_ = torch::zeros({opt_.rank, p_}, torch::kFloat64);
+  }
+
+  void begin(int64_t n, int64_t total, const at::Generator& gen) override {
+    // the phase's own seed, from a copy of the training stream (its state is left as it was)
+    uint32_t w[2];
+    whvi::detail::mt_words(gen.clone(), w, 2);  // two words of LibTorch's CPU generator, as its own calls draw them
+    seed_ = derive_seed((static_cast<uint64_t>(w[0]) << 32) | w[1], 0, Stream::kTrain);
+    OnMapFit::begin(n, total, gen);
+  }
+  torch::Tensor step(const torch::Tensor& xb, const torch::Tensor& yb, int64_t t, const at::Generator& gen) override {
+    last_t_ = t;
+    return OnMapFit::step(xb, yb, t, gen);
+  }
+
+  // The snapshot phase from every training row (x standardised; y the targets as trained on).
+  void fit(const torch::Tensor& x, const torch::Tensor& y) override {
+    const int64_t n = x.size(0), b = std::min(opt_.batch_size, n);
+    const int64_t per_epoch = (n + b - 1) / b;
+    const int64_t every = std::max<int64_t>(1, std::llround(opt_.epochs_between * static_cast<double>(per_epoch)));
+    const int64_t T = opt_.snapshots, K = opt_.rank;
+    std::mt19937_64 rng(seed_);
+    const auto gen = make_generator(seed_ + 1);
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    int64_t pos = n;
+    auto sum = torch::zeros({p_}, torch::kFloat64), sum_sq = torch::zeros({p_}, torch::kFloat64);
+    auto last = torch::zeros({K, p_}, torch::kFloat64);  // the last K snapshots, slot t % K
+    map_->begin(n, last_t_ + 1, gen);
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t k = 0; k < every; ++k) {
+        if (pos + b > n) shuffle(order, rng), pos = 0;
+        const auto idx = torch::tensor(std::vector<int64_t>(order.begin() + pos, order.begin() + pos + b));
+        pos += b;
+        map_->step(x.index_select(0, idx), y.index_select(0, idx), last_t_, gen);
+      }
+      const auto theta = flat();
+      sum += theta;
+      sum_sq += theta.square();
+      last.select(0, t % K).copy_(theta);
+    }
+    map_->end();
+    const auto mean = sum / static_cast<double>(T);
+    sqrt_diag_.copy_((sum_sq / static_cast<double>(T) - mean.square()).clamp_min(0).sqrt());
+    dev_.copy_(last - mean.unsqueeze(0));
+    set_flat(mean);
+    steps_ = T * every;
+    spdlog::info("swag: {} snapshots, one every {} steps ({} epoch(s)), rank {}, {} weights", T, every,
+                 opt_.epochs_between, K, p_);
+  }
+
+  torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override {
+    torch::NoGradGuard ng;
+    if (!sqrt_diag_.any().item<bool>() && !dev_.any().item<bool>()) return map_->predict(x, S, gen);
+    const auto mean = flat();
+    const int64_t K = dev_.size(0);
+    const auto z1 = whvi::randn({S, p_}, gen, sqrt_diag_.options());
+    const auto z2 = whvi::randn({S, K}, gen, dev_.options());
+    const auto theta = mean.unsqueeze(0) + z1 * sqrt_diag_.unsqueeze(0) * std::sqrt(0.5) +
+                       z2.mm(dev_) / std::sqrt(2.0 * static_cast<double>(K - 1));
+    auto& net = model();
+    const auto xs = x.to(net.parameters().front().scalar_type());
+    std::vector<torch::Tensor> out;
+    for (int64_t s = 0; s < S; ++s) {
+      set_flat(theta.select(0, s));
+      out.push_back(net.forward_standardized(xs, models::Mode::kMean).to(torch::kFloat64));
+    }
+    set_flat(mean);
+    return likelihood().to_original(torch::stack(out));
+  }
+
+  // the network's parameters (at θ̄ after the fit) and the covariance's diagonal and deviations
+  int64_t num_params() const override { return map_->num_params() + p_ * (1 + dev_.size(0)); }
+  NamedTensors state() override {
+    auto out = map_->state();
+    out.emplace_back("swag.sqrt_diag", sqrt_diag_);
+    out.emplace_back("swag.deviations", dev_);
+    return out;
+  }
+  const char* method() const override { return "swag"; }
+  std::vector<std::pair<std::string, double>> learned() const override {
+    return {{"swag_snapshots", static_cast<double>(opt_.snapshots)}, {"swag_steps", static_cast<double>(steps_)}};
+  }
+
+ private:
+  // the network's weights, without the likelihood's parameters
+  std::vector<torch::Tensor> weights() {
+    const auto own = likelihood().parameters();
+    std::vector<torch::Tensor> out;
+    for (auto& p : model().parameters())
+      if (std::none_of(own.begin(), own.end(), [&](const torch::Tensor& q) { return p.is_same(q); })) out.push_back(p);
+    return out;
+  }
+  torch::Tensor flat() {
+    std::vector<torch::Tensor> parts;
+    for (const auto& w : weights()) parts.push_back(w.detach().reshape({-1}).to(torch::kFloat64));
+    return torch::cat(parts);
+  }
+  void set_flat(const torch::Tensor& theta) {
+    torch::NoGradGuard ng;
+    int64_t at = 0;
+    for (auto& w : weights()) {
+      w.copy_(theta.narrow(0, at, w.numel()).view_as(w));
+      at += w.numel();
+    }
+  }
+
+  SwagOptions opt_;
+  int64_t p_ = 0, last_t_ = 0, steps_ = 0;
+  uint64_t seed_ = 0;
+  torch::Tensor sqrt_diag_, dev_;
+};
+
+std::unique_ptr<Inference> make_swag(const NetworkMaker& make_network, const SwagAndOptimiser& o) {
+  WHVI_CHECK(!o.optimiser.fused,
+             "training.engine fused: model.kind swag trains its MAP network through autograd; set training.engine: autograd");
+  WHVI_CHECK(o.swag.rank <= o.swag.snapshots, "model.swag.rank (", o.swag.rank, ") is more than model.swag.snapshots (",
+             o.swag.snapshots, "): the deviations come from the last snapshots; lower the rank or take more snapshots");
+  return std::make_unique<Swag>(make_map_fit(make_network, o.optimiser, o.swag.map_prior), o.swag);
+}
+
+}  // namespace
+
+MethodKind swag_method() { return method_kind("swag", make_swag); }
+
+}  // namespace whvi::infer

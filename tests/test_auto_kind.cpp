@@ -1,0 +1,108 @@
+// model.kind auto (experiment/auto_kind.cpp): each candidate is exactly a run
+// of its own kind on validation rows carved from the training rows (checked
+// against such a run made by hand, bit for bit), the kind with the lowest
+// mean validation NLL is chosen, and the run that follows is exactly a run of
+// the chosen kind (checked the same way); a candidate that cannot fit is
+// skipped with its reason; what it cannot choose on is refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/io.h"
+#include "common/runtime.h"
+#include "experiment/experiment.h"
+#include "helpers.h"
+#include "models/regression_model.h"
+
+using whvi::testing::error_of;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+using namespace whvi;
+
+namespace {
+
+struct AutoRun {
+  fs::path dir;
+  std::string cfg;
+  explicit AutoRun(const std::string& name) : dir(fs::temp_directory_path() / name) {
+    whvi::remove_tree(dir.string());
+    fs::create_directories(dir);
+    cfg = (dir / "exp.yaml").string();
+    std::ofstream(cfg) << "data: {dataset: 'synthetic:linear', synthetic_rows: 150, splits: 2}\n"
+                       << "model: {kind: auto, width: 16, depth: 1, auto: {candidates: 'blr, mcd, gp'}, "
+                       << "gp: {max_rows: 50}}\n"
+                       << "training: {steps: 150, steps_fixed_noise: 0, log_every: 100000}\n"
+                       << "evaluation: {mc_samples: 8}\noutput: {dir: '" << dir.string() << "', checkpoints: false}\n";
+  }
+  json train(std::vector<std::string> sets) const {
+    experiment::TrainOptions o;
+    o.config_path = cfg;
+    o.overrides = std::move(sets);
+    return experiment::run_train(o);
+  }
+  json record(const std::string& file) const {
+    std::ifstream in(dir / file);
+    return json::parse(in);
+  }
+};
+
+double mnll_of(const json& doc) { return doc["summary"]["mnll"]["mean"].get<double>(); }
+
+}  // namespace
+
+TEST(AutoKind, ChoosesTheLowestValidationNllAndTrainsIt) {
+  set_threads(1);
+  const AutoRun run("whvi_auto_kind");
+  const json doc = run.train({});
+  const auto& a = doc["auto"];
+  ASSERT_EQ(a["candidates"].size(), 3u);
+  // gp is skipped with its reason: 150 rows, 135 to train, over max_rows 50
+  EXPECT_NE(a["candidates"][2]["skipped"].get<std::string>().find("model.gp.max_rows"), std::string::npos);
+  std::string best;
+  double best_nll = 1e300;
+  for (int i = 0; i < 2; ++i) {
+    const auto& c = a["candidates"][i];
+    const std::string kind = c["kind"];
+    // the candidate's record: validation rows only, its score the record's mean NLL
+    const json rec = run.record(c["record"].get<std::string>());
+    EXPECT_EQ(rec["protocol"]["evaluated_on"], "validation") << kind;
+    EXPECT_EQ(c["validation_mnll"].get<double>(), mnll_of(rec)) << kind;
+    // ... and a run of that kind on validation rows made by hand gives the same numbers
+    std::vector<std::string> sets = {"model.kind=" + kind, "data.validation_fraction=0.2", "output.name=hand-" + kind};
+    if (kind == "blr") sets.push_back("model.depth=0");
+    EXPECT_EQ(mnll_of(run.train(sets)), mnll_of(rec)) << kind;
+    if (mnll_of(rec) < best_nll) best_nll = mnll_of(rec), best = kind;
+  }
+  EXPECT_EQ(a["chosen"], best);
+  EXPECT_EQ(doc["config"]["model"]["kind"], best);
+  // the run after the choice is a run of the chosen kind on the test rows
+  std::vector<std::string> sets = {"model.kind=" + best, "output.name=plain"};
+  if (best == "blr") sets.push_back("model.depth=0");
+  const json plain = run.train(sets);
+  ASSERT_EQ(doc["splits"].size(), 2u);
+  EXPECT_EQ(doc["protocol"]["evaluated_on"], "test");
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(doc["splits"][k]["mnll"], plain["splits"][k]["mnll"]) << k;
+    EXPECT_EQ(doc["splits"][k]["n_test"], plain["splits"][k]["n_test"]) << k;
+  }
+}
+
+TEST(AutoKind, RefusesWhatItCannotChooseOn) {
+  set_threads(1);
+  const AutoRun run("whvi_auto_kind_refusals");
+  EXPECT_NE(error_of([&] { run.train({"data.validation_fraction=0.2"}); }).find("set data.validation_fraction: 0"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { run.train({"data.protocol=all", "data.splits=1"}); }).find("then set model.kind"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { run.train({"model.auto.candidates=blr,auto"}); }).find("names auto"), std::string::npos);
+  const auto unknown = error_of([&] { run.train({"model.auto.candidates=blr,nonesuch"}); });
+  EXPECT_NE(unknown.find("'nonesuch', which is not a model kind"), std::string::npos) << unknown;
+  EXPECT_NE(error_of([&] { run.train({"model.auto.candidates=blr,blr"}); }).find("twice"), std::string::npos);
+  // every candidate skipped: the first one's reason, and the fix
+  const auto none = error_of([&] { run.train({"model.auto.candidates=gp"}); });
+  EXPECT_NE(none.find("none of model.auto.candidates"), std::string::npos) << none;
+  EXPECT_NE(none.find("model.gp.max_rows"), std::string::npos) << none;
+  // a kind that is not a recipe, named where only recipes go
+  EXPECT_NE(error_of([&] { models::recipe("auto"); }).find("whvi train"), std::string::npos);
+}
