@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "common/draws.h"
 #include "common/rng.h"
 #include "experiment/resolve.h"
 #include "closed_form_helpers.h"
@@ -54,6 +55,15 @@ TEST(Swag, MomentsAreTheSnapshotsMoments) {
   EXPECT_TRUE(torch::allclose(sd.square(), d.square().mean(0), 1e-9, 1e-14));
   EXPECT_GT(sd.max().item<double>(), 0.0);  // the phase moved the weights
   EXPECT_EQ(inf->learned().front().second, 6.0);
+  // the predictive's batched forward pass is the network's own: with the spread
+  // made negligible (one deviation of 1e-300), every draw is the network at θ̄
+  sd.zero_();
+  d.zero_();
+  d[0][0] = 1e-300;
+  const auto f = inf->predict(x, 3, make_generator(6));
+  ASSERT_EQ(f.sizes(), (torch::IntArrayRef{3, 60}));
+  for (int64_t s = 0; s < 3; ++s)
+    EXPECT_TRUE(torch::allclose(f[s], inf->mean_standardized(x), 1e-12, 1e-12)) << s;
 }
 
 // The predictive draws of the mean function are φ(x)ᵀθ with θ ~ N(θ̄, Σ),
@@ -85,6 +95,16 @@ TEST(Swag, PredictiveDrawsHaveTheGaussiansMoments) {
   }
   // the network is left at θ̄ after predicting
   EXPECT_TRUE(torch::allclose(inf->mean_standardized(xs), mean, 1e-10, 1e-12));
+  // draws kept for the next call from the same generator state (`whvi predict`'s rows)
+  // give the same numbers and leave the generator where drawing leaves it; a changed
+  // Gaussian is drawn anew
+  auto g1 = make_generator(9), g2 = make_generator(9);
+  const auto a = inf->predict(xs, 5, g1);
+  const auto b = inf->predict(xs, 5, g2);
+  EXPECT_TRUE(torch::equal(a, b));
+  EXPECT_TRUE(torch::equal(whvi::randn({3}, g1, torch::kFloat64), whvi::randn({3}, g2, torch::kFloat64)));
+  s.mul_(2);
+  EXPECT_FALSE(torch::equal(inf->predict(xs, 5, make_generator(9)), a));
 }
 
 // A linear model with the gaussian likelihood at a fixed noise variance σ²

@@ -132,21 +132,14 @@ class Swag final : public OnMapFit {
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override {
     torch::NoGradGuard ng;
     if (!sqrt_diag_.any().item<bool>() && !dev_.any().item<bool>()) return map_->predict(x, S, gen);
-    const auto mean = flat();
-    const int64_t K = dev_.size(0);
-    const auto z1 = whvi::randn({S, p_}, gen, sqrt_diag_.options());
-    const auto z2 = whvi::randn({S, K}, gen, dev_.options());
-    const auto theta = mean.unsqueeze(0) + z1 * sqrt_diag_.unsqueeze(0) * std::sqrt(0.5) +
-                       z2.mm(dev_) / std::sqrt(2.0 * static_cast<double>(K - 1));
-    auto& net = model();
-    const auto xs = x.to(net.parameters().front().scalar_type());
+    const auto theta = draws(S, gen);
+    // the samples in chunks of at most 2^24 activations
+    const int64_t width = std::max<int64_t>(model().layers().front()->out_features(), x.size(1));
+    const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 24) / std::max<int64_t>(1, x.size(0) * width));
     std::vector<torch::Tensor> out;
-    for (int64_t s = 0; s < S; ++s) {
-      set_flat(theta.select(0, s));
-      out.push_back(net.forward_standardized(xs, models::Mode::kMean).to(torch::kFloat64));
-    }
-    set_flat(mean);
-    return likelihood().to_original(torch::stack(out));
+    for (int64_t s = 0; s < S; s += chunk) out.push_back(forward_at(theta.narrow(0, s, std::min(chunk, S - s)), x));
+    auto f = torch::cat(out, 0);
+    return likelihood().to_original(f.size(2) == 1 ? f.squeeze(2) : f);
   }
 
   // the network's parameters (at θ̄ after the fit) and the covariance's diagonal and deviations
@@ -163,12 +156,41 @@ class Swag final : public OnMapFit {
   }
 
  private:
-  // the network's weights, without the likelihood's parameters
+  // S weight draws θ = θ̄ + diag^{1/2} z₁/√2 + D z₂/√(2(K − 1)), [S, P] in float64. `whvi predict`
+  // predicts row by row from the same generator state, so the last draws are kept and
+  // reused, with the generator left where drawing them left it, while the generator's
+  // state, S and the Gaussian are those they were drawn from: the same numbers, drawn once.
+  torch::Tensor draws(int64_t S, const at::Generator& gen) {
+    at::Generator g = gen;  // a handle: its state is the caller's
+    const auto before = g.get_state();
+    const auto mean = flat();
+    auto& c = cache_;
+    if (c.theta.defined() && c.theta.size(0) == S && torch::equal(c.before, before) && torch::equal(c.mean, mean) &&
+        torch::equal(c.sqrt_diag, sqrt_diag_) && torch::equal(c.dev, dev_)) {
+      g.set_state(c.after);
+      return c.theta;
+    }
+    const int64_t K = dev_.size(0);
+    const auto z1 = whvi::randn({S, p_}, gen, sqrt_diag_.options());
+    const auto z2 = whvi::randn({S, K}, gen, dev_.options());
+    c.theta = mean.unsqueeze(0) + z1 * sqrt_diag_.unsqueeze(0) * std::sqrt(0.5) +
+              z2.mm(dev_) / std::sqrt(2.0 * static_cast<double>(K - 1));
+    c.before = before;
+    c.after = g.get_state();
+    c.mean = mean;
+    c.sqrt_diag = sqrt_diag_.clone();
+    c.dev = dev_.clone();
+    return c.theta;
+  }
+
+  // the network's weights, layer by layer (w [in, out], then b [out]: its linear layers' own order)
   std::vector<torch::Tensor> weights() {
-    const auto own = likelihood().parameters();
     std::vector<torch::Tensor> out;
-    for (auto& p : model().parameters())
-      if (std::none_of(own.begin(), own.end(), [&](const torch::Tensor& q) { return p.is_same(q); })) out.push_back(p);
+    for (const auto& l : model().layers()) {
+      auto p = l->named_parameters();
+      out.push_back(p["w"]);
+      out.push_back(p["b"]);
+    }
     return out;
   }
   torch::Tensor flat() {
@@ -184,8 +206,32 @@ class Swag final : public OnMapFit {
       at += w.numel();
     }
   }
+  // The network at every row of theta [S, P] at once: the model's forward pass
+  // (RegressionModel::forward_standardized: linear layers, the activation
+  // between them) with batched matrix products, [S, N, C] in float64.
+  torch::Tensor forward_at(const torch::Tensor& theta, const torch::Tensor& x) {
+    const auto dtype = model().parameters().front().scalar_type();
+    const auto th = theta.to(dtype);
+    const int64_t S = th.size(0);
+    auto h = x.to(dtype).unsqueeze(0).expand({S, x.size(0), x.size(1)});
+    const auto& layers = model().layers();
+    const auto& act = model().activation();
+    int64_t at = 0;
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const int64_t in = layers[l]->in_features(), o = layers[l]->out_features();
+      const auto w = th.narrow(1, at, in * o).view({S, in, o});
+      const auto b = th.narrow(1, at + in * o, o).view({S, 1, o});
+      at += in * o + o;
+      h = torch::baddbmm(b, h, w);
+      if (l + 1 < layers.size()) h = act == "relu" ? torch::relu(h) : act == "cos" ? torch::cos(h) : torch::tanh(h);
+    }
+    return h.to(torch::kFloat64);
+  }
 
   SwagOptions opt_;
+  struct {
+    torch::Tensor theta, before, after, mean, sqrt_diag, dev;
+  } cache_;  // the last draws (draws())
   int64_t p_ = 0, last_t_ = 0, steps_ = 0;
   uint64_t seed_ = 0;
   torch::Tensor sqrt_diag_, dev_;
