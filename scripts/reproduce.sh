@@ -64,7 +64,7 @@ recipe() {
       ;;
     results/uci-student-t) echo "bash scripts/experiments/uci_student_t.sh -j $j" ;;
     results/synthetic) echo "bash scripts/experiments/synthetic.sh -j $j" ;;
-    results/external) echo "/usr/bin/python3 scripts/judge/external_tables.py --models whvi,mcd,laplace --whvi $W" ;;
+    results/external) echo "/usr/bin/python3 scripts/judge/external_tables.py --models whvi,mcd,laplace,swag,auto --whvi $W" ;;
     results/toy)
       recipe results/toy/fig4
       local m
