@@ -54,7 +54,7 @@ recipe() {
     results/uci-fused) echo "bash scripts/experiments/uci_fused.sh -j $j" ;;
     results/uci-shallow)  # all 20 splits (protein 5); NNG's committed records cover its first splits only, which this completes
       local m
-      for m in mcd mfg whvi ensemble blr gp nng; do echo "bash scripts/experiments/uci_shallow.sh -j $j '*-$m'"; done
+      for m in mcd mfg whvi ensemble laplace swag blr gp nng; do echo "bash scripts/experiments/uci_shallow.sh -j $j '*-$m'"; done
       ;;
     results/uci-width) echo "bash scripts/experiments/uci_width.sh -j $j --set data.splits=1" ;;
     results/uci-class)  # 8 splits at width 128, one at the other widths
