@@ -19,7 +19,7 @@ source scripts/sweep/lib.sh
 WHVI=$(whvi_of "$@")
 
 DATASETS=(boston concrete energy kin8nm naval power protein yacht)
-MODELS=(nng nf-whvi mfg vsd whvi mcd sghmc ensemble blr)  # slowest kind first, so both jobs stay busy to the end
+MODELS=(nng nf-whvi mfg vsd whvi mcd sghmc ensemble laplace swag blr)  # slowest kind first, so both jobs stay busy to the end
 CONFIGS=()
 missing=()
 for m in "${MODELS[@]}"; do
