@@ -79,6 +79,10 @@ recipe() {
       for g in 2 4; do
         echo "$W --threads 1 train --config configs/toy.yaml --resume --set output.dir=results/toy/checks --set model.kind=whvi --set model.whvi.init_g_logvar=-$g --set output.name=toy-whvi-g-logvar-$g"
       done
+      echo "$W --threads 1 train --config configs/toy.yaml --resume --set output.dir=results/toy/checks --set model.kind=ensemble --set ensemble.prior=true --set training.steps=5000 --set output.name=toy-ensemble-map"
+      for g in laplace swag; do
+        echo "$W --threads 1 train --config configs/toy.yaml --resume --set output.dir=results/toy/checks --set model.kind=$g --set training.steps=5000 --set output.name=toy-$g --set output.plot=false"
+      done
       ;;
     results/cifar10-mini)
       echo "bash scripts/experiments/cifar10.sh -j $j"
