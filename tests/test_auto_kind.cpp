@@ -103,6 +103,10 @@ TEST(AutoKind, RefusesWhatItCannotChooseOn) {
   const auto none = error_of([&] { run.train({"model.auto.candidates=gp"}); });
   EXPECT_NE(none.find("none of model.auto.candidates"), std::string::npos) << none;
   EXPECT_NE(none.find("model.gp.max_rows"), std::string::npos) << none;
+  // a problem with the data is the data's own error, before any candidate trains
+  const auto data = error_of([&] { run.train({"data.dataset=/nonexistent/table.csv"}); });
+  EXPECT_NE(data.find("/nonexistent/table.csv"), std::string::npos) << data;
+  EXPECT_EQ(data.find("model.auto.candidates"), std::string::npos) << data;
   // a kind that is not a recipe, named where only recipes go
   EXPECT_NE(error_of([&] { models::recipe("auto"); }).find("whvi train"), std::string::npos);
 }

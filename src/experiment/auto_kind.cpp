@@ -86,6 +86,8 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
                                                       : "the toy problem trains on every point",
              "; choose the kind with a split protocol first (its record's `auto` names it), then set model.kind to it");
   const auto kinds = candidate_kinds(cfg);
+  // the data and their splits, once: a problem there is the data's, not every candidate's
+  load_splits(cfg, load_data(cfg));
   spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of each split's training rows", kinds.size(),
                100 * cfg.get_float("model.auto.validation_fraction"));
   json cands = json::array();
