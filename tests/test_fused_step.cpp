@@ -63,11 +63,16 @@ std::vector<Variant> variants() {
                                   "model.activation=tanh"}},
       {"softmax-nf-whvi", 6, {"model.kind=nf-whvi", "model.depth=2", "model.width=8", "model.nf_whvi.flows=2",
                               "likelihood.kind=softmax"}, 3},
+      {"vsd", 5, {"model.kind=vsd", "model.depth=2", "model.width=12"}},
+      {"vsd-0householder-tanh-2mc", 4, {"model.kind=vsd", "model.depth=1", "model.width=8", "model.vsd.householder=0",
+                                        "model.activation=tanh", "training.mc_samples=2"}},
+      {"softmax-vsd", 6, {"model.kind=vsd", "model.depth=2", "model.width=8", "likelihood.kind=softmax"}, 3},
   };
 }
 
 // NF-WHVI's flows start near the identity (u, w ~ N(0, 0.01²)), where the
-// flows' terms of the gradient are small: move them away from it, the same
+// flows' terms of the gradient are small, and VSD's log α start equal, where
+// a term with α_i for α_j gives the same: move them away from there, the same
 // way in every model, so a wrong term shows.
 std::shared_ptr<models::RegressionModel> make_model(const Variant& v, const config::Config& cfg) {
   auto m = experiment::make_network(v.d_in, cfg, 0.0, 1.0, make_generator(7), v.classes);
@@ -76,6 +81,8 @@ std::shared_ptr<models::RegressionModel> make_model(const Variant& v, const conf
   for (auto& p : m->named_parameters())
     if (p.key().find("flow_") != std::string::npos)
       p.value().copy_(torch::randn(p.value().sizes(), make_generator(seed++), p.value().scalar_type()) * 0.4);
+    else if (p.key().find("log_alpha") != std::string::npos)
+      p.value().add_(torch::randn(p.value().sizes(), make_generator(seed++), p.value().scalar_type()));
   return m;
 }
 
@@ -129,7 +136,8 @@ TEST(FusedStep, MatchesAutogradInFloat32) {
 // its gradient, for a few elements of every parameter (tanh: no kinks).
 TEST(FusedStep, GradientMatchesFiniteDifferences) {
   set_threads(1);
-  for (const std::string kind : {"mfg", "mcd", "whvi", "nf-whvi", "softmax-mfg", "softmax-whvi", "softmax-nf-whvi"}) {
+  for (const std::string kind :
+       {"mfg", "mcd", "whvi", "nf-whvi", "vsd", "softmax-mfg", "softmax-whvi", "softmax-nf-whvi", "softmax-vsd"}) {
     const bool softmax = kind.rfind("softmax-", 0) == 0;
     const std::string layer = softmax ? kind.substr(8) : kind;
     const Variant v{kind, 5,
@@ -175,7 +183,7 @@ TEST(FusedStep, GradientMatchesFiniteDifferences) {
 // parameters (float64, 60 steps).
 TEST(FusedStep, TrainsToTheSameParametersAsAutograd) {
   set_threads(1);
-  for (const std::string kind : {"mfg", "mcd", "whvi", "nf-whvi"}) {
+  for (const std::string kind : {"mfg", "mcd", "whvi", "nf-whvi", "vsd"}) {
     std::vector<torch::Tensor> ends[2];
     int e = 0;
     for (const std::string engine : {"autograd", "fused"}) {
@@ -299,6 +307,7 @@ TEST(FusedStep, RefusesWhatItCannotDoByName) {
            {{"model.kind=nf-whvi", "model.whvi.bias=bayesian"}, "layer kind 'nf-whvi'"},
            {{"model.kind=whvi", "model.whvi.bias=bayesian"}, "layer kind 'whvi'"},
            {{"model.kind=whvi", "model.whvi.structure=gh"}, "layer kind 'whvi'"},
+           {{"model.kind=vsd", "model.vsd.hierarchical=true"}, "layer kind 'vsd'"},
            {{"model.kind=mfg", "model.activation=cos"}, "model.activation 'cos'"},
            {{"model.kind=mfg", "likelihood.kind=student-t"}, "likelihood.kind has no fused step (supported: gaussian, softmax)"},
        }) {
@@ -650,12 +659,13 @@ TEST(FusedStep, AutoEngineTakesTheFusedStepWhereItApplies) {
     return cfg_with(s);
   };
   EXPECT_EQ(cfg_with({}).get_string("training.engine"), "auto");
-  for (const std::string kind : {"whvi", "mfg", "mcd", "nf-whvi"}) {
+  for (const std::string kind : {"whvi", "mfg", "mcd", "nf-whvi", "vsd"}) {
     EXPECT_EQ(experiment::engine_for(with({"model.kind=" + kind})), "fused") << kind;
     EXPECT_EQ(experiment::engine_for(with({"model.kind=" + kind, "likelihood.kind=softmax"})), "fused") << kind;
   }
   for (const auto& sets : std::vector<std::vector<std::string>>{
-           {"model.kind=nf-whvi", "model.whvi.bias=bayesian"}, {"model.kind=vsd"}, {"model.kind=nng"}, {"model.kind=sghmc"},
+           {"model.kind=nf-whvi", "model.whvi.bias=bayesian"}, {"model.kind=vsd", "model.vsd.householder=2"},
+           {"model.kind=vsd", "model.vsd.hierarchical=true"}, {"model.kind=nng"}, {"model.kind=sghmc"},
            {"model.kind=ensemble"}, {"model.kind=whvi", "inference.kind=ensemble"},
            {"model.kind=whvi", "training.engine=autograd"}, {"model.kind=whvi", "training.batched_splits=2"},
            {"model.kind=whvi", "training.device=cuda"}, {"model.kind=whvi", "likelihood.kind=student-t"},
@@ -680,7 +690,7 @@ TEST(FusedStep, AutoEngineTakesTheFusedStepWhereItApplies) {
   }
   for (size_t i = 0; i < ends[0].size(); ++i) EXPECT_TRUE(torch::equal(ends[0][i], ends[1][i])) << i;
   // a kind without a fused step says autograd
-  auto vsd = experiment::make_inference(5, with({"model.kind=vsd"}), 0.0, 1.0, make_generator(21));
+  auto vsd = experiment::make_inference(5, with({"model.kind=vsd", "model.vsd.householder=2"}), 0.0, 1.0, make_generator(21));
   vsd->begin(50, 10, make_generator(1));
   EXPECT_EQ(vsd->engine(), "autograd");
 }

@@ -25,8 +25,10 @@
 // for p = model.vsd.init_dropout (Gaussian dropout's equivalence); v_1, A_t
 // ~ N(0, 1/in), c_t = 0; m = 0, log s² = -9.
 #include <cmath>
+#include <vector>
 
 #include "common/draws.h"
+#include "nn/fused_ops.h"
 #include "nn/layer.h"
 
 namespace whvi::models {
@@ -67,7 +69,7 @@ struct VsdOptions {
   }
 };
 
-class VsdLayer : public BayesianLayer {
+class VsdLayer : public BayesianLayer, public FusedLayer {
  public:
   VsdLayer(int64_t in, int64_t out, const VsdOptions& o, const at::Generator& gen)
       : BayesianLayer("vsd", in, out) {
@@ -135,6 +137,14 @@ class VsdLayer : public BayesianLayer {
     return kl;
   }
 
+  // Fused step (T <= 1, no hierarchy): the same draws as forward_impl (one
+  // normal per input element of each row); the reflection's backward pass and
+  // the KL's gradient written out below.
+  FusedLayer* fused() override { return T_ <= 1 && !hier_ ? this : nullptr; }
+  torch::Tensor fused_forward(const torch::Tensor& x_in, const at::Generator& gen, FusedCache& c) override;
+  torch::Tensor fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) override;
+  double fused_kl_backward() override;
+
  private:
   int64_t T_ = 1;
   bool hier_ = false;
@@ -143,12 +153,159 @@ class VsdLayer : public BayesianLayer {
   std::vector<torch::Tensor> chain_a_, chain_c_;
 };
 
+// Forward, per row r: e = η₀ ∘ s (s = e^{log α / 2}), with T = 1
+// c_r = e·v, η = e - k c_r v (k = 2 / |v|²), else η = e; ξ = 1 + η;
+// y = (x ∘ ξ) Θ + b. Cache: x, η₀, s, e, ξ, x ∘ ξ, c.
+torch::Tensor VsdLayer::fused_forward(const torch::Tensor& x_in, const at::Generator& gen, FusedCache& c) {
+  torch::NoGradGuard ng;
+  const auto x = x_in.contiguous();
+  const int64_t n = x.size(0), in = in_features(), out = out_features();
+  const auto o = x.options();
+  c[0] = x;
+  auto& eta0 = c.buffer(1, {n, in}, o);
+  whvi::normal_(eta0, 0.0, 1.0, gen);
+  auto& s = c.buffer(2, {in}, o);
+  at::exp_out(s, log_alpha_ * 0.5);
+  auto& e = c.buffer(3, {n, in}, o);
+  auto& xi = c.buffer(4, {n, in}, o);
+  auto& xs = c.buffer(5, {n, in}, o);
+  auto& cr = c.buffer(6, {n}, o);
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "vsd_fused_forward", [&] {
+    const scalar_t *xp = x.data_ptr<scalar_t>(), *ep0 = eta0.data_ptr<scalar_t>(), *sp = s.data_ptr<scalar_t>();
+    const scalar_t* vp = T_ == 1 ? v1_.data_ptr<scalar_t>() : nullptr;
+    scalar_t *ep = e.data_ptr<scalar_t>(), *xip = xi.data_ptr<scalar_t>(), *xsp = xs.data_ptr<scalar_t>();
+    scalar_t* cp = cr.data_ptr<scalar_t>();
+    scalar_t k = 0;
+    if (vp) {
+      scalar_t vv = 0;
+      for (int64_t j = 0; j < in; ++j) vv += vp[j] * vp[j];
+      k = scalar_t(2) / vv;
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t o0 = r * in;
+      scalar_t dot = 0;
+      for (int64_t j = 0; j < in; ++j) {
+        ep[o0 + j] = ep0[o0 + j] * sp[j];
+        if (vp) dot += ep[o0 + j] * vp[j];
+      }
+      cp[r] = dot;
+      for (int64_t j = 0; j < in; ++j) {
+        const scalar_t eta = vp ? ep[o0 + j] - k * dot * vp[j] : ep[o0 + j];
+        xip[o0 + j] = eta + scalar_t(1);
+        xsp[o0 + j] = xp[o0 + j] * xip[o0 + j];
+      }
+    }
+  });
+  auto& y = c.buffer(7, {n, out}, o);
+  fused_ops::addmm_out(y, b_, xs, w_);
+  return y;
+}
+
+// Backward from g = dL/dy: dΘ = (x ∘ ξ)ᵀ g, db = Σ_r g_r, dξ̃ = g Θᵀ; dx = dξ̃ ∘ ξ;
+// dη = dξ̃ ∘ x; through the reflection (H symmetric) de = dη - k d_r v with
+// d_r = dη·v, and dv = -k (dηᵀ c + eᵀ d) + k² (c·d) v (k = 2/|v|² depends on
+// v: dk/dv = -k² v); ds = Σ_r de ∘ η₀, d log α = s ∘ ds / 2.
+torch::Tensor VsdLayer::fused_backward(const torch::Tensor& g, FusedCache& c, bool need_dx) {
+  torch::NoGradGuard ng;
+  const auto &x = c[0], &eta0 = c[1], &s = c[2], &e = c[3], &xi = c[4], &xs = c[5], &cr = c[6];
+  const int64_t n = x.size(0), in = in_features();
+  fused_ops::xt_mm_out(w_.mutable_grad(), xs, g, 1.0);
+  fused_ops::add_(b_.mutable_grad(), g.sum(0));
+  auto& dxs = c.buffer(8, {n, in}, g.options());
+  fused_ops::mm_wt_out(dxs, g, w_);
+  auto& dx = c.buffer(9, {n, in}, g.options());
+  AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "vsd_fused_backward", [&] {
+    const scalar_t *xp = x.data_ptr<scalar_t>(), *ep0 = eta0.data_ptr<scalar_t>(), *sp = s.data_ptr<scalar_t>();
+    const scalar_t *ep = e.data_ptr<scalar_t>(), *xip = xi.data_ptr<scalar_t>(), *cp = cr.data_ptr<scalar_t>();
+    const scalar_t* vp = T_ == 1 ? v1_.data_ptr<scalar_t>() : nullptr;
+    const scalar_t* gp = dxs.data_ptr<scalar_t>();
+    scalar_t* dxp = dx.data_ptr<scalar_t>();
+    std::vector<double> ds(static_cast<size_t>(in), 0.0), dv(static_cast<size_t>(vp ? in : 0), 0.0);
+    double k = 0, cd = 0;
+    if (vp) {
+      double vv = 0;
+      for (int64_t j = 0; j < in; ++j) vv += static_cast<double>(vp[j]) * vp[j];
+      k = 2.0 / vv;
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t o0 = r * in;
+      double d = 0;
+      if (vp)
+        for (int64_t j = 0; j < in; ++j) d += static_cast<double>(gp[o0 + j]) * xp[o0 + j] * vp[j];
+      cd += static_cast<double>(cp[r]) * d;
+      for (int64_t j = 0; j < in; ++j) {
+        const double deta = static_cast<double>(gp[o0 + j]) * xp[o0 + j];
+        const double de = vp ? deta - k * d * vp[j] : deta;
+        ds[j] += de * ep0[o0 + j];
+        if (vp) dv[j] -= k * (deta * cp[r] + static_cast<double>(ep[o0 + j]) * d);
+        if (need_dx) dxp[o0 + j] = gp[o0 + j] * xip[o0 + j];
+      }
+    }
+    scalar_t* gla = log_alpha_.mutable_grad().data_ptr<scalar_t>();
+    for (int64_t j = 0; j < in; ++j) gla[j] += static_cast<scalar_t>(0.5 * sp[j] * ds[j]);
+    if (vp) {
+      scalar_t* gv = v1_.mutable_grad().data_ptr<scalar_t>();
+      for (int64_t j = 0; j < in; ++j) gv[j] += static_cast<scalar_t>(dv[j] + k * k * cd * vp[j]);
+    }
+  });
+  return need_dx ? dx : torch::Tensor();
+}
+
+// The KL (eq. 5) for T <= 1 without building U: with U = I - k v vᵀ,
+// σ_i = Σ_j α_j U_ij² = α_i (1 - 2k v_i²) + k² v_i² S, S = Σ_j α_j v_j²
+// (T = 0: σ_i = α_i). With r_i = (Q/2) / (1 + σ_i), R = Σ r_m v_m² and
+// P = Σ r_m α_m v_m²: ∂KL/∂α_i = r_i (1 - 2k v_i²) + k² v_i² R, so
+// ∂KL/∂log α_i = α_i ∂KL/∂α_i - Q/2, and
+// ∂KL/∂v_j = v_j [r_j (2k² S - 4k α_j) + 2k² (α_j R + P) - 2k³ S R].
+// In double; the test checks it against autograd through householder_product.
+double VsdLayer::fused_kl_backward() {
+  torch::NoGradGuard ng;
+  const int64_t in = in_features();
+  const double half_q = 0.5 * static_cast<double>(out_features());
+  double kl = 0;
+  AT_DISPATCH_FLOATING_TYPES(log_alpha_.scalar_type(), "vsd_fused_kl", [&] {
+    const scalar_t* la = log_alpha_.data_ptr<scalar_t>();
+    const scalar_t* vp = T_ == 1 ? v1_.data_ptr<scalar_t>() : nullptr;
+    std::vector<double> a(static_cast<size_t>(in)), v2(static_cast<size_t>(in), 0.0), r(static_cast<size_t>(in));
+    double k = 0, S = 0, R = 0, P = 0;
+    for (int64_t i = 0; i < in; ++i) a[i] = std::exp(static_cast<double>(la[i]));
+    if (vp) {
+      double vv = 0;
+      for (int64_t i = 0; i < in; ++i) {
+        v2[i] = static_cast<double>(vp[i]) * vp[i];
+        vv += v2[i];
+        S += a[i] * v2[i];
+      }
+      k = 2.0 / vv;
+    }
+    for (int64_t i = 0; i < in; ++i) {
+      const double sigma = a[i] * (1.0 - 2.0 * k * v2[i]) + k * k * v2[i] * S;
+      kl += half_q * (std::log1p(sigma) - la[i]);
+      r[i] = half_q / (1.0 + sigma);
+      R += r[i] * v2[i];
+      P += r[i] * a[i] * v2[i];
+    }
+    scalar_t* gla = log_alpha_.mutable_grad().data_ptr<scalar_t>();
+    for (int64_t i = 0; i < in; ++i)
+      gla[i] += static_cast<scalar_t>(a[i] * (r[i] * (1.0 - 2.0 * k * v2[i]) + k * k * v2[i] * R) - half_q);
+    if (vp) {
+      scalar_t* gv = v1_.mutable_grad().data_ptr<scalar_t>();
+      for (int64_t j = 0; j < in; ++j)
+        gv[j] += static_cast<scalar_t>(vp[j] * (r[j] * (2.0 * k * k * S - 4.0 * k * a[j]) + 2.0 * k * k * (a[j] * R + P) -
+                                                2.0 * k * k * k * S * R));
+    }
+  });
+  return kl;
+}
+
 }  // namespace
 
 LayerPtr make_vsd_layer(int64_t in, int64_t out, const VsdOptions& o, const LayerContext& ctx) {
   return std::make_shared<VsdLayer>(in, out, o, ctx.gen);
 }
 
-LayerKind vsd_layer_kind() { return layer_kind("vsd", make_vsd_layer); }
+LayerKind vsd_layer_kind() {
+  return layer_kind("vsd", make_vsd_layer).fused("with model.vsd.householder at most 1 and not model.vsd.hierarchical");
+}
 
 }  // namespace whvi::models
