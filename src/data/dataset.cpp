@@ -628,7 +628,7 @@ DataSourceKind uci_folder_data_source() {
   for (const auto& a : kAliases) aliases += std::string(aliases.empty() ? "" : ", ") + a.alias;
   static const std::string help = "a UCI regression benchmark (" + aliases +
                                   "; under <data.dir>/uci/), or a path to any folder in the UCI layout "
-                                  "(docs/data.md), the user's own data";
+                                  "(docs/reference.md, Data), the user's own data";
   return data_source<NoDataOptions>(
       "uci-folder", help.c_str(), [](const std::string&) { return true; },
       [](const std::string& ds) {
