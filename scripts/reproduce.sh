@@ -65,6 +65,7 @@ recipe() {
     results/uci-student-t) echo "bash scripts/experiments/uci_student_t.sh -j $j" ;;
     results/synthetic) echo "bash scripts/experiments/synthetic.sh -j $j" ;;
     results/external) echo "/usr/bin/python3 scripts/judge/external_tables.py --models whvi,mcd,laplace,swag,auto --whvi $W" ;;
+    results/external-uci-layout) echo "/usr/bin/python3 scripts/judge/external_tables.py --tables diabetes-uci,friedman-uci,hetero-uci --models whvi,mcd,mfg,nf-whvi,ensemble,auto --whvi $W --results results/external-uci-layout --data-dir /tmp/whvi-ext-uci/data --out-dir /tmp/whvi-ext-uci/out" ;;
     results/toy)
       recipe results/toy/fig4
       local m
@@ -102,7 +103,7 @@ recipe() {
       ;;
     results/analysis)
       local a
-      for a in ablation approximation fwht-vs-matmul gp-rff tensor-train; do recipe "results/analysis/$a"; done
+      for a in ablation approximation fwht-vs-matmul gp-rff noise-collapse tensor-train; do recipe "results/analysis/$a"; done
       ;;
     results/analysis/ablation) echo "bash scripts/experiments/ablation.sh -j $j" ;;
     results/analysis/approximation)
@@ -110,6 +111,7 @@ recipe() {
       ;;
     results/analysis/fwht-vs-matmul) echo "bash scripts/experiments/fwht_vs_matmul.sh --device cpu --whvi $W results/analysis/fwht-vs-matmul/$BENCH_LABEL" ;;
     results/analysis/gp-rff) echo "bash scripts/experiments/gp_rff.sh -j $j" ;;
+    results/analysis/noise-collapse) echo "bash scripts/experiments/noise_collapse.sh -j $j" ;;
     results/analysis/tensor-train) echo "bash scripts/experiments/tensor_train.sh -j $j" ;;
     results/bench)
       local b="results/bench/$BENCH_LABEL"

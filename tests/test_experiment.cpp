@@ -190,6 +190,9 @@ TEST(Determinism, LearningCurveLeavesTheRunUnchanged) {
     EXPECT_EQ(c[2]["step"], 70);
     EXPECT_TRUE(c[2]["rmse"].is_number() && c[2]["mnll"].is_number());
     EXPECT_NE(c[0]["rmse"], c[2]["rmse"]);  // the model moved
+    // the learned noise variance at each point; at the last, the record's
+    EXPECT_TRUE(c[0]["noise_var"].is_number()) << kind;
+    EXPECT_EQ(c[2]["noise_var"].get<double>(), curved["splits"][0]["noise_var"].get<double>()) << kind;
   }
   const auto cfg = sb.config(yacht_yaml(1, "sghmc"));
   EXPECT_NE(error_of([&] { experiment::run_train(opts(cfg, {"evaluation.every=25"})); }).find("evaluation.every"),

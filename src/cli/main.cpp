@@ -6,7 +6,7 @@
 // option, no command: the help goes to stderr). A failure to write standard
 // output (disk full, closed stdout) is an error, not a silent success.
 #include <fcntl.h>
-#if defined(__GLIBC__)
+#ifdef __GLIBC__
 #include <malloc.h>
 #endif
 #include <sys/resource.h>
@@ -106,7 +106,7 @@ void guard_standard_fds() {
 // memory instead of returning it). A MALLOC_MMAP_THRESHOLD_ or GLIBC_TUNABLES
 // set by the user wins.
 void keep_large_allocations() {
-#if defined(__GLIBC__)
+#ifdef __GLIBC__
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr && std::getenv("GLIBC_TUNABLES") == nullptr)
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
 #endif

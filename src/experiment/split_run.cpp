@@ -149,6 +149,9 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
         const auto mc = evaluate_predictions(cfg, inf->likelihood(), fc, y_test);
         json point = {{"step", steps}};
         for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
+        // the learned noise variance (target's units) beside the held-out error it should match
+        if (!is_classification(cfg))
+          if (const double nv = inf->likelihood().noise_var_original(); std::isfinite(nv)) point["noise_var"] = nv;
         curve.push_back(point);
       }
       return stopper && (steps % so.every == 0 || last) && stopper->measure(steps);
