@@ -30,6 +30,10 @@ this script:
   6. runs `whvi predict` with split 0's checkpoint on the whole CSV with `--keep TARGET`
      and checks it writes exactly one row per input row, in order, with the kept
      column copied unchanged;
+  (The tables named *-uci are written instead as folders in the UCI layout, with 3
+  stored random 90/10 splits, and trained from the regression example with
+  data.dataset the folder and data.protocol standard: the diabetes table again, a
+  Friedman #1 and a heteroscedastic problem generated here. Step 6 is skipped there.)
   7. writes RESULTS.md and results.json (default results/external/), headed with the
      command, git commit, machine, thread count and date.
 
@@ -42,7 +46,8 @@ pandas and statsmodels, i.e. /usr/bin/python3, not a pyenv python):
 
   --models   whvi model kinds, one row each (default: whvi, the examples' default)
   --tables   comma-separated subset of: diabetes, grunfeld, star98, fertility,
-             breast_cancer, wine, anes96, modechoice (default: all)
+             breast_cancer, wine, anes96, modechoice, and the UCI-layout folders
+             diabetes-uci, friedman-uci, hetero-uci (default: the eight CSV tables)
   --threads  whvi's global --threads (default 1); the peers always use one thread
   --list     print the tables and their sources, then exit
 
@@ -78,6 +83,7 @@ try:
     import yaml
 
     import sklearn
+    import sklearn.datasets
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
     from sklearn.gaussian_process import GaussianProcessRegressor
@@ -114,6 +120,30 @@ def load_diabetes():
     df["sex"] = df["sex"].astype(int)  # 1/2: a category written as a number
     df["age"] = df["age"].astype(int)
     df["progression"] = y
+    return df
+
+
+def load_diabetes_numbers():
+    """The same diabetes table with every column a number (the UCI layout holds numbers only)."""
+    return load_diabetes()
+
+
+def load_friedman():
+    """Friedman (1991) #1 by scikit-learn's make_friedman1: 400 rows, 10 inputs (5 unused), noise sd 1."""
+    x, y = sklearn.datasets.make_friedman1(n_samples=400, n_features=10, noise=1.0, random_state=2026)
+    df = pd.DataFrame(x, columns=[f"x{i + 1}" for i in range(10)])
+    df["y"] = y
+    return df
+
+
+def load_hetero():
+    """A heteroscedastic problem: 400 rows, 4 inputs ~ U[-2, 2], y = sin(2 x1) + x2 / 2 + e,
+    e ~ N(0, (0.1 + 0.5 |x3|)^2): the noise sd varies fivefold with an input."""
+    rng = np.random.RandomState(2026)
+    x = rng.uniform(-2.0, 2.0, size=(400, 4))
+    y = np.sin(2.0 * x[:, 0]) + 0.5 * x[:, 1] + (0.1 + 0.5 * np.abs(x[:, 2])) * rng.standard_normal(400)
+    df = pd.DataFrame(x, columns=[f"x{i + 1}" for i in range(4)])
+    df["y"] = y
     return df
 
 
@@ -228,7 +258,43 @@ TABLES = [
          about="Intercity travel mode choice (1987, 210 travellers x 4 modes): whether a mode (air/train/bus/car, "
                "written as text here) was chosen, from its waiting time, cost, travel time, generalised cost, "
                "household income and party size; the `individual` id column is left out"),
+    # The UCI folder layout of the Bayesian-deep-learning benchmarks (data.txt, index files, the
+    # stored splits): the same examples' config with data.dataset the folder, data.protocol
+    # standard and its 3 stored random 90/10 splits (seed 0, written by this script).
+    dict(name="diabetes-uci", task="regression", target="progression", categorical=[], layout="uci",
+         loader=load_diabetes_numbers, package="python3-sklearn",
+         files=[SK_DATA + "/diabetes_data_raw.csv.gz", SK_DATA + "/diabetes_target.csv.gz"],
+         about="the diabetes table above in the UCI folder layout (numbers only: sex as 1/2)"),
+    dict(name="friedman-uci", task="regression", target="y", categorical=[], layout="uci",
+         loader=load_friedman, package="python3-sklearn", files=["sklearn.datasets.make_friedman1, seed 2026"],
+         about="Friedman #1 (make_friedman1): 400 rows, 10 inputs of which 5 are unused, noise sd 1"),
+    dict(name="hetero-uci", task="regression", target="y", categorical=[], layout="uci",
+         loader=load_hetero, package="numpy", files=["numpy RandomState(2026), this script's load_hetero"],
+         about="heteroscedastic: 400 rows, 4 inputs ~ U[-2, 2], y = sin(2 x1) + x2/2 + noise of sd 0.1 + 0.5 |x3|"),
 ]
+UCI_SPLITS = 3
+
+
+def write_uci_folder(df, target, folder):
+    """df as a folder in the UCI layout: data.txt (the features, then the target), index files and
+    UCI_SPLITS random 90/10 splits (numpy RandomState(k) for split k)."""
+    os.makedirs(folder, exist_ok=True)
+    feats = [c for c in df.columns if c != target]
+    values = df[feats + [target]].to_numpy(dtype=float)
+    np.savetxt(os.path.join(folder, "data.txt"), values, fmt="%.10g")
+    with open(os.path.join(folder, "index_features.txt"), "w") as f:
+        f.write("".join(f"{i}\n" for i in range(len(feats))))
+    with open(os.path.join(folder, "index_target.txt"), "w") as f:
+        f.write(f"{len(feats)}\n")
+    with open(os.path.join(folder, "n_splits.txt"), "w") as f:
+        f.write(f"{UCI_SPLITS}\n")
+    n = len(df)
+    for k in range(UCI_SPLITS):
+        perm = np.random.RandomState(k).permutation(n)
+        n_test = int(round(0.1 * n))
+        for kind, rows in (("test", np.sort(perm[:n_test])), ("train", np.sort(perm[n_test:]))):
+            with open(os.path.join(folder, f"index_{kind}_{k}.txt"), "w") as f:
+                f.write("".join(f"{r}\n" for r in rows))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -266,6 +332,13 @@ def last_lines(path, n=3):
 def make_config(example_path, table, csv_path, out_dir, name, model):
     with open(example_path) as f:
         cfg = yaml.safe_load(f)
+    if table.get("layout") == "uci":  # the folder: its own features, target and stored splits
+        for key in ("target", "missing", "test_fraction"):
+            cfg["data"].pop(key, None)
+        cfg["data"].update(dataset=csv_path, protocol="standard", splits=UCI_SPLITS)
+        cfg["model"]["kind"] = model
+        cfg["output"].update(dir=out_dir, name=name)
+        return cfg
     cfg["data"]["dataset"] = csv_path
     cfg["data"]["target"] = table["target"]
     cfg["data"]["missing"] = "impute"
@@ -452,6 +525,12 @@ def judge_table(table, args, log):
     df0.to_csv(csv_path, index=False)  # NaN -> empty cell
     df = pd.read_csv(csv_path)  # exactly what whvi reads
     res["csv"] = csv_path
+    uci = table.get("layout") == "uci"
+    data_path = csv_path
+    if uci:
+        data_path = os.path.join(args.data_dir, name)
+        write_uci_folder(df, target, data_path)
+        res["uci_folder"] = data_path
     res["data"] = describe_data(df, table)
     log(f"[{name}] {res['data']['rows']} rows, {res['data']['features']} features, "
         f"{res['data']['missing_feature_cells']} missing feature cells, categories {res['data']['categories']}")
@@ -470,7 +549,7 @@ def judge_table(table, args, log):
         run_name = f"{name}-{model}"
         m = dict(model=model, run_name=run_name)
         res["models"][model] = m
-        cfg = make_config(example, table, csv_path, args.out_dir, run_name, model)
+        cfg = make_config(example, table, data_path, args.out_dir, run_name, model)
         cfg_path = os.path.join(args.out_dir, "configs", run_name + ".yaml")
         with open(cfg_path, "w") as f:
             f.write(f"# written by scripts/judge/external_tables.py from configs/examples/{os.path.basename(example)}\n")
@@ -479,6 +558,10 @@ def judge_table(table, args, log):
         m["config_changes"] = {"data.dataset": csv_path, "data.target": target, "data.missing": "impute",
                                "data.categorical": table["categorical"] or None, "model.kind": model,
                                "output.dir": args.out_dir, "output.name": run_name}
+        if uci:
+            m["config_changes"] = {"data.dataset": data_path, "data.protocol": "standard", "data.splits": UCI_SPLITS,
+                                   "data.target, data.missing, data.test_fraction": "removed", "model.kind": model,
+                                   "output.dir": args.out_dir, "output.name": run_name}
         argv = [args.whvi, "--threads", str(args.threads), "train", "--config", cfg_path, "--parallel", "1"]
         m["train_command"] = shlex.join(argv)
         log_path = os.path.join(args.out_dir, "logs", run_name + "-train.log")
@@ -510,8 +593,11 @@ def judge_table(table, args, log):
                 break
             with open(rec_path) as f:
                 rec = json.load(f)
-            rows = read_test_rows(os.path.join(args.out_dir, run_name, rec.get("test_rows_file",
-                                                                                f"split-{k:02d}-test-rows.txt")))
+            if uci:  # stored split k: the folder's own index file (whvi names none for these)
+                rows = read_test_rows(os.path.join(data_path, f"index_test_{k}.txt"))
+            else:
+                rows = read_test_rows(os.path.join(args.out_dir, run_name, rec.get("test_rows_file",
+                                                                                    f"split-{k:02d}-test-rows.txt")))
             s = dict(split=k, n_test=rec.get("n_test"), n_train=rec.get("n_train"), test_rows=rows,
                      nll=rec.get("mnll"), nll_paper=rec.get("mnll_paper"),
                      steps=rec.get("steps"), stopped_because=(rec.get("stopping") or {}).get("stopped_because"),
@@ -540,6 +626,10 @@ def judge_table(table, args, log):
         elif these_rows != splits_rows:
             res["problems"].append(f"{run_name}: its test rows differ from the first model's")
 
+        if uci:  # a folder of numbers has no headed CSV to predict on; the records are the check
+            m["predict_aligned"] = None
+            log(f"[{name}] whvi predict {model}: not run (UCI layout)")
+            continue
         # whvi predict on the whole CSV, split 0's checkpoint, keeping the target column
         ckpt = os.path.join(args.out_dir, run_name, "split-00.ckpt")
         pred_path = os.path.join(args.out_dir, run_name + "-predict.csv")
@@ -654,6 +744,25 @@ def render_markdown(header, results, args):
              "the number `train` logs), not `mnll_paper`. Gap = whvi's mean NLL − the best peer's mean NLL "
              "(best = lowest mean NLL); paired gap = the mean over splits of the per-split difference, ± its "
              "standard error.\n")
+    uci = [r for r in results if r.get("uci_folder")]
+    if uci:
+        L.append("Tables named `*-uci` are folders in the UCI layout (`data.txt`, the index files, "
+                 f"{UCI_SPLITS} stored random 90/10 splits written by this script, seed k for split k), trained with "
+                 "the regression example changed to `data.dataset: <folder>`, `data.protocol: standard`, "
+                 f"`data.splits: {UCI_SPLITS}` and without `data.target`, `data.missing`, `data.test_fraction`; "
+                 "the peers see the same numbers (no declared categories). A folder of numbers has no headed "
+                 "CSV, so `whvi predict` is not run on them.\n")
+        L.append("**UCI layout: every model's 95% coverage at least 0.85** (the goal for any default model):\n")
+        for r in uci:
+            covs = []
+            for k, m in r["models"].items():
+                if "coverage_95" not in m:
+                    continue
+                label = f"auto ({m['auto_chosen']})" if m.get("auto_chosen") else k
+                c = m["coverage_95"]["mean"]
+                covs.append(f"{label} {c:.3f}" + ("" if c >= 0.85 else " (below)"))
+            L.append(f"- {r['name']}: " + ", ".join(covs))
+        L.append("")
     for task in ("regression", "classification"):
         rs = [r for r in results if r["task"] == task]
         if not rs:
@@ -837,7 +946,8 @@ def main():
     unknown = [w for w in wanted if w not in [t["name"] for t in TABLES]]
     if unknown:
         ap.error(f"unknown table(s) {unknown}; known: {[t['name'] for t in TABLES]}")
-    tables = [t for t in TABLES if not wanted or t["name"] in wanted]
+    # by default the CSV tables; the UCI-layout folders when named
+    tables = [t for t in TABLES if t["name"] in wanted] if wanted else [t for t in TABLES if not t.get("layout")]
     args.whvi = os.path.abspath(args.whvi)
     args.data_dir, args.out_dir = os.path.abspath(args.data_dir), os.path.abspath(args.out_dir)
     if os.path.commonpath([args.data_dir, REPO]) == REPO or os.path.commonpath([args.out_dir, REPO]) == REPO:
