@@ -707,8 +707,7 @@ struct GlobalOptions {
     const int max_threads = whvi::max_threads();
     app.add_option("--threads", threads,
                    "Threads for LibTorch, OpenBLAS and the whvi kernels: 0 (all cores) up to 4 x the "
-                   "cores, at most 1024 (here: " + std::to_string(max_threads) + "). Not given (or 0), `train` "
-                   "trains a small MLP step (batch x width <= 64 x 256) in its own process on one thread")
+                   "cores, at most 1024 (here: " + std::to_string(max_threads) + ")")
         ->check(integer_in(0, max_threads,
                            "an integer from 0 (all cores) to " + std::to_string(max_threads) + " (4 x the " +
                                std::to_string(whvi::hardware_threads()) + " cores of this machine, at most 1024)",
@@ -837,7 +836,6 @@ int main(int argc, char** argv) {
     }
     const std::string command_line = whvi::join_command_line(argc, argv);
     train.o.worker_globals = global.for_workers();
-    train.o.threads_chosen = global.threads != 0;
     for (auto* c : commands)
       if (c->app->parsed()) {
         before_run(*c, c == &table || c == &select || c == &config || c == &data_export);

@@ -209,12 +209,6 @@ void train_splits(ExperimentRun& r) {
           }, false);
     }
   }
-  const bool here = std::any_of(prior.begin(), prior.end(), [](const auto& p) { return !p; });
-  if (here && !r.o.threads_chosen && threads() > 1 && small_step(r.cfg)) {
-    spdlog::info("training on one thread: a step of training.batch_size x model.width <= 64 x 256 runs no faster "
-                 "on {} (--threads N sets it)", threads());
-    set_threads(1);
-  }
   for (size_t k = 0; k < r.splits.size(); ++k) {
     if (prior[k]) {
       r.done.push_back(std::move(*prior[k]));

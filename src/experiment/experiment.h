@@ -49,10 +49,6 @@ struct TrainOptions {
   // writing its record and checkpoint, without the experiment record or lock.
   int worker_split = -1;
   std::vector<std::string> worker_globals;  // the global options a worker gets (--log-level, --simd)
-  // false: the thread count is the default (whvi train without --threads), so
-  // splits trained here take one thread when their step is small
-  // (experiment/workers.h, small_step); true: the caller's setting stands.
-  bool threads_chosen = true;
   // model.kind auto: the choice made before this run (experiment/auto_kind.cpp), for its record
   nlohmann::json auto_choice;
 };

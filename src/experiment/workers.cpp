@@ -64,11 +64,6 @@ WorkerPlan plan_workers(int asked, size_t pending) {
   return p;
 }
 
-bool small_step(const config::Config& cfg) {
-  return cfg.get_string("model.architecture") == "mlp" &&
-         cfg.get_int("training.batch_size") * cfg.get_int("model.width") <= 64 * 256;
-}
-
 std::vector<size_t> run_split_workers(const TrainOptions& o, const std::vector<size_t>& splits, const WorkerPlan& plan,
                                       const std::function<std::string(size_t)>& label) {
   const std::string exe = own_executable();

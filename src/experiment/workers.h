@@ -25,13 +25,6 @@ struct WorkerPlan {
 };
 WorkerPlan plan_workers(int asked, size_t pending);
 
-// A step small enough that one thread trains it at least as fast as two: an
-// MLP whose training.batch_size x model.width is at most 64 x 256. Measured
-// (results/bench/cpu-epyc-avx2-threads-by-step-c4bc8f4/): 64-row steps at
-// width 128 ran at 0.69-1.04x on two threads, at width 512 at 0.81-0.99x but
-// MFG's 1.22x, batch 512 x width 1,024 at 1.47-1.52x (an AVX-512 EPYC).
-bool small_step(const config::Config& cfg);
-
 // Trains each split of `splits` in a worker, at most plan.workers at once;
 // `label(k)` names split k in the log. Returns the splits whose worker failed
 // (its error is on the console, written by the worker).
