@@ -103,7 +103,7 @@ recipe() {
       ;;
     results/analysis)
       local a
-      for a in ablation approximation fwht-vs-matmul gp-rff noise-collapse tensor-train; do recipe "results/analysis/$a"; done
+      for a in ablation approximation fwht-vs-matmul gp-rff fashion-whvi-gap noise-collapse tensor-train; do recipe "results/analysis/$a"; done
       ;;
     results/analysis/ablation) echo "bash scripts/experiments/ablation.sh -j $j" ;;
     results/analysis/approximation)
@@ -112,6 +112,7 @@ recipe() {
     results/analysis/fwht-vs-matmul) echo "bash scripts/experiments/fwht_vs_matmul.sh --device cpu --whvi $W results/analysis/fwht-vs-matmul/$BENCH_LABEL" ;;
     results/analysis/gp-rff) echo "bash scripts/experiments/gp_rff.sh -j $j" ;;
     results/analysis/noise-collapse) echo "bash scripts/experiments/noise_collapse.sh -j $j" ;;
+    results/analysis/fashion-whvi-gap) echo "bash scripts/experiments/fashion_whvi_gap.sh -j $j" ;;
     results/analysis/tensor-train) echo "bash scripts/experiments/tensor_train.sh -j $j" ;;
     results/bench)
       local b="results/bench/$BENCH_LABEL"

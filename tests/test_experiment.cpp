@@ -194,6 +194,24 @@ TEST(Determinism, LearningCurveLeavesTheRunUnchanged) {
     EXPECT_TRUE(c[0]["noise_var"].is_number()) << kind;
     EXPECT_EQ(c[2]["noise_var"].get<double>(), curved["splits"][0]["noise_var"].get<double>()) << kind;
   }
+  // training rows beside the held-out ones: their own draws, so the model and
+  // the held-out points stay as they were; all rows when fewer than asked
+  const auto wcfg = sb.config(yacht_yaml(1, "whvi"));
+  const auto held = experiment::run_train(opts(wcfg, {"output.name=held", "evaluation.every=25"}));
+  const auto both = experiment::run_train(
+      opts(wcfg, {"output.name=both", "evaluation.every=25", "evaluation.curve_train_rows=1000000"}));
+  const auto few = experiment::run_train(
+      opts(wcfg, {"output.name=few", "evaluation.every=25", "evaluation.curve_train_rows=5"}));
+  EXPECT_EQ(numbers(both["splits"][0]), numbers(held["splits"][0]));
+  for (size_t i = 0; i < 3; ++i) {
+    const auto &h = held["splits"][0]["curve"][i], &b = both["splits"][0]["curve"][i], &f = few["splits"][0]["curve"][i];
+    EXPECT_EQ(b["rmse"], h["rmse"]);
+    EXPECT_EQ(b["mnll"], h["mnll"]);
+    EXPECT_FALSE(h.contains("train_rmse"));
+    ASSERT_TRUE(b["train_rmse"].is_number() && b["train_mnll"].is_number());
+    EXPECT_NE(b["train_rmse"], b["rmse"]);
+    EXPECT_NE(f["train_rmse"], b["train_rmse"]);  // 5 rows are not all of them
+  }
   const auto cfg = sb.config(yacht_yaml(1, "sghmc"));
   EXPECT_NE(error_of([&] { experiment::run_train(opts(cfg, {"evaluation.every=25"})); }).find("evaluation.every"),
             std::string::npos);

@@ -5,13 +5,14 @@
 #
 #   scripts/render/curves.sh OUT.png TITLE METRIC_LEFT METRIC_RIGHT EXPERIMENT.json...
 #
-# METRIC_*: a key of the curve points (error, mnll, rmse, ece, ...). Each
+# METRIC_*: a key of the curve points (error, mnll, rmse, ece, ..., train_error
+# with evaluation.curve_train_rows); the axes say which rows they score. Each
 # line is labelled with the experiment's name. Needs python3 and gnuplot;
 # without them it says so and writes nothing. Also writes OUT.csv (step,
 # experiment, left, right) beside the PNG.
 . "$(dirname "$0")/../help.sh"
 set -euo pipefail
-(($# >= 5)) || { sed -n 2,11p "$0"; exit 2; }
+(($# >= 5)) || { sed -n 2,12p "$0"; exit 2; }
 out=$1 title=$2 left=$3 right=$4
 shift 4
 command -v python3 >/dev/null || { echo "render/curves: python3 missing, no figure" >&2; exit 0; }
@@ -22,8 +23,10 @@ import json, sys, os
 tmp, left, right, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 names = []
 rows = []
+held = set()  # which rows the points score: a record with data.validation_fraction holds validation rows out
 for i, f in enumerate(files):
     doc = json.load(open(f))
+    held.add("validation" if (doc.get("config", {}).get("data", {}).get("validation_fraction") or 0) > 0 else "test")
     name = doc.get("experiment", os.path.basename(f)[:-5])
     acc = {}
     for s in doc.get("splits", []):
@@ -44,12 +47,17 @@ for i, f in enumerate(files):
     names.append(name)
 with open(f"{tmp}/names", "w") as o:
     o.write("\n".join(names) + "\n")
+with open(f"{tmp}/rows", "w") as o:  # axis labels: train_* keys score training rows
+    rows_of = "held-out" if len(held) != 1 else held.pop()
+    for m in (left, right):
+        o.write((f"training {m[6:]}" if m.startswith("train_") else f"{rows_of} {m}") + "\n")
 with open(f"{tmp}/all.csv", "w") as o:
     o.write("step,experiment," + left + "," + right + "\n" + "\n".join(rows) + "\n")
 PY
 cp "$tmp/all.csv" "${out%.png}.csv"
 command -v gnuplot >/dev/null || { echo "render/curves: gnuplot missing, no figure (CSV written)" >&2; exit 0; }
 mapfile -t names <"$tmp/names"
+mapfile -t labels <"$tmp/rows"
 plots() {  # $1: column
   local s="" i
   for i in "${!names[@]}"; do
@@ -65,9 +73,9 @@ set multiplot layout 1,2 title "$title"
 set xlabel 'training step'
 set grid
 set key top right noenhanced
-set ylabel 'test $left'
+set ylabel '${labels[0]}'
 plot $(plots 2)
-set ylabel 'test $right'
+set ylabel '${labels[1]}'
 plot $(plots 3)
 unset multiplot
 GP

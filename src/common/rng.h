@@ -24,6 +24,7 @@ enum class Stream : uint64_t {
   kOod = 7,       // Monte Carlo samples on an out-of-distribution set (evaluation.ood_dataset)
   kStopping = 8,  // rows held out to stop training, and their Monte Carlo samples (training.stopping)
   kCalibration = 9,  // rows held out to fit the calibration, and their Monte Carlo samples (calibration.kind)
+  kCurveTrain = 10,  // learning-curve evaluations of training rows (evaluation.curve_train_rows)
 };
 
 // A 64-bit seed mixing (seed, split, stream) through SplitMix64, so nearby

@@ -65,6 +65,7 @@ std::vector<Param> run_keys() {
       S("evaluation.ood_dataset", "", {}, "classifiers: also score this data set's stored test rows (e.g. mnist-mini for a Fashion-MNIST model; same input size) as out-of-distribution and record the AUROC and AUPR of telling them from the test rows by predictive entropy and by mutual information"),
       I("evaluation.every", "0", 0, 1e9, "if > 0: also evaluate every this many steps during training (a learning curve, stored as `curve` in the split's record; the paper's Figs. 2, 3, 7); its Monte Carlo draws come from their own stream, so the trained model does not change"),
       I("evaluation.curve_mc_samples", "16", 1, 1000000, "Monte Carlo samples of each learning-curve point"),
+      Late(I("evaluation.curve_train_rows", "0", 0, 1e9, "with evaluation.every: each learning-curve point also scores the first this many of the rows the steps fit (keys train_error, train_mnll, ...; all of them when fewer), to tell under-fitting from over-fitting; its draws come from their own stream, so the trained model and the held-out points do not change")),
       S("model.auto.candidates", "blr,gp,laplace,mcd,mfg,whvi,ensemble", {},
         "model.kind auto: the kinds `whvi train` tries, comma-separated; one that cannot fit the data (a GP over "
         "model.gp.max_rows rows, Bayesian linear regression on classes) is skipped, and blr and gp get model.depth 0"),

@@ -105,6 +105,16 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
   return r;
 }
 
+// One learning-curve point's metrics of rows x (targets y), keys prefixed.
+static void add_curve_metrics(json& point, const config::Config& cfg, infer::Inference& inf, const torch::Tensor& x,
+                              const torch::Tensor& y, const at::Generator& gen, const std::string& prefix,
+                              const char* rows) {
+  const auto f = inf.predict(x, cfg.get_int("evaluation.curve_mc_samples"), gen);
+  WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the predictions on the ", rows, " rows are not finite");
+  for (const auto& [key, value] : evaluate_predictions(cfg, inf.likelihood(), f, y).metrics)
+    point[prefix + key] = std::isfinite(value) ? json(value) : json(nullptr);
+}
+
 // Trains and evaluates split k; returns its record (also written to stem.json).
 json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
                size_t k, const std::string& stem, const std::string& label, const std::string& fp,
@@ -120,6 +130,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const auto so = options::read<train::StoppingOptions>(cfg);
   auto x_fit = prep.x_train;
   auto y_fit = prep.y_train.squeeze(1);
+  auto y_fit_raw = prep.y_train_raw;
   std::unique_ptr<train::ValidationStopping> stopper;
   if (so.on && (so.asked || x_fit.size(0) >= train::kMinRows)) {
     const auto h = train::carve_holdout(x_fit.size(0), so.fraction, derive_seed(seed, k, Stream::kStopping));
@@ -129,6 +140,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
         make_generator(derive_seed(seed, k, Stream::kStopping) + 1));
     x_fit = x_fit.index_select(0, fit);
     y_fit = y_fit.index_select(0, fit);
+    y_fit_raw = y_fit_raw.index_select(0, fit);
     run.n_fit = x_fit.size(0);
     spdlog::info("{}: {} of the training rows held out to stop training (every {} steps, patience {})", label,
                  h.validation.size(), so.every, so.patience);
@@ -140,18 +152,22 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const int64_t curve_every = cfg.get_int("evaluation.every");
   const int64_t every = std::gcd(curve_every, stopper ? so.every : 0);
   const auto curve_gen = make_generator(seed, k, Stream::kCurve);
+  // evaluation.curve_train_rows: the first N rows the steps fit, scored beside
+  // the held-out rows (keys train_*), with draws of their own stream
+  const int64_t n_ct = std::min<int64_t>(cfg.get_int("evaluation.curve_train_rows"), x_fit.size(0));
+  const auto x_ct = x_fit.slice(0, 0, n_ct);
+  const auto y_ct = y_fit_raw.slice(0, 0, n_ct).squeeze(1).to(torch::kFloat64);
+  const auto curve_train_gen = make_generator(seed, k, Stream::kCurveTrain);
   const auto on_every = [&](int64_t steps) {
     const bool last = steps == total;
     try {
       if (curve_every > 0 && (steps % curve_every == 0 || last)) {
-        const auto fc = inf->predict(prep.x_test, cfg.get_int("evaluation.curve_mc_samples"), curve_gen);
-        WHVI_CHECK_AS(NonFiniteError, fc.isfinite().all().item<bool>(), "the predictions on the test rows are not finite");
-        const auto mc = evaluate_predictions(cfg, inf->likelihood(), fc, y_test);
         json point = {{"step", steps}};
-        for (const auto& [key, value] : mc.metrics) point[key] = std::isfinite(value) ? json(value) : json(nullptr);
+        add_curve_metrics(point, cfg, *inf, prep.x_test, y_test, curve_gen, "", "test");
         // the learned noise variance (target's units) beside the held-out error it should match
         if (!is_classification(cfg))
           if (const double nv = inf->likelihood().noise_var_original(); std::isfinite(nv)) point["noise_var"] = nv;
+        if (n_ct > 0) add_curve_metrics(point, cfg, *inf, x_ct, y_ct, curve_train_gen, "train_", "training");
         curve.push_back(point);
       }
       return stopper && (steps % so.every == 0 || last) && stopper->measure(steps);
