@@ -38,7 +38,8 @@ def main():
         last = curve[-1] if curve else {}
         best = min(curve, key=lambda p: p["error"]) if curve else None
         te = last.get("train_error")
-        cells = [rec["experiment"], f"{s['params']:,}", f"{s['steps']:,}", f"{100 * s['error']:.2f}%",
+        params = s["params"]["total"] if isinstance(s["params"], dict) else s["params"]
+        cells = [rec["experiment"], f"{params:,}", f"{s['steps']:,}", f"{100 * s['error']:.2f}%",
                  f"{s['mnll']:.3f}", f"{s['ece']:.3f}",
                  f"{100 * te:.2f}%" if te is not None else "",
                  f"{last['train_mnll']:.3f}" if last.get("train_mnll") is not None else "",

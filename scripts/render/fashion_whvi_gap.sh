@@ -11,7 +11,8 @@ shopt -s nullglob
 files=()
 for f in "$DIR"/mcd.json "$DIR"/whvi.json "$DIR"/whvi-*.json; do [[ -f $f ]] && files+=("$f"); done
 ((${#files[@]})) || { echo "render/fashion_whvi_gap: no results in $DIR" >&2; exit 2; }
-python3 scripts/render/fashion_whvi_gap.py "${files[@]}" >"$DIR/TABLE.md.tmp" && mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
+python3 scripts/render/fashion_whvi_gap.py "${files[@]}" >"$DIR/TABLE.md.tmp"
+mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
 bash scripts/render/curves.sh "$DIR/curves.png" "Fashion-MNIST FC 400x2: validation images" error mnll "${files[@]}" >/dev/null
 bash scripts/render/curves.sh "$DIR/curves-train.png" "Fashion-MNIST FC 400x2: the first 6,000 training images" \
   train_error train_mnll "${files[@]}" >/dev/null

@@ -10,7 +10,8 @@ DIR=${1:-results/analysis/noise-collapse}
 files=()
 for k in whvi mcd nf-whvi mfg; do [[ -f $DIR/boston-$k.json ]] && files+=("$DIR/boston-$k.json"); done
 ((${#files[@]})) || { echo "render/noise_collapse: no results in $DIR" >&2; exit 2; }
-python3 scripts/render/noise_collapse.py "${files[@]}" >"$DIR/TABLE.md.tmp" && mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
+python3 scripts/render/noise_collapse.py "${files[@]}" >"$DIR/TABLE.md.tmp"
+mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
 bash scripts/render/curves.sh "$DIR/noise-collapse.png" \
   "boston, paper schedule: validation MNLL and learned noise variance (mean over splits)" mnll noise_var \
   "${files[@]}" >/dev/null
