@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -319,6 +320,28 @@ TEST(Divergence, AnExplodingRunFailsAndIsNotRecordedAsASuccess) {
     EXPECT_FALSE(doc["complete"].get<bool>());
     EXPECT_EQ(doc["failed_split"]["split"], 0);
     EXPECT_FALSE(fs::exists(sb.dir / kind / "split-00.json"));
+  }
+  // noisy K-FAC on classes draws targets from the network's outputs at every
+  // step: outputs gone non-finite between two checks are a divergence too, not
+  // the sampler's own error
+  {
+    std::ostringstream csv;
+    csv << "a,b,label\n";
+    std::mt19937_64 g(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int i = 0; i < 120; ++i) {
+      const double a = u(g), b = u(g);
+      csv << a << "," << b << "," << (a > b ? "x" : "y") << "\n";
+    }
+    std::ofstream(sb.dir / "cls.csv") << csv.str();
+    const auto cls = sb.config("data: {dataset: '" + (sb.dir / "cls.csv").string() +
+                                   "', target: label, splits: 1}\nlikelihood: {kind: softmax}\nmodel: {kind: nng}\n" + kTiny,
+                               "nng-cls.yaml");
+    const auto msg = error_of([&] {
+      experiment::run_train(opts(cls, {"output.name=nng-cls", "training.steps=400", "model.nng.lr=10", "model.nng.ema=1"}));
+    });
+    EXPECT_NE(msg.find("training diverged"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("multinomial"), std::string::npos) << msg;
   }
   // the likely cause named is the one that was changed
   const auto cfg = sb.config(yacht_yaml(1, "whvi") + "likelihood: {lr_factor: 1.0e+12}\n");
@@ -789,6 +812,68 @@ std::vector<std::map<std::string, std::string>> read_csv_rows(const fs::path& p)
   return rows;
 }
 }  // namespace
+
+// whvi predict shares rows among threads where the method's predict() changes
+// no state, each row computed whole on one thread: the output is the same
+// bytes on one thread and on two, for the methods that share rows and those
+// that do not (SWAG keeps its last draws), and a row's line does not depend on
+// the rows around it (the file reversed gives the same lines, reversed).
+TEST(Predict, SeveralThreadsGiveTheOneThreadBytes) {
+  Sandbox sb("predict-threads");
+  std::ostringstream csv;
+  csv << "a,b,y\n";
+  std::mt19937_64 g(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int i = 0; i < 150; ++i) {
+    const double a = u(g), b = u(g);
+    csv << a << "," << b << "," << std::sin(3 * a) - b + 0.1 * u(g) << "\n";
+  }
+  std::ofstream(sb.dir / "d.csv") << csv.str();
+  std::vector<std::string> lines;
+  std::stringstream all(csv.str());
+  for (std::string l; std::getline(all, l);) lines.push_back(l);
+  std::ofstream rev(sb.dir / "rev.csv");
+  rev << lines[0] << "\n";
+  for (size_t i = lines.size() - 1; i >= 1; --i) rev << lines[i] << "\n";
+  rev.close();
+  const auto text = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto body = [&](const fs::path& p) {  // each line without its row number
+    std::vector<std::string> out;
+    std::stringstream ss(text(p));
+    for (std::string l; std::getline(ss, l);) out.push_back(l.substr(l.find(',') + 1));
+    return out;
+  };
+  for (const char* kind : {"whvi", "mcd", "nng", "ensemble", "laplace", "swag", "gp"}) {
+    set_threads(1);
+    const auto cfg = sb.config("data: {dataset: '" + (sb.dir / "d.csv").string() + "', target: y, splits: 1}\n" +
+                                   "model: {kind: " + kind + "}\n" + kTiny,
+                               std::string(kind) + ".yaml");
+    experiment::run_train(opts(cfg, {"output.checkpoints=true", std::string("output.name=") + kind}));
+    experiment::PredictOptions po;
+    po.checkpoint = (sb.dir / kind / "split-00.ckpt").string();
+    po.input = (sb.dir / "d.csv").string();
+    po.chunk_rows = 64;  // several chunks
+    po.out = (sb.dir / (std::string(kind) + "-1.csv")).string();
+    experiment::run_predict(po);
+    set_threads(2);
+    po.out = (sb.dir / (std::string(kind) + "-2.csv")).string();
+    experiment::run_predict(po);
+    po.input = (sb.dir / "rev.csv").string();
+    po.out = (sb.dir / (std::string(kind) + "-rev.csv")).string();
+    experiment::run_predict(po);
+    set_threads(1);
+    const auto one = text(sb.dir / (std::string(kind) + "-1.csv"));
+    EXPECT_EQ(text(sb.dir / (std::string(kind) + "-2.csv")), one) << kind;
+    auto fwd = body(sb.dir / (std::string(kind) + "-1.csv")), back = body(sb.dir / (std::string(kind) + "-rev.csv"));
+    ASSERT_EQ(fwd.size(), 151u) << kind;
+    ASSERT_EQ(back.size(), fwd.size()) << kind;
+    std::reverse(back.begin() + 1, back.end());
+    EXPECT_EQ(back, fwd) << kind;
+  }
+}
 
 // whvi predict on the stored test rows of a split agrees with eval's
 // predictions up to Monte Carlo error: predict draws each row's samples alone

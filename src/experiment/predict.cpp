@@ -15,6 +15,7 @@
 #include "common/io.h"
 #include "likelihoods/likelihood.h"
 #include "common/rng.h"
+#include "common/runtime.h"
 #include "data/csv.h"
 #include "experiment/checkpoint.h"
 #include "experiment/experiment.h"
@@ -231,13 +232,30 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
 // same generator state: a row's prediction depends only on the checkpoint, the
 // row, S and the seed, never on the rows around it (every row sees the same
 // draws, as if S weight samples were drawn once and applied to all rows).
+// With several threads and a method whose predict() changes no state
+// (Inference::predicts_concurrently), the rows are shared among the threads,
+// each row computed whole on one of them with single-threaded operations (as
+// on one thread): the same numbers for every thread count.
 torch::Tensor predict_rows(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed,
                            uint64_t split) {
-  std::vector<torch::Tensor> parts;
-  parts.reserve(static_cast<size_t>(xs.size(0)));
-  for (int64_t i = 0; i < xs.size(0); ++i)
-    parts.push_back(inf.predict(xs.narrow(0, i, 1), S, make_generator(seed, split, Stream::kEval)));
-  return torch::cat(parts, 1);  // [S, n, ...]: rows are the second dimension
+  const int64_t n = xs.size(0);
+  const auto row = [&](int64_t i) {
+    torch::NoGradGuard ng;
+    return inf.predict(xs.narrow(0, i, 1), S, make_generator(seed, split, Stream::kEval));
+  };
+  const auto first = row(0);
+  auto sizes = first.sizes().vec();
+  sizes[1] = n;  // [S, n, ...]: rows are the second dimension
+  auto out = torch::empty(sizes, first.options());
+  out.narrow(1, 0, 1).copy_(first);
+  if (inf.predicts_concurrently() && threads() > 1 && n > 1) {
+    at::parallel_for(1, n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out.narrow(1, i, 1).copy_(row(i));
+    });
+  } else {
+    for (int64_t i = 1; i < n; ++i) out.narrow(1, i, 1).copy_(row(i));
+  }
+  return out;
 }
 
 // Inputs so far outside the training data that the network's arithmetic

@@ -116,6 +116,7 @@ class Blr final : public Inference, public ClosedForm {
                  alpha, beta, 1 / beta, log_evidence_, it);
   }
 
+  bool predicts_concurrently() const override { return true; }  // no state changes
   torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator& gen) override {
     torch::NoGradGuard ng;
     WHVI_CHECK(alpha_.item<double>() > 0, "blr: the model was not fitted");

@@ -159,6 +159,7 @@ class Ensemble : public Inference {
     }
   }
 
+  bool predicts_concurrently() const override { return true; }  // no state changes
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override {
     const int64_t M = static_cast<int64_t>(members_.size());
     const int64_t k = deterministic_ ? 1 : (std::max<int64_t>(S, 1) + M - 1) / M;

@@ -137,6 +137,7 @@ class Gp final : public Inference, public ClosedForm {
                  ls.max().item<double>());
   }
 
+  bool predicts_concurrently() const override { return true; }  // no state changes
   torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator& gen) override {
     torch::NoGradGuard ng;
     const auto [mu, var] = posterior(x_in);

@@ -123,6 +123,7 @@ class Laplace final : public OnMapFit {
                  opt_.prior_precision > 0 ? " as set" : " by the Laplace evidence", c_ * p_);
   }
 
+  bool predicts_concurrently() const override { return true; }  // no state changes
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override {
     torch::NoGradGuard ng;
     const auto phi = design(x);

@@ -131,6 +131,9 @@ torch::Tensor NoisyKfac::step(const torch::Tensor& xb, const torch::Tensor& yb, 
   if (stats_now) {
     std::vector<torch::Tensor> ss;
     for (const auto& e : cap.entries) ss.push_back(e.s);
+    // targets drawn from non-finite outputs would fail inside the sampler: a divergence
+    WHVI_CHECK_AS(NonFiniteError, !opt_.true_fisher || torch::isfinite(f).all().item<bool>(),
+                  "the network's outputs are not finite");
     const auto y_fisher = opt_.true_fisher ? lik.sample(f, gen) : yr;
     const auto lp = -lik.nll_sum(f, y_fisher);
     gs = torch::autograd::grad({lp}, ss, {}, /*retain_graph=*/true);

@@ -85,6 +85,7 @@ class NoisyKfac : public Inference {
   double max_abs_param() const override;
   void end() override;
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override;
+  bool predicts_concurrently() const override { return true; }  // no state changes
   torch::Tensor mean_standardized(const torch::Tensor& x) override;
   likelihoods::Likelihood& likelihood() override { return model_->likelihood(); }
   int64_t num_params() const override { return model_->num_params(); }

@@ -183,7 +183,12 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
       xb = xb.to(o.device);
       yb = yb.to(o.device);
     }
-    const auto loss = inf.step(xb, yb, t, gen);
+    torch::Tensor loss;
+    try {
+      loss = inf.step(xb, yb, t, gen);
+    } catch (const NonFiniteError& e) {  // a step that cannot go on (e.g. targets drawn from non-finite outputs)
+      diverged(label, t + 1, e.what(), suspects, inf);
+    }
     const double lr = inf.step_size(t);
     st.final_lr = lr;
 
