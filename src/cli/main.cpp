@@ -103,12 +103,17 @@ void guard_standard_fds() {
 // of page faults: on Fashion-MNIST FC 400x2, NF-WHVI's evaluation spent 53 s
 // of its 90 s in the kernel. With the threshold at 1 GiB those blocks come
 // from the heap and are reused (the same numbers; the process keeps its peak
-// memory instead of returning it). A MALLOC_MMAP_THRESHOLD_ or GLIBC_TUNABLES
-// set by the user wins.
+// memory instead of returning it). The trim threshold likewise: at its
+// default of 128 KiB every freed block at the top of a heap was handed back
+// and faulted in again by the next row, which left `whvi predict` on two
+// threads no faster than on one for NF-WHVI (each thread allocates from an
+// arena of its own). A MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or
+// GLIBC_TUNABLES set by the user wins.
 void keep_large_allocations() {
 #ifdef __GLIBC__
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr && std::getenv("GLIBC_TUNABLES") == nullptr)
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
 }
 
