@@ -33,4 +33,12 @@ inline std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+#ifdef WHVI_TEST_DATA_DIR
+// The shared real data: WHVI_DATA_DIR, else the build's ../shared/data.
+inline std::string data_dir() {
+  const char* env = std::getenv("WHVI_DATA_DIR");
+  return env && *env ? env : WHVI_TEST_DATA_DIR;
+}
+#endif
+
 }  // namespace whvi::testing

@@ -26,6 +26,7 @@
 #include "helpers.h"
 
 using whvi::testing::cfg_with;
+using whvi::testing::data_dir;
 using whvi::testing::error_of;
 
 using namespace whvi;
@@ -135,11 +136,6 @@ TEST(BatchedSplits, ASplitDoesNotDependOnItsGroup) {
     for (int k : {0, 1})
       for (size_t i = 0; i < alone[0].size(); ++i) EXPECT_TRUE(torch::equal(three[k][i], poisoned[k][i])) << kind;
   }
-}
-
-std::string data_dir() {
-  const char* env = std::getenv("WHVI_DATA_DIR");
-  return env && *env ? env : WHVI_TEST_DATA_DIR;
 }
 
 

@@ -37,6 +37,7 @@
 #include "nn/layer_options.h"
 #include "helpers.h"
 
+using whvi::testing::data_dir;
 using whvi::testing::error_of;
 // A convolution's typed options from a config, with its kind set.
 [[maybe_unused]] static whvi::models::ConvOptions conv_options(const whvi::config::Config& cfg, const std::string& kind) {
@@ -52,11 +53,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string data_dir() {
-  const char* env = std::getenv("WHVI_DATA_DIR");
-  return env && *env ? env : WHVI_TEST_DATA_DIR;
-}
 
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

@@ -25,15 +25,11 @@
 
 using namespace whvi;
 using whvi::testing::cfg_with;
+using whvi::testing::data_dir;
 using whvi::testing::error_of;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string data_dir() {
-  const char* env = std::getenv("WHVI_DATA_DIR");
-  return env && *env ? env : WHVI_TEST_DATA_DIR;
-}
 
 config::Config short_cfg(const std::string& kind, int steps) {
   return config::Config::parse("", "test",
