@@ -31,6 +31,7 @@
 #include "report/table.h"
 #include "helpers.h"
 
+using whvi::testing::data_dir;
 using whvi::testing::error_of;
 
 using namespace whvi;
@@ -38,11 +39,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string data_dir() {
-  const char* env = std::getenv("WHVI_DATA_DIR");
-  return env && *env ? env : WHVI_TEST_DATA_DIR;
-}
 
 // A fresh folder per test, with a config file of `yaml` (data.dir and
 // output.dir filled in).
@@ -814,10 +810,11 @@ std::vector<std::map<std::string, std::string>> read_csv_rows(const fs::path& p)
 }  // namespace
 
 // whvi predict shares rows among threads where the method's predict() changes
-// no state, each row computed whole on one thread: the output is the same
-// bytes on one thread and on two, for the methods that share rows and those
-// that do not (SWAG keeps its last draws), and a row's line does not depend on
-// the rows around it (the file reversed gives the same lines, reversed).
+// no state but what it guards (NNG and SWAG keep the draws of the first row),
+// each row computed whole on one thread: the output is the same bytes on one
+// thread and on two, for the methods that share rows and the one that does not
+// (SGHMC loads its samples into the network), and a row's line does not depend
+// on the rows around it (the file reversed gives the same lines, reversed).
 TEST(Predict, SeveralThreadsGiveTheOneThreadBytes) {
   Sandbox sb("predict-threads");
   std::ostringstream csv;
@@ -846,10 +843,11 @@ TEST(Predict, SeveralThreadsGiveTheOneThreadBytes) {
     for (std::string l; std::getline(ss, l);) out.push_back(l.substr(l.find(',') + 1));
     return out;
   };
-  for (const char* kind : {"whvi", "mcd", "nng", "ensemble", "laplace", "swag", "gp"}) {
+  for (const char* kind : {"whvi", "mcd", "nng", "ensemble", "laplace", "swag", "gp", "sghmc"}) {
     set_threads(1);
     const auto cfg = sb.config("data: {dataset: '" + (sb.dir / "d.csv").string() + "', target: y, splits: 1}\n" +
-                                   "model: {kind: " + kind + "}\n" + kTiny,
+                                   "model: {kind: " + kind +
+                                   (std::string(kind) == "sghmc" ? ", sghmc: {samples: 10}" : "") + "}\n" + kTiny,
                                std::string(kind) + ".yaml");
     experiment::run_train(opts(cfg, {"output.checkpoints=true", std::string("output.name=") + kind}));
     experiment::PredictOptions po;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "common/draws.h"
 #include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
@@ -323,6 +324,54 @@ TEST(Nng, RowSamplingIsTheSameParticleWithoutFormingIt) {
   EXPECT_GT(dev.abs().max().item<double>(), 1e-2);
   EXPECT_TRUE(torch::equal(cr.entries[0].w_mean, rows.mean()));
   EXPECT_FALSE(torch::equal(cw.entries[0].w_mean, weights.mean()));
+}
+
+// `whvi predict` predicts row by row from one generator state: NNG keeps the
+// particles the first row drew and reuses them for the next rows. Each row's
+// numbers are those of drawing them again (predict_with with no cache), and
+// the generator is left where drawing leaves it, for either sampling and for
+// several chunks of samples; a changed mean, S or generator state draws anew.
+TEST(Nng, KeptParticlesGiveTheNumbersOfDrawingThemAgain) {
+  set_threads(1);
+  torch::NoGradGuard ng;
+  for (const std::string sampling : {"weights", "rows"}) {
+    SCOPED_TRACE(sampling);
+    auto base = experiment::make_inference(
+        3, cfg_with({"model.kind=nng", "model.depth=2", "model.width=6", "model.nng.sampling=" + sampling}), 0.0,
+        1.0, make_generator(41));
+    auto* inf = dynamic_cast<infer::NoisyKfac*>(base.get());
+    ASSERT_NE(inf, nullptr);
+    auto g = make_generator(42);
+    for (const auto& l : inf->model().layers()) {  // particles far from the mean
+      auto* nl = dynamic_cast<models::NngLayer*>(l.get());
+      const int64_t in = nl->in_features() + 1, out = nl->out_features();
+      nl->set_sampling(torch::randn({in, in}, g) * 0.5, torch::randn({out, out}, g) * 0.5, 0, 0);
+    }
+    const auto x = torch::randn({4, 3}, g);
+    const auto check = [&](int64_t i, int64_t S, uint64_t seed) {
+      auto got_gen = make_generator(seed), want_gen = make_generator(seed);
+      const auto got = inf->predict(x.narrow(0, i, 1), S, got_gen);
+      const auto want = infer::predict_with(inf->model(), x.narrow(0, i, 1), S, want_gen);
+      EXPECT_TRUE(torch::equal(got, want)) << "row " << i << ", S " << S;
+      EXPECT_TRUE(torch::equal(whvi::randn({3}, got_gen), whvi::randn({3}, want_gen))) << "row " << i;
+      return got;
+    };
+    const auto first = check(0, 16, 43);
+    EXPECT_GT(first.std(0).max().item<double>(), 1e-2);  // the draws matter
+    for (int64_t i = 1; i < 4; ++i) check(i, 16, 43);
+    EXPECT_EQ(inf->particle_reuses(), 3);
+    check(1, 16, 44);  // another generator state
+    check(1, 8, 44);   // another S
+    param(inf->model(), "layer0.m").add_(0.25);
+    check(1, 8, 44);  // another mean
+    EXPECT_EQ(inf->particle_reuses(), 3);
+    check(2, 8, 44);
+    EXPECT_EQ(inf->particle_reuses(), 4);
+    // more samples than one chunk (2^17 values): the chunks' particles are kept apart
+    check(0, 140000, 45);
+    check(3, 140000, 45);
+    EXPECT_EQ(inf->particle_reuses(), 5);
+  }
 }
 
 // After one step with β = 1 (no moving average), mean step 0 and N so large

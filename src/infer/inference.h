@@ -104,9 +104,9 @@ class Inference {
   // predicts with every stored sample).
   virtual torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) = 0;
   // Whether predict() may run on several threads at once, i.e. it changes no
-  // state of the method or its network (`whvi predict` then shares rows among
-  // the threads; SGHMC loads each stored sample into its network, SWAG keeps
-  // its last draws: not these). Off unless a method declares it.
+  // state of the method or its network, or only state it guards (`whvi
+  // predict` then shares rows among the threads; SGHMC loads each stored
+  // sample into its network: not it). Off unless a method declares it.
   virtual bool predicts_concurrently() const { return false; }
   // The mean network's output on the standardised scale (the final fit check).
   virtual torch::Tensor mean_standardized(const torch::Tensor& x) = 0;

@@ -270,8 +270,59 @@ void NoisyKfac::end() {
   noise_adam_.reset();
 }
 
+// `whvi predict` predicts one row at a time, each from the same generator
+// state (experiment/predict.cpp), and forming NNG's particles costs far more
+// than applying them to a row. So a prediction keeps the particles it drew
+// (up to kMaxKeptBytes of them), and the next one reuses them while S, the
+// number of rows (which sets the chunks of samples), the generator's state and
+// every layer's M, L_A and L_S are those they were drawn from: the same
+// numbers as drawing them again, and the generator left where drawing them
+// left it.
+struct NoisyKfac::Kept {
+  models::ParticleCache cache;
+  int64_t S = 0, rows = 0;
+  torch::Tensor before, after;        // the generator's state
+  std::vector<torch::Tensor> values;  // each layer's M, L_A, L_S (copies)
+};
+
+namespace {
+constexpr int64_t kMaxKeptBytes = int64_t{1} << 30;
+}  // namespace
+
 torch::Tensor NoisyKfac::predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) {
-  return predict_with(*model_, x, S, gen);
+  int64_t bytes = 0;
+  for (const auto& st : layers_) bytes += st.layer->mean().numel() * S * st.layer->mean().element_size();
+  if (bytes > kMaxKeptBytes) return predict_with(*model_, x, S, gen);
+  at::Generator g = gen;  // a handle: its state is the caller's
+  const auto before = g.get_state();
+  std::shared_ptr<Kept> kept;
+  {
+    std::lock_guard<std::mutex> lock(kept_mutex_);
+    kept = kept_;
+  }
+  const auto same_values = [&](const Kept& k) {
+    size_t i = 0;
+    for (const auto& st : layers_)
+      for (const auto& t : st.layer->drawn_from())
+        if (!torch::equal(t, k.values[i++])) return false;
+    return true;
+  };
+  if (kept && kept->S == S && kept->rows == x.size(0) && torch::equal(kept->before, before) && same_values(*kept)) {
+    auto out = predict_with(*model_, x, S, gen, &kept->cache);
+    WHVI_ASSERT(torch::equal(g.get_state(), before));  // every draw was a kept one
+    g.set_state(kept->after);
+    ++reuses_;
+    return out;
+  }
+  auto fresh = std::make_shared<Kept>();
+  auto out = predict_with(*model_, x, S, gen, &fresh->cache);
+  fresh->cache.frozen = true;
+  fresh->S = S, fresh->rows = x.size(0), fresh->before = before, fresh->after = g.get_state();
+  for (const auto& st : layers_)
+    for (const auto& t : st.layer->drawn_from()) fresh->values.push_back(t.detach().clone());
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  kept_ = std::move(fresh);
+  return out;
 }
 
 torch::Tensor NoisyKfac::mean_standardized(const torch::Tensor& x) {

@@ -34,7 +34,9 @@
 // statistics update); a parameter of any other kind is refused by name.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "infer/inference.h"
 #include "nn/nng_layer.h"
@@ -85,7 +87,9 @@ class NoisyKfac : public Inference {
   double max_abs_param() const override;
   void end() override;
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override;
-  bool predicts_concurrently() const override { return true; }  // no state changes
+  // Predicting changes nothing but the kept particles (predict()), which a
+  // mutex guards and which are only read once kept.
+  bool predicts_concurrently() const override { return true; }
   torch::Tensor mean_standardized(const torch::Tensor& x) override;
   likelihoods::Likelihood& likelihood() override { return model_->likelihood(); }
   int64_t num_params() const override { return model_->num_params(); }
@@ -102,6 +106,8 @@ class NoisyKfac : public Inference {
   // The preconditioner (A^γ)⁻¹ ⊗ (S^γ)⁻¹ of layer l in use, for tests.
   const torch::Tensor& preconditioner_a(size_t l) const { return layers_[l].a_inv; }
   const torch::Tensor& preconditioner_s(size_t l) const { return layers_[l].s_inv; }
+  // How many predict() calls reused the particles an earlier call drew, for tests.
+  int64_t particle_reuses() const { return reuses_.load(); }
 
  private:
   struct LayerState {
@@ -121,6 +127,11 @@ class NoisyKfac : public Inference {
   std::vector<LayerState> layers_;  // the network's NNG layers, trunk first, in module order
   int64_t n_train_ = 0, total_ = 0, updates_ = 0;
   std::unique_ptr<torch::optim::Adam> noise_adam_;
+  // The last prediction's weight particles, with what they were drawn from (predict()).
+  struct Kept;
+  std::shared_ptr<Kept> kept_;
+  std::mutex kept_mutex_;
+  std::atomic<int64_t> reuses_{0};
   // For diagnose(): the first non-finite update (step, layer; -1: none yet),
   // the likelihood's last logged state, and the largest relative update
   // ‖ΔM‖/‖M‖ over the layers of each of the last 256 steps, with the largest

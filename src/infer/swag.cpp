@@ -27,6 +27,8 @@
 // network's own predictive.
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <numeric>
 
 #include <spdlog/spdlog.h>
@@ -129,6 +131,8 @@ class Swag final : public OnMapFit {
                  opt_.epochs_between, K, p_);
   }
 
+  // Predicting changes nothing but the kept draws (draws()), which a mutex guards.
+  bool predicts_concurrently() const override { return true; }
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override {
     torch::NoGradGuard ng;
     if (!sqrt_diag_.any().item<bool>() && !dev_.any().item<bool>()) return map_->predict(x, S, gen);
@@ -160,27 +164,35 @@ class Swag final : public OnMapFit {
   // predicts row by row from the same generator state, so the last draws are kept and
   // reused, with the generator left where drawing them left it, while the generator's
   // state, S and the Gaussian are those they were drawn from: the same numbers, drawn once.
+  // Once kept they are only read, so several threads may predict at once.
   torch::Tensor draws(int64_t S, const at::Generator& gen) {
     at::Generator g = gen;  // a handle: its state is the caller's
     const auto before = g.get_state();
     const auto mean = flat();
-    auto& c = cache_;
-    if (c.theta.defined() && c.theta.size(0) == S && torch::equal(c.before, before) && torch::equal(c.mean, mean) &&
-        torch::equal(c.sqrt_diag, sqrt_diag_) && torch::equal(c.dev, dev_)) {
-      g.set_state(c.after);
-      return c.theta;
+    std::shared_ptr<const Drawn> c;
+    {
+      std::lock_guard<std::mutex> lock(drawn_mutex_);
+      c = drawn_;
+    }
+    if (c && c->theta.size(0) == S && torch::equal(c->before, before) && torch::equal(c->mean, mean) &&
+        torch::equal(c->sqrt_diag, sqrt_diag_) && torch::equal(c->dev, dev_)) {
+      g.set_state(c->after);
+      return c->theta;
     }
     const int64_t K = dev_.size(0);
     const auto z1 = whvi::randn({S, p_}, gen, sqrt_diag_.options());
     const auto z2 = whvi::randn({S, K}, gen, dev_.options());
-    c.theta = mean.unsqueeze(0) + z1 * sqrt_diag_.unsqueeze(0) * std::sqrt(0.5) +
-              z2.mm(dev_) / std::sqrt(2.0 * static_cast<double>(K - 1));
-    c.before = before;
-    c.after = g.get_state();
-    c.mean = mean;
-    c.sqrt_diag = sqrt_diag_.clone();
-    c.dev = dev_.clone();
-    return c.theta;
+    auto d = std::make_shared<Drawn>();
+    d->theta = mean.unsqueeze(0) + z1 * sqrt_diag_.unsqueeze(0) * std::sqrt(0.5) +
+               z2.mm(dev_) / std::sqrt(2.0 * static_cast<double>(K - 1));
+    d->before = before;
+    d->after = g.get_state();
+    d->mean = mean;
+    d->sqrt_diag = sqrt_diag_.clone();
+    d->dev = dev_.clone();
+    std::lock_guard<std::mutex> lock(drawn_mutex_);
+    drawn_ = d;
+    return d->theta;
   }
 
   // the network's weights, layer by layer (w [in, out], then b [out]: its linear layers' own order)
@@ -229,9 +241,11 @@ class Swag final : public OnMapFit {
   }
 
   SwagOptions opt_;
-  struct {
+  struct Drawn {
     torch::Tensor theta, before, after, mean, sqrt_diag, dev;
-  } cache_;  // the last draws (draws())
+  };
+  std::shared_ptr<const Drawn> drawn_;  // the last draws (draws())
+  std::mutex drawn_mutex_;
   int64_t p_ = 0, last_t_ = 0, steps_ = 0;
   uint64_t seed_ = 0;
   torch::Tensor sqrt_diag_, dev_;

@@ -63,7 +63,7 @@ torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor&
 }
 
 torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& x_in, int64_t S,
-                           const at::Generator& gen) {
+                           const at::Generator& gen, models::ParticleCache* particles) {
   torch::NoGradGuard ng;
   const auto dtype = model.parameters().front().scalar_type();
   const auto x = x_in.to(dtype).contiguous();
@@ -88,6 +88,8 @@ torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& 
     ctx.mode = models::Mode::kSample;
     ctx.gen = gen;
     ctx.draws = c;
+    ctx.particles = particles;
+    ctx.particle_chunk = s;
     auto f = model.forward_standardized(c == 1 ? x : x.repeat({c, 1}), ctx);
     f = C == 1 ? f.view({c, N}) : f.view({c, N, C});
     out.narrow(0, s, c).copy_(model.likelihood().to_original(f));

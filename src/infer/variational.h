@@ -52,9 +52,10 @@ double learning_rate(double lr0, double gamma, double power, int64_t t);
 torch::Tensor negative_elbo(models::RegressionModel& model, const torch::Tensor& xb, const torch::Tensor& yb,
                             int64_t n_train, int64_t mc_samples, const at::Generator& gen, double kl_factor = 1.0);
 
-// S predictive samples of a network's mean function in original units, [S, N] float64.
+// S predictive samples of a network's mean function in original units, [S, N] float64;
+// `particles`: the weight particles to keep or reuse (models::ParticleCache).
 torch::Tensor predict_with(models::RegressionModel& model, const torch::Tensor& x, int64_t S,
-                           const at::Generator& gen);
+                           const at::Generator& gen, models::ParticleCache* particles = nullptr);
 
 class VariationalInference : public Inference, public SplitStep {
  public:

@@ -47,7 +47,7 @@ class NngFilter final : public ConvFilter {
     } else {
       const int64_t p = ctx.draws, b = n / p;
       WHVI_ASSERT(b * p == n);
-      const auto w = nng_->sample_weights(p, ctx.gen, x.options());  // [p, k+1, cout]
+      const auto w = nng_->particles(p, /*weights=*/true, ctx, x.options());  // [p, k+1, cout]
       std::vector<torch::Tensor> outs;
       for (int64_t i = 0; i < p; ++i) outs.push_back(conv(x.narrow(0, i * b, b), w[i]));
       out = p == 1 ? outs.front() : torch::cat(outs, 0);

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,16 @@ enum class Mode { kSample, kMean };
 // mean over draws of log q(g_K) - log p(g_K), as a tensor with its gradient)
 // and, when `capture` is set, the tensors the natural-gradient optimiser needs.
 struct KfacCapture;  // nn/nng_layer.h
+
+// Weight particles a prediction drew, kept so that the next prediction from
+// the same generator state uses them instead of drawing them again (NNG's
+// particles: infer/nng.cpp, for `whvi predict`'s one row at a time). Keyed by
+// the layer and the prediction's chunk of samples (ForwardCtx::particle_chunk).
+// While `frozen` it is only read, by any number of threads at once.
+struct ParticleCache {
+  std::map<std::pair<const void*, int64_t>, torch::Tensor> drawn;
+  bool frozen = false;
+};
 struct ForwardCtx {
   Mode mode = Mode::kMean;
   at::Generator gen;
@@ -42,6 +53,8 @@ struct ForwardCtx {
   torch::Tensor mc_kl;            // sum of the layers' per-draw KL estimates (undefined: none)
   KfacCapture* capture = nullptr;  // set by NNG's step
   bool training = false;           // a training step (batch normalisation uses and updates batch statistics)
+  ParticleCache* particles = nullptr;  // a prediction's kept weight particles (above); null: draw
+  int64_t particle_chunk = 0;          // the prediction's chunk of samples (the cache's key)
   void add_kl(const torch::Tensor& t) { mc_kl = mc_kl.defined() ? mc_kl + t : t; }
 };
 

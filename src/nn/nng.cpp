@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "common/draws.h"
+#include "common/errors.h"
 #include "nn/nng_layer.h"
 
 namespace whvi::models {
@@ -34,6 +35,20 @@ torch::Tensor NngLayer::sample_weights(int64_t p, const at::Generator& gen, cons
   return m_ + torch::matmul(torch::matmul(l_a_, e), l_s_.t());  // [p, in+1, out]
 }
 
+torch::Tensor NngLayer::particles(int64_t p, bool weights, ForwardCtx& ctx, const torch::TensorOptions& o) const {
+  const auto draw = [&] {
+    return weights ? sample_weights(p, ctx.gen, o) : whvi::randn({p, in_features() + 1, out_features()}, ctx.gen, o);
+  };
+  if (!ctx.particles) return draw();
+  const std::pair<const void*, int64_t> key{this, ctx.particle_chunk};
+  if (const auto it = ctx.particles->drawn.find(key); it != ctx.particles->drawn.end()) {
+    WHVI_ASSERT(it->second.size(0) == p);
+    return it->second;
+  }
+  WHVI_ASSERT(!ctx.particles->frozen);
+  return ctx.particles->drawn[key] = draw();
+}
+
 torch::Tensor NngLayer::forward_impl(const torch::Tensor& x, ForwardCtx& ctx) {
   const int64_t n = x.size(0), in = in_features(), out = out_features();
   const auto a_bar = torch::cat({x, torch::ones({n, 1}, x.options())}, 1);
@@ -43,13 +58,13 @@ torch::Tensor NngLayer::forward_impl(const torch::Tensor& x, ForwardCtx& ctx) {
     w_mean = m_.detach();
   } else if (sample_rows_) {
     const int64_t p = ctx.draws, b = n / p;
-    const auto e = whvi::randn({p, in + 1, out}, ctx.gen, x.options());
+    const auto e = particles(p, /*weights=*/false, ctx, x.options());
     const auto noise = torch::matmul(torch::matmul(a_bar.view({p, b, in + 1}).matmul(l_a_), e), l_s_.t());
     s = a_bar.mm(m_) + noise.view({n, out});
     if (ctx.capture) w_mean = m_.detach();
   } else {
     const int64_t p = ctx.draws, b = n / p;
-    const auto w = sample_weights(p, ctx.gen, x.options());  // [p, in+1, out]
+    const auto w = particles(p, /*weights=*/true, ctx, x.options());  // [p, in+1, out]
     s = torch::bmm(a_bar.view({p, b, in + 1}), w).view({n, out});
     if (ctx.capture) w_mean = w.detach().mean(0);
   }

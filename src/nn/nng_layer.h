@@ -47,8 +47,15 @@ class NngLayer : public BayesianLayer {
   // log det Σ_A, log det Σ_S (for the KL).
   void set_sampling(const torch::Tensor& l_a, const torch::Tensor& l_s, double logdet_a, double logdet_s);
   double prior_var() const { return prior_var_; }
+  // What the particles are drawn from: M, L_A, L_S.
+  std::array<torch::Tensor, 3> drawn_from() const { return {m_, l_a_, l_s_}; }
   // p weight particles W̄_i = M + L_A E_i L_Sᵀ, [p, in+1, out], E from `gen`.
   torch::Tensor sample_weights(int64_t p, const at::Generator& gen, const torch::TensorOptions& o) const;
+  // What a sampled forward pass needs for p particles: the draws E [p, in+1, out]
+  // (model.nng.sampling: rows) or the particles W̄ (weights); with
+  // ctx.particles set, the ones kept there when there are some, else drawn
+  // from ctx.gen and kept.
+  torch::Tensor particles(int64_t p, bool weights, ForwardCtx& ctx, const torch::TensorOptions& o) const;
 
  protected:
   torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx& ctx) override;
