@@ -488,6 +488,19 @@ TEST(Validation, StoppingOnHeldOutRowsIsRecordedAndDeterministic) {
   EXPECT_EQ(s["stopping"]["step"].size(), s["stopping"]["validation_mnll"].size());
   EXPECT_EQ(numbers(s), numbers(b["splits"][0]));
   EXPECT_EQ(s["stopping"], b["splits"][0]["stopping"]);
+  EXPECT_FALSE(s["stopping"].contains("noise_refit"));  // kept after the 10 frozen-noise steps
+  // a kept step inside the frozen-noise phase: the record says from what to what
+  // the noise variance was refitted (train/stopping.h), and its noise_var is that
+  for (const std::string noise : {"refit", "keep"}) {
+    auto in_sets = sets;
+    in_sets.insert(in_sets.end(), {"training.steps_fixed_noise=400", "training.steps=0",
+                                   "training.stopping_noise=" + noise, "output.name=in-" + noise});
+    const auto rec = experiment::run_train(opts(cfg, in_sets));
+    const auto& r = rec["splits"][0];
+    ASSERT_LT(r["stopping"]["best_step"].get<int64_t>(), 400) << "the test needs a kept step inside the phase";
+    EXPECT_EQ(r["stopping"].contains("noise_refit"), noise == "refit");
+    if (noise == "refit") EXPECT_EQ(r["noise_var"], r["stopping"]["noise_refit"]["to"]);
+  }
   // the configured steps are a maximum there, not a shortened schedule
   const auto steps_note = [](const json& doc) {
     return doc["protocol"]["note"].get<std::string>().find("of the paper's 50500 steps") != std::string::npos;

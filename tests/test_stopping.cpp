@@ -2,7 +2,8 @@
 // deterministic partition of the training rows; the kept parameters are those
 // of the best measurement, bit for bit those of a fixed-schedule run of that
 // many steps (the measurements draw from their own stream and change nothing
-// else); auto acts on CSV files only and refuses nothing.
+// else); auto acts on CSV files only and refuses nothing; a kept step inside the
+// frozen-noise phase gets the noise variance that fits the held-out rows.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -16,6 +17,7 @@
 #include "config/config.h"
 #include "experiment/resolve.h"
 #include "infer/inference.h"
+#include "likelihoods/likelihood.h"
 #include "train/loop.h"
 #include "train/stopping.h"
 #include "helpers.h"
@@ -182,6 +184,81 @@ TEST(Stopping, VariationalKindsRestoreTheBestStepsParameters) {
     fixed.push_back("training.steps=" + std::to_string(r.best_step));
     expect_same_state(r, train_with_stopping(fixed, p, false), kind[0]);
     if (r.best_step == r.stats.steps) ADD_FAILURE() << kind[0] << ": the test needs a best step before the last";
+  }
+}
+
+// The noise variance that fits predictions f [S, N] of targets y best, against
+// closed forms and a naive sum: with one sample (or S equal samples) the
+// mean squared residual; with several, the naive NLL's derivative in ln v is 0
+// there and no point of a wide grid is lower.
+TEST(Stopping, TheNoiseFitMinimisesTheHeldOutNll) {
+  const auto g = make_generator(21);
+  const auto y = torch::randn({30}, g, torch::kFloat64) * 3 + 10;
+  const auto f1 = (y + torch::randn({30}, g, torch::kFloat64) * 0.7).unsqueeze(0);
+  const double m = (y - f1[0]).square().mean().item<double>();
+  EXPECT_NEAR(train::fit_noise_var(f1, y), m, 1e-8 * m);
+  EXPECT_NEAR(train::fit_noise_var(f1.repeat({4, 1}), y), m, 1e-8 * m);
+  const auto f = y.unsqueeze(0) + torch::randn({5, 30}, g, torch::kFloat64) * 0.7;
+  const auto naive = [&](double log_v) {  // −(1/N) Σ_i ln (1/S) Σ_s N(y_i; f_si, v)
+    const double v = std::exp(log_v);
+    double total = 0;
+    for (int64_t i = 0; i < 30; ++i) {
+      double p = 0;
+      for (int64_t s = 0; s < 5; ++s) {
+        const double r = y[i].item<double>() - f[s][i].item<double>();
+        p += std::exp(-r * r / (2 * v)) / std::sqrt(2 * M_PI * v) / 5;
+      }
+      total -= std::log(p);
+    }
+    return total / 30;
+  };
+  const double lv = std::log(train::fit_noise_var(f, y));
+  EXPECT_NEAR((naive(lv + 1e-4) - naive(lv - 1e-4)) / 2e-4, 0.0, 1e-5);
+  for (double d = -6; d <= 6; d += 0.25) EXPECT_LE(naive(lv), naive(lv + d) + 1e-12) << d;
+}
+
+// A kept step inside the frozen-noise phase (the steps before min_steps): the
+// noise variance is refitted on the held-out rows, for a deterministic network
+// their mean squared residual at the kept parameters (target's units); keep,
+// or a kept step after the phase, leaves it alone.
+TEST(Stopping, AKeptStepInsideTheFrozenNoisePhaseRefitsTheNoise) {
+  set_threads(1);
+  const auto p = small_noisy_problem();
+  for (const std::string noise : {"refit", "keep"}) {
+    const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=1", "model.width=64", "training.lr=0.01",
+                               "training.steps_fixed_noise=1000", "training.steps=0", "training.log_every=1000000",
+                               "training.dtype=float64", "likelihood.init_log_noise_var=-3"});
+    const auto inf = experiment::make_inference(1, cfg, 0.0, 2.0, make_generator(2));
+    train::StoppingOptions so;
+    so.every = 25;
+    so.patience = 4;
+    so.mc_samples = 4;
+    so.min_steps = 1000;
+    so.noise = noise;
+    train::ValidationStopping stopper(*inf, p.x_val, p.y_val, so, make_generator(5));
+    std::optional<std::pair<double, double>> refit;
+    experiment::train(
+        *inf, p.x_fit, p.y_fit / 2.0, cfg, make_generator(3), "t", so.every,  // standardised: sd 2
+        [&](int64_t steps) { return steps % so.every == 0 && stopper.measure(steps); },
+        [&] {
+          stopper.restore_best();
+          refit = stopper.refit_frozen_noise();
+        });
+    ASSERT_LT(stopper.best_step(), 1000) << "the test needs the overfitting network's best step inside the phase";
+    const double initial = std::exp(-3.0) * 4.0;  // the target's variance
+    const double now = inf->likelihood().noise_var_original();
+    if (noise == "keep") {
+      EXPECT_FALSE(refit.has_value());
+      EXPECT_NEAR(now, initial, 1e-6 * initial);
+      continue;
+    }
+    ASSERT_TRUE(refit.has_value());
+    EXPECT_NEAR(refit->first, initial, 1e-6 * initial);
+    const auto fv = inf->predict(p.x_val, 1, make_generator(9));
+    const double m = (p.y_val - fv[0]).square().mean().item<double>();
+    EXPECT_NEAR(refit->second, m, 1e-6 * m);
+    EXPECT_NEAR(now, m, 1e-6 * m);
+    EXPECT_GT(std::abs(std::log(m / initial)), 0.5);  // the refit changed something
   }
 }
 

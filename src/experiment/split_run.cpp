@@ -175,9 +175,12 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
       throw Error(train::divergence_message(label, steps, e.what(), divergence_suspects(cfg)));
     }
   };
+  std::optional<std::pair<double, double>> noise_refit;  // training.stopping_noise (train/stopping.h)
   const auto ts = experiment::train(*inf, x_fit, y_fit, cfg, make_generator(seed, k, Stream::kTrain), label, every,
                                on_every, [&] {
-                                 if (stopper) stopper->restore_best();
+                                 if (!stopper) return;
+                                 stopper->restore_best();
+                                 noise_refit = stopper->refit_frozen_noise();
                                });
   if (stopper)
     run.stopping = {{"validation_rows", prep.x_train.size(0) - run.n_fit},
@@ -192,6 +195,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
                     {"best_validation_mnll", stopper->best_nll()},
                     {"step", stopper->steps()},
                     {"validation_mnll", stopper->nll()}};
+  if (noise_refit) run.stopping["noise_refit"] = {{"from", noise_refit->first}, {"to", noise_refit->second}};
   return finish_split(cfg, d, run, ts, curve_every > 0 ? curve : json(), 0, fp);
 }
 

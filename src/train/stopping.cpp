@@ -9,6 +9,7 @@
 #include "common/errors.h"
 #include "common/rng.h"
 #include "data/source.h"
+#include "likelihoods/likelihood.h"
 
 namespace whvi::train {
 
@@ -81,6 +82,50 @@ bool ValidationStopping::measure(int64_t steps) {
   }
   ++since_best_;
   return since_best_ >= o_.patience && steps >= o_.min_steps;
+}
+
+double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y) {
+  torch::NoGradGuard ng;
+  const auto r2 = (y.to(torch::kFloat64).unsqueeze(0) - f.to(torch::kFloat64)).square();  // [S, N]
+  const double log_s = std::log(static_cast<double>(f.size(0)));
+  const auto nll = [&](double log_v) {
+    const auto lp = -0.5 * (std::log(2 * M_PI) + log_v) - r2 * (0.5 * std::exp(-log_v));
+    return -(torch::logsumexp(lp, 0) - log_s).mean().item<double>();
+  };
+  const double centre = std::log(std::max(r2.mean().item<double>(), 1e-300));
+  double best = centre, best_nll = nll(centre);
+  for (double d = -14; d <= 4 + 1e-9; d += 0.05)
+    if (const double v = nll(centre + d); v < best_nll) best_nll = v, best = centre + d;
+  double a = best - 0.05, b = best + 0.05;  // golden section on the grid point's neighbours
+  const double r = (std::sqrt(5.0) - 1) / 2;
+  double c = b - r * (b - a), d = a + r * (b - a), fc = nll(c), fd = nll(d);
+  for (int i = 0; i < 60 && b - a > 1e-10; ++i) {
+    if (fc < fd) {
+      b = d, d = c, fd = fc, c = b - r * (b - a), fc = nll(c);
+    } else {
+      a = c, c = d, fc = fd, d = a + r * (b - a), fd = nll(d);
+    }
+  }
+  const double mid = (a + b) / 2;
+  return std::exp(nll(mid) <= best_nll ? mid : best);
+}
+
+std::optional<std::pair<double, double>> ValidationStopping::refit_frozen_noise() {
+  if (o_.noise != "refit" || best_step_ < 0 || best_step_ >= o_.min_steps) return std::nullopt;
+  auto* g = dynamic_cast<likelihoods::GaussianLikelihood*>(&inf_.likelihood());
+  if (!g) return std::nullopt;
+  torch::NoGradGuard ng;
+  const auto f = inf_.predict(x_, o_.mc_samples, gen_);
+  WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the predictions on the stopping rows are not finite");
+  const double before = g->noise_var_original();
+  // noise_var_original() = exp(log_noise_var) × the target's variance
+  const double log_scale = std::log(before) - g->log_noise_var().item<double>();
+  g->log_noise_var().fill_(std::log(fit_noise_var(f, y_)) - log_scale);
+  const double after = g->noise_var_original();
+  spdlog::info("stopping: the kept step {} lies inside the frozen-noise phase ({} steps); the noise variance "
+               "{:.4g} -> {:.4g}, fitted on the {} held-out rows", best_step_, o_.min_steps, before, after,
+               y_.size(0));
+  return std::make_pair(before, after);
 }
 
 void ValidationStopping::restore_best() {

@@ -14,7 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -42,6 +44,7 @@ struct StoppingOptions {
   int64_t every = 0;        // steps between measurements; 0: auto_every(the budget), set by finish()
   int64_t patience = 20;    // measurements without improvement before stopping
   int64_t mc_samples = 32;
+  std::string noise = "refit";  // training.stopping_noise
   int64_t min_steps = 0;    // never stop before this step (training.steps_fixed_noise: the frozen-noise phase)
   int64_t steps = 0;        // training.steps: with min_steps, the budget
   // what resolve() weighs
@@ -74,6 +77,13 @@ Holdout carve_holdout(int64_t n, double fraction, uint64_t seed,
                       const std::string& fraction_key = "training.stopping_fraction",
                       const std::string& off = "training.stopping: off");
 
+// The noise variance v (f's and y's units) that minimises the mean over rows
+// of −log (1/S) Σ_s N(y_i; f_si, v), the Gaussian likelihood's predictive NLL,
+// for predictions f [S, N] of targets y [N] (float64): the minimum of a grid of
+// ln v steps of 0.05 over [ln m − 14, ln m + 4] (m the mean squared residual,
+// where one sample's minimum lies), refined by golden-section search.
+double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y);
+
 class ValidationStopping {
  public:
   // x_val: standardised inputs [N, D]; y_val: targets in original units [N]
@@ -85,6 +95,14 @@ class ValidationStopping {
   bool measure(int64_t steps);
   // Copies the best parameters back into the model (after training).
   void restore_best();
+  // After restore_best(), with training.stopping_noise refit: when the kept
+  // step lies inside the frozen-noise phase (best_step < min_steps), the
+  // Gaussian likelihood's noise variance is still its initial value, learned
+  // from no row; it is then set to the value that minimises the held-out rows'
+  // predictive NLL (fit_noise_var, on mc_samples draws of this stopping's
+  // stream). Returns the variance before and after (target's units), or
+  // nothing when it was left alone (a later kept step, another likelihood).
+  std::optional<std::pair<double, double>> refit_frozen_noise();
 
   int64_t best_step() const { return best_step_; }
   double best_nll() const { return best_nll_; }
@@ -123,6 +141,11 @@ void StoppingOptions::visit(V& v) {
         "training.stopping: measurements without improvement before training stops (never inside "
         "training.steps_fixed_noise); with training.stopping_every 0, 20 measurements are 40% of the budget (chosen with it)");
   v.num("training.stopping_mc_samples", mc_samples, 1, 1e6, "training.stopping: Monte Carlo samples of each measurement");
+  v.pick("training.stopping_noise", noise, {"refit", "keep"},
+         "training.stopping: when the kept step lies inside training.steps_fixed_noise, the Gaussian noise "
+         "variance is still its initial value; refit sets it to the value that minimises the held-out rows' "
+         "predictive NLL (the record's stopping.noise_refit says from what to what), keep leaves the initial value");
+  v.late();
   v.use("training.steps_fixed_noise", min_steps);
   v.use("training.steps", steps);
   v.use("model.kind", model_kind);
