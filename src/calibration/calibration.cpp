@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/errors.h"
+#include "common/minimise.h"
 #include "likelihoods/metrics.h"
 
 namespace whvi::calibration {
@@ -125,17 +126,7 @@ double fit_temperature(const torch::Tensor& p, const torch::Tensor& y) {
   };
   // golden-section search on ln T over [ln 0.05, ln 20] (the NLL is
   // unimodal in 1/T: a log-partition function minus a linear term)
-  double a = std::log(0.05), b = std::log(20.0);
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double c = b - g * (b - a), d = a + g * (b - a), fc = nll(c), fd = nll(d);
-  for (int it = 0; it < 100 && b - a > 1e-10; ++it) {
-    if (fc < fd) {
-      b = d, d = c, fd = fc, c = b - g * (b - a), fc = nll(c);
-    } else {
-      a = c, c = d, fc = fd, d = a + g * (b - a), fd = nll(d);
-    }
-  }
-  return std::exp((a + b) / 2);
+  return std::exp(golden_section_min(nll, std::log(0.05), std::log(20.0)));
 }
 
 std::pair<torch::Tensor, torch::Tensor> predictive_moments(const torch::Tensor& f, double noise_var) {

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/errors.h"
+#include "common/minimise.h"
 #include "common/rng.h"
 #include "data/source.h"
 #include "likelihoods/likelihood.h"
@@ -96,17 +97,8 @@ double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y) {
   double best = centre, best_nll = nll(centre);
   for (double d = -14; d <= 4 + 1e-9; d += 0.05)
     if (const double v = nll(centre + d); v < best_nll) best_nll = v, best = centre + d;
-  double a = best - 0.05, b = best + 0.05;  // golden section on the grid point's neighbours
-  const double r = (std::sqrt(5.0) - 1) / 2;
-  double c = b - r * (b - a), d = a + r * (b - a), fc = nll(c), fd = nll(d);
-  for (int i = 0; i < 60 && b - a > 1e-10; ++i) {
-    if (fc < fd) {
-      b = d, d = c, fd = fc, c = b - r * (b - a), fc = nll(c);
-    } else {
-      a = c, c = d, fc = fd, d = a + r * (b - a), fd = nll(d);
-    }
-  }
-  const double mid = (a + b) / 2;
+  // golden section between the grid point's neighbours (the bracket is below 1e-10 after 43 shrinks)
+  const double mid = golden_section_min(nll, best - 0.05, best + 0.05, 60);
   return std::exp(nll(mid) <= best_nll ? mid : best);
 }
 
