@@ -471,7 +471,8 @@ TEST(Validation, StoppingOnHeldOutRowsIsRecordedAndDeterministic) {
   const auto named = experiment::run_train(opts(sb.config(yacht_yaml(1), "yacht.yaml"), {"output.name=y"}));
   EXPECT_FALSE(named["splits"][0].contains("stopping"));
   const std::vector<std::string> sets = {"training.stopping=validation", "training.stopping_every=20",
-                                         "training.stopping_patience=2", "training.stopping_fraction=0.2"};
+                                         "training.stopping_patience=2", "training.stopping_fraction=0.2",
+                                         "training.stopping_noise=frozen"};
   auto a_sets = sets, b_sets = sets;
   a_sets.push_back("output.name=a");
   b_sets.push_back("output.name=b");
@@ -488,19 +489,25 @@ TEST(Validation, StoppingOnHeldOutRowsIsRecordedAndDeterministic) {
   EXPECT_EQ(s["stopping"]["step"].size(), s["stopping"]["validation_mnll"].size());
   EXPECT_EQ(numbers(s), numbers(b["splits"][0]));
   EXPECT_EQ(s["stopping"], b["splits"][0]["stopping"]);
-  EXPECT_FALSE(s["stopping"].contains("noise_refit"));  // kept after the 10 frozen-noise steps
-  // a kept step inside the frozen-noise phase: the record says from what to what
-  // the noise variance was refitted (train/stopping.h), and its noise_var is that
-  for (const std::string noise : {"refit", "keep"}) {
+  EXPECT_FALSE(s["stopping"].contains("noise_refit"));  // frozen: kept after the 10 frozen-noise steps
+  // the record says from what to what the noise variance was refitted
+  // (train/stopping.h), and its noise_var is that: refit at any kept step,
+  // frozen at a kept step inside the frozen-noise phase
+  const auto refitted = [&](const std::string& noise, bool inside) {
     auto in_sets = sets;
-    in_sets.insert(in_sets.end(), {"training.steps_fixed_noise=400", "training.steps=0",
-                                   "training.stopping_noise=" + noise, "output.name=in-" + noise});
+    in_sets.back() = "training.stopping_noise=" + noise;  // in place of frozen
+    in_sets.push_back("output.name=" + noise + (inside ? "-in" : ""));
+    if (inside) in_sets.insert(in_sets.end(), {"training.steps_fixed_noise=400", "training.steps=0"});
     const auto rec = experiment::run_train(opts(cfg, in_sets));
     const auto& r = rec["splits"][0];
-    ASSERT_LT(r["stopping"]["best_step"].get<int64_t>(), 400) << "the test needs a kept step inside the phase";
-    EXPECT_EQ(r["stopping"].contains("noise_refit"), noise == "refit");
-    if (noise == "refit") EXPECT_EQ(r["noise_var"], r["stopping"]["noise_refit"]["to"]);
-  }
+    const int64_t best = r["stopping"]["best_step"];
+    if (inside) EXPECT_LT(best, 400) << "the test needs a kept step inside the phase";
+    if (!inside) EXPECT_GE(best, 10) << "the test needs a kept step after the phase";
+    if (r["stopping"].contains("noise_refit")) EXPECT_EQ(r["noise_var"], r["stopping"]["noise_refit"]["to"]);
+    return r["stopping"].contains("noise_refit");
+  };
+  EXPECT_TRUE(refitted("refit", false));
+  for (const std::string noise : {"refit", "frozen", "keep"}) EXPECT_EQ(refitted(noise, true), noise != "keep") << noise;
   // the configured steps are a maximum there, not a shortened schedule
   const auto steps_note = [](const json& doc) {
     return doc["protocol"]["note"].get<std::string>().find("of the paper's 50500 steps") != std::string::npos;
@@ -997,7 +1004,8 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
   const std::vector<std::pair<std::string, std::string>> stages = {
       {"configs", "runs"}, {"configs-stage2", "stage2"}, {"configs-stagesghmc", "sghmc"},
       {"configs-stageensemble", "ensemble"}, {"configs-stagestopping", "stopping"}, {"configs-stagewide", "wide"},
-      {"configs-stagestopping-rule", "stopping-rule"}, {"configs-stagelaplace-prior", "laplace-prior"}};
+      {"configs-stagestopping-rule", "stopping-rule"}, {"configs-stagelaplace-prior", "laplace-prior"},
+      {"configs-stagestopping-noise", "stopping-noise"}};
   int checked = 0;
   for (const auto& [gen, out] : stages)
     for (const auto& e : fs::directory_iterator(root / "results" / "selection" / gen)) {

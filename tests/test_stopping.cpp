@@ -217,49 +217,58 @@ TEST(Stopping, TheNoiseFitMinimisesTheHeldOutNll) {
   for (double d = -6; d <= 6; d += 0.25) EXPECT_LE(naive(lv), naive(lv + d) + 1e-12) << d;
 }
 
-// A kept step inside the frozen-noise phase (the steps before min_steps): the
-// noise variance is refitted on the held-out rows, for a deterministic network
-// their mean squared residual at the kept parameters (target's units); keep,
-// or a kept step after the phase, leaves it alone.
-TEST(Stopping, AKeptStepInsideTheFrozenNoisePhaseRefitsTheNoise) {
+// The noise variance at the kept step (training.stopping_noise): refit sets it
+// to the held-out rows' best fit at any kept step, for a deterministic network
+// their mean squared residual at the kept parameters (target's units); frozen
+// only when the kept step lies inside the frozen-noise phase (the steps before
+// min_steps), where it is still its initial value; keep never.
+TEST(Stopping, TheNoiseIsRefittedAtTheKeptStepAsAsked) {
   set_threads(1);
   const auto p = small_noisy_problem();
-  for (const std::string noise : {"refit", "keep"}) {
-    const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=1", "model.width=64", "training.lr=0.01",
-                               "training.steps_fixed_noise=1000", "training.steps=0", "training.log_every=1000000",
-                               "training.dtype=float64", "likelihood.init_log_noise_var=-3"});
-    const auto inf = experiment::make_inference(1, cfg, 0.0, 2.0, make_generator(2));
-    train::StoppingOptions so;
-    so.every = 25;
-    so.patience = 4;
-    so.mc_samples = 4;
-    so.min_steps = 1000;
-    so.noise = noise;
-    train::ValidationStopping stopper(*inf, p.x_val, p.y_val, so, make_generator(5));
-    std::optional<std::pair<double, double>> refit;
-    experiment::train(
-        *inf, p.x_fit, p.y_fit / 2.0, cfg, make_generator(3), "t", so.every,  // standardised: sd 2
-        [&](int64_t steps) { return steps % so.every == 0 && stopper.measure(steps); },
-        [&] {
-          stopper.restore_best();
-          refit = stopper.refit_frozen_noise();
-        });
-    ASSERT_LT(stopper.best_step(), 1000) << "the test needs the overfitting network's best step inside the phase";
-    const double initial = std::exp(-3.0) * 4.0;  // the target's variance
-    const double now = inf->likelihood().noise_var_original();
-    if (noise == "keep") {
-      EXPECT_FALSE(refit.has_value());
-      EXPECT_NEAR(now, initial, 1e-6 * initial);
-      continue;
+  for (const bool inside : {true, false})
+    for (const std::string noise : {"refit", "frozen", "keep"}) {
+      SCOPED_TRACE(noise + (inside ? ", kept step inside the phase" : ", no frozen phase"));
+      const int64_t frozen = inside ? 1000 : 0;
+      const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=1", "model.width=64", "training.lr=0.01",
+                                 "training.steps_fixed_noise=" + std::to_string(frozen),
+                                 "training.steps=" + std::to_string(1000 - frozen), "training.log_every=1000000",
+                                 "training.dtype=float64", "likelihood.init_log_noise_var=-3"});
+      const auto inf = experiment::make_inference(1, cfg, 0.0, 2.0, make_generator(2));
+      train::StoppingOptions so;
+      so.every = 25;
+      so.patience = 4;
+      so.mc_samples = 4;
+      so.min_steps = frozen;
+      so.noise = noise;
+      train::ValidationStopping stopper(*inf, p.x_val, p.y_val, so, make_generator(5));
+      std::optional<std::pair<double, double>> refit;
+      double trained = 0;  // the noise variance at the end of training, after the kept parameters are back
+      experiment::train(
+          *inf, p.x_fit, p.y_fit / 2.0, cfg, make_generator(3), "t", so.every,  // standardised: sd 2
+          [&](int64_t steps) { return steps % so.every == 0 && stopper.measure(steps); },
+          [&] {
+            stopper.restore_best();
+            trained = inf->likelihood().noise_var_original();
+            refit = stopper.refit_noise();
+          });
+      ASSERT_GT(stopper.best_step(), 0);
+      if (inside) ASSERT_LT(stopper.best_step(), 1000) << "the test needs the overfitting network's best step inside";
+      const double initial = std::exp(-3.0) * 4.0;  // the target's variance
+      if (inside) EXPECT_NEAR(trained, initial, 1e-6 * initial);
+      const double now = inf->likelihood().noise_var_original();
+      if (noise == "keep" || (noise == "frozen" && !inside)) {
+        EXPECT_FALSE(refit.has_value());
+        EXPECT_EQ(now, trained);
+        continue;
+      }
+      ASSERT_TRUE(refit.has_value());
+      EXPECT_NEAR(refit->first, trained, 1e-9 * trained);
+      const auto fv = inf->predict(p.x_val, 1, make_generator(9));
+      const double m = (p.y_val - fv[0]).square().mean().item<double>();
+      EXPECT_NEAR(refit->second, m, 1e-6 * m);
+      EXPECT_NEAR(now, m, 1e-6 * m);
+      EXPECT_GT(std::abs(std::log(m / trained)), 0.1);  // the refit changed something
     }
-    ASSERT_TRUE(refit.has_value());
-    EXPECT_NEAR(refit->first, initial, 1e-6 * initial);
-    const auto fv = inf->predict(p.x_val, 1, make_generator(9));
-    const double m = (p.y_val - fv[0]).square().mean().item<double>();
-    EXPECT_NEAR(refit->second, m, 1e-6 * m);
-    EXPECT_NEAR(now, m, 1e-6 * m);
-    EXPECT_GT(std::abs(std::log(m / initial)), 0.5);  // the refit changed something
-  }
 }
 
 }  // namespace

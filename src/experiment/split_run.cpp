@@ -180,7 +180,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
                                on_every, [&] {
                                  if (!stopper) return;
                                  stopper->restore_best();
-                                 noise_refit = stopper->refit_frozen_noise();
+                                 noise_refit = stopper->refit_noise();
                                });
   if (stopper)
     run.stopping = {{"validation_rows", prep.x_train.size(0) - run.n_fit},

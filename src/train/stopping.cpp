@@ -102,8 +102,9 @@ double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y) {
   return std::exp(nll(mid) <= best_nll ? mid : best);
 }
 
-std::optional<std::pair<double, double>> ValidationStopping::refit_frozen_noise() {
-  if (o_.noise != "refit" || best_step_ < 0 || best_step_ >= o_.min_steps) return std::nullopt;
+std::optional<std::pair<double, double>> ValidationStopping::refit_noise() {
+  if (o_.noise == "keep" || best_step_ < 0 || (o_.noise == "frozen" && best_step_ >= o_.min_steps))
+    return std::nullopt;
   auto* g = dynamic_cast<likelihoods::GaussianLikelihood*>(&inf_.likelihood());
   if (!g) return std::nullopt;
   torch::NoGradGuard ng;
@@ -114,9 +115,8 @@ std::optional<std::pair<double, double>> ValidationStopping::refit_frozen_noise(
   const double log_scale = std::log(before) - g->log_noise_var().item<double>();
   g->log_noise_var().fill_(std::log(fit_noise_var(f, y_)) - log_scale);
   const double after = g->noise_var_original();
-  spdlog::info("stopping: the kept step {} lies inside the frozen-noise phase ({} steps); the noise variance "
-               "{:.4g} -> {:.4g}, fitted on the {} held-out rows", best_step_, o_.min_steps, before, after,
-               y_.size(0));
+  spdlog::info("stopping: at the kept step {} the noise variance {:.4g} -> {:.4g}, fitted on the {} held-out rows",
+               best_step_, before, after, y_.size(0));
   return std::make_pair(before, after);
 }
 

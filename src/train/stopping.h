@@ -44,7 +44,7 @@ struct StoppingOptions {
   int64_t every = 0;        // steps between measurements; 0: auto_every(the budget), set by finish()
   int64_t patience = 20;    // measurements without improvement before stopping
   int64_t mc_samples = 32;
-  std::string noise = "refit";  // training.stopping_noise
+  std::string noise = "frozen";  // training.stopping_noise
   int64_t min_steps = 0;    // never stop before this step (training.steps_fixed_noise: the frozen-noise phase)
   int64_t steps = 0;        // training.steps: with min_steps, the budget
   // what resolve() weighs
@@ -95,14 +95,15 @@ class ValidationStopping {
   bool measure(int64_t steps);
   // Copies the best parameters back into the model (after training).
   void restore_best();
-  // After restore_best(), with training.stopping_noise refit: when the kept
-  // step lies inside the frozen-noise phase (best_step < min_steps), the
-  // Gaussian likelihood's noise variance is still its initial value, learned
-  // from no row; it is then set to the value that minimises the held-out rows'
-  // predictive NLL (fit_noise_var, on mc_samples draws of this stopping's
-  // stream). Returns the variance before and after (target's units), or
-  // nothing when it was left alone (a later kept step, another likelihood).
-  std::optional<std::pair<double, double>> refit_frozen_noise();
+  // After restore_best(): the Gaussian likelihood's noise variance is set to
+  // the value that minimises the held-out rows' predictive NLL at the kept
+  // parameters (fit_noise_var, on mc_samples draws of this stopping's stream)
+  // with training.stopping_noise refit at any kept step, with frozen only when
+  // the kept step lies inside the frozen-noise phase (best_step < min_steps,
+  // where the variance is still its initial value, learned from no row).
+  // Returns the variance before and after (target's units), or nothing when it
+  // was left alone (keep, frozen at a later kept step, another likelihood).
+  std::optional<std::pair<double, double>> refit_noise();
 
   int64_t best_step() const { return best_step_; }
   double best_nll() const { return best_nll_; }
@@ -141,10 +142,11 @@ void StoppingOptions::visit(V& v) {
         "training.stopping: measurements without improvement before training stops (never inside "
         "training.steps_fixed_noise); with training.stopping_every 0, 20 measurements are 40% of the budget (chosen with it)");
   v.num("training.stopping_mc_samples", mc_samples, 1, 1e6, "training.stopping: Monte Carlo samples of each measurement");
-  v.pick("training.stopping_noise", noise, {"refit", "keep"},
-         "training.stopping: when the kept step lies inside training.steps_fixed_noise, the Gaussian noise "
-         "variance is still its initial value; refit sets it to the value that minimises the held-out rows' "
-         "predictive NLL (the record's stopping.noise_refit says from what to what), keep leaves the initial value");
+  v.pick("training.stopping_noise", noise, {"frozen", "refit", "keep"},
+         "training.stopping: the Gaussian noise variance at the kept step. refit: set to the value that minimises "
+         "the held-out rows' predictive NLL at the kept parameters, at any kept step; frozen: only when the kept "
+         "step lies inside training.steps_fixed_noise, where the variance is still its initial value; keep: the "
+         "trained value (the record's stopping.noise_refit says from what to what)");
   v.late();
   v.use("training.steps_fixed_noise", min_steps);
   v.use("training.steps", steps);
