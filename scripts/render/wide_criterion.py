@@ -25,6 +25,12 @@ def candidates(path):
     return out
 
 
+def owner(key, cands):
+    """The model of record `key` (SET-MODEL-NAME): the longest candidate model name it ends with."""
+    hits = [m for m, n in cands if key.endswith(f"-{m}-{n}")]
+    return max(hits, key=len) if hits else None
+
+
 def ranks(values):
     """1-based ranks of `values` (None = worst), ties sharing their mean rank."""
     key = [(math.inf if v is None else v) for v in values]
@@ -73,7 +79,9 @@ def main():
     verdicts = []
     for model in models:
         names = [n for m, n in cands if m == model]
-        sets = sorted({k[: -len(f"-{model}-{n}")] for k in records for n in names if k.endswith(f"-{model}-{n}")})
+        # a record belongs to the longest model name it ends with (boston-nf-whvi-refit is NF-WHVI's, not WHVI's)
+        sets = sorted({k[: -len(f"-{model}-{n}")] for k in records for n in names
+                       if k.endswith(f"-{model}-{n}") and owner(k, cands) == model})
         if not sets:
             continue
         score = {n: [] for n in names}
