@@ -28,13 +28,6 @@ namespace whvi::models {
 
 enum class Mode { kSample, kMean };
 
-// What a forward pass carries besides its input (the forward-context seam):
-// the mode, the generator of its randomness, how the rows are grouped into
-// draws (rows = draws x batch, draw s in rows [s*batch, (s+1)*batch): layers
-// that sample per draw rather than per row, such as NNG's weight particles,
-// need it), and what layers hand back: Monte Carlo KL terms (planar flows add
-// mean over draws of log q(g_K) - log p(g_K), as a tensor with its gradient)
-// and, when `capture` is set, the tensors the natural-gradient optimiser needs.
 struct KfacCapture;  // nn/nng_layer.h
 
 // Weight particles a prediction drew, kept so that the next prediction from
@@ -46,6 +39,14 @@ struct ParticleCache {
   std::map<std::pair<const void*, int64_t>, torch::Tensor> drawn;
   bool frozen = false;
 };
+
+// What a forward pass carries besides its input (the forward-context seam):
+// the mode, the generator of its randomness, how the rows are grouped into
+// draws (rows = draws x batch, draw s in rows [s*batch, (s+1)*batch): layers
+// that sample per draw rather than per row, such as NNG's weight particles,
+// need it), and what layers hand back: Monte Carlo KL terms (planar flows add
+// mean over draws of log q(g_K) - log p(g_K), as a tensor with its gradient)
+// and, when `capture` is set, the tensors the natural-gradient optimiser needs.
 struct ForwardCtx {
   Mode mode = Mode::kMean;
   at::Generator gen;
