@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """scripts/render/wide_criterion.py against hand-computed ranks: two models, three
 candidates each, three data sets, with a tie, a failed run (non-finite MNLL) and a
-missing record. Exit 0 when every expected line is in the output.
+missing record; and two models whose names end alike (w and nf-w, the way WHVI and
+NF-WHVI do), whose records must not be counted for each other. Exit 0 when every
+expected line is in the output.
 
     python3 tests/scripts/wide_criterion_test.py REPO_ROOT
 """
@@ -19,6 +21,8 @@ cells = {
     ("b", "m", "x"): (1.0, 0.10), ("b", "m", "y"): (1.0, 0.30), ("b", "m", "z"): (0.5, 0.10),
     ("c", "m", "x"): (float("nan"), 0.0), ("c", "m", "y"): (5.0, 0.02), ("c", "m", "z"): None,
     ("a", "n", "p"): (0.0, 0.0), ("a", "n", "q"): (1.0, 0.1),
+    ("a", "w", "r"): (1.0, 0.1), ("a", "w", "s"): (2.0, 0.2),
+    ("a", "nf-w", "r"): (2.0, 0.2), ("a", "nf-w", "s"): (1.0, 0.1),
 }
 for (d, m, c), v in cells.items():
     if v is None:
@@ -28,7 +32,7 @@ for (d, m, c), v in cells.items():
         json.dump({"dataset": d, "splits": [split]}, f)
 cand = os.path.join(tmp, "cands.txt")
 with open(cand, "w") as f:
-    f.write("# comment\nm x\nm y\nm z\nn p\nn q\n")
+    f.write("# comment\nm x\nm y\nm z\nn p\nn q\nw r\nw s\nnf-w r\nnf-w s\n")
 out = subprocess.run([sys.executable, os.path.join(root, "scripts/render/wide_criterion.py"), tmp, cand],
                      capture_output=True, text=True, check=True).stdout
 # model m, by hand: ranks (mnll, ce) per cell
@@ -45,6 +49,8 @@ expected = [
     "| z | 3 | 2.250 |",
     "**M: y** wins (3 cells).",
     "**N: p** wins (1 cells).",
+    "**W: r** wins (1 cells).",  # a-nf-w-r is NF-W's record, not W's on a set "a-nf"
+    "**NF-W: s** wins (1 cells).",
 ]
 missing = [e for e in expected if e not in out]
 if missing:
