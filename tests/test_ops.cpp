@@ -3,6 +3,14 @@
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <ATen/Parallel.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "bench/bench_fwht.h"
 #include "bench/bench_train.h"
@@ -196,6 +204,53 @@ TEST(Runtime, ThreadsReachLibTorch) {
   // OpenBLAS stays on one thread (its pool and LibTorch's would spin against each other)
   if (void* f = dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))
     EXPECT_EQ(reinterpret_cast<int (*)()>(f)(), 1);
+  whvi::set_threads(1);
+}
+
+// set_threads flushes subnormal floats to zero on the calling thread, on
+// LibTorch's pool threads (those that exist and those created later) and on
+// threads started afterwards: 1e-30f * 1e-10f, a subnormal in IEEE
+// arithmetic, is 0 on each. A pool thread that kept IEEE subnormals would make
+// the product nonzero there, and numbers depend on which thread ran a chunk.
+TEST(Runtime, SubnormalsAreFlushedToZeroOnEveryThread) {
+  // the product's bits: a float comparison would itself read a subnormal as 0
+  // on a thread with DAZ set, as gtest's main thread now has
+  const auto product = [] {
+    volatile float a = 1e-30f, b = 1e-10f;  // volatile: computed at run time, on this thread
+    const float p = a * b;
+    uint32_t bits = 0;
+    std::memcpy(&bits, &p, sizeof bits);
+    return bits;
+  };
+  // first the pool's threads of a run that kept IEEE subnormals: set_threads
+  // must reach threads that exist already, not only those it creates
+  at::globalContext().setFlushDenormal(false);
+  at::set_num_threads(3);
+  std::atomic<int> kept{0};
+  at::parallel_for(0, 3, 1, [&](int64_t, int64_t) {
+    at::globalContext().setFlushDenormal(false);
+    if (product() != 0) ++kept;
+  });
+  ASSERT_EQ(kept.load(), 3) << "the test needs every pool thread keeping subnormals first";
+  for (const int n : {3, 2, 1}) {
+    whvi::set_threads(n);
+    ASSERT_TRUE(whvi::denormals_flushed()) << "an x86-64 CPU can flush subnormals";
+    EXPECT_EQ(product(), 0u) << n;
+    std::mutex m;
+    std::vector<uint32_t> seen;
+    at::parallel_for(0, 64, 1, [&](int64_t, int64_t) {
+      const uint32_t p = product();
+      std::lock_guard<std::mutex> lock(m);
+      seen.push_back(p);
+    });
+    EXPECT_FALSE(seen.empty());  // one entry per chunk, one chunk per pool thread
+    for (const uint32_t p : seen) EXPECT_EQ(p, 0u) << n;
+    std::thread t([&] { EXPECT_EQ(product(), 0u) << n; });
+    t.join();
+    // and LibTorch's own kernels: a large product spread over the pool
+    const auto x = (torch::full({1 << 18}, 1e-30f) * 1e-10f).view(torch::kInt32);
+    EXPECT_EQ(x.ne(0).sum().item<int64_t>(), 0) << n;
+  }
   whvi::set_threads(1);
 }
 

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 
@@ -27,6 +28,7 @@ double peak_rss_mib() {
 }
 namespace {
 std::atomic<int> g_threads{0};
+std::atomic<bool> g_flushed{false};
 
 // OpenBLAS is reached through the libblas.so.3 LibTorch links; look its
 // entry points up at run time so a reference-BLAS system still runs.
@@ -69,7 +71,12 @@ int set_threads(int n) {
   WHVI_CHECK(n <= max_threads(), "--threads ", n, " is more than ", max_threads(), " (4 x the ",
              hardware_threads(), " cores of this machine, at most 1024); use --threads 0 for all cores");
   if (n <= 0) n = hardware_threads();
+  // Subnormals flushed to zero: on the calling thread, which the pool's and
+  // whvi's own threads created later inherit, and on the pool's threads that
+  // exist already (one item per thread).
+  g_flushed = at::globalContext().setFlushDenormal(true);
   at::set_num_threads(n);
+  at::parallel_for(0, n, 1, [](int64_t, int64_t) { at::globalContext().setFlushDenormal(true); });
   // OpenBLAS ignores LibTorch's setting, and its threads busy-wait as LibTorch's
   // OpenMP pool does: with both pools at n > 1 on a 2-core machine, fused MFG and
   // MCD steps ran 5x slower than on one thread (results/bench/cpu-epyc-avx2-train-threads.md).
@@ -78,6 +85,8 @@ int set_threads(int n) {
   g_threads = n;
   return n;
 }
+
+bool denormals_flushed() { return g_flushed.load(); }
 
 int threads() {
   if (g_threads.load() == 0) set_threads(0);
@@ -144,7 +153,8 @@ std::string version_string() {
 #else
   os << "; LibTorch CUDA dispatch: off (CPU-only LibTorch)";
 #endif
-  os << "\nThreads: " << threads();
+  os << "\nThreads: " << threads() << "; subnormal floats: "
+     << (denormals_flushed() ? "flushed to zero" : "kept (this CPU cannot flush them)");
   return os.str();
 }
 

@@ -13,8 +13,14 @@ std::string version_string();  // multi-line, for `whvi --version`
 // busy-waiting pools on the same cores are far slower than one.
 // n <= 0 means all hardware threads. Returns the count applied. n above
 // max_threads() throws whvi::Error before any thread is created.
+// It also flushes subnormal floats to zero (the x86 FTZ and DAZ bits) on the
+// calling thread and on LibTorch's pool threads; threads created afterwards
+// inherit the setting. Arithmetic on subnormals is many times slower on some
+// CPUs, and training can drive weights there (docs/reference.md, "Subnormal
+// numbers").
 int set_threads(int n);
 int threads();
+bool denormals_flushed();  // whether set_threads could switch the flushing on
 int hardware_threads();  // std::thread::hardware_concurrency(), at least 1
 int max_threads();       // 4 x hardware_threads(), at most 1024
 

@@ -119,6 +119,7 @@ json environment_json() {
           {"whvi_commit", git_commit()},
           {"torch_version", torch_version()},
           {"threads", threads()},
+          {"denormals", denormals_flushed() ? "flushed to zero" : "kept"},
           {"simd_level", kernels::simd_level_name(kernels::active_simd_level())},
           {"blas", blas_info()},
           {"cpu_model", cpu_model()}};
