@@ -5,13 +5,13 @@
 # subnormal floats flushed to zero), how much faster, and what it does to the
 # numbers. Each binary's records name its commit, threads and SIMD level.
 #
-#   bash scripts/bench/two_binaries.sh OUT_DIR BEFORE AFTER [STEPS=5000] [ROUNDS=2] CONFIG...
+#   bash scripts/bench/two_binaries.sh OUT_DIR BEFORE AFTER STEPS ROUNDS CONFIG...   (all required; e.g. 3000 2)
 #
 # Writes OUT_DIR/SUMMARY.md (seconds per config and binary, the ratio, both
 # RMSEs) and OUT_DIR/times.csv; data from WHVI_DATA_DIR as for `whvi train`.
 . "$(dirname "$0")/../help.sh"
 set -euo pipefail
-(($# >= 5)) || { echo "usage: scripts/bench/two_binaries.sh OUT_DIR BEFORE AFTER [STEPS] [ROUNDS] CONFIG..." >&2; exit 2; }
+(($# >= 5)) || { echo "usage: scripts/bench/two_binaries.sh OUT_DIR BEFORE AFTER STEPS ROUNDS CONFIG..." >&2; exit 2; }
 OUT=$1 BEFORE=$2 AFTER=$3 STEPS=$4 ROUNDS=$5
 shift 5
 [[ $STEPS =~ ^[1-9][0-9]*$ && $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "bench/two_binaries: STEPS and ROUNDS must be positive integers" >&2; exit 2; }
