@@ -21,6 +21,7 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "data/dataset.h"
+#include "experiment/checkpoint.h"
 #include "experiment/experiment.h"
 #include "experiment/resolve.h"
 #include "infer/inference.h"
@@ -301,6 +302,52 @@ TEST(ClassExperiment, TrainsEvaluatesAndReproducesFromItsCheckpoint) {
                          report::render_from_files({(dir / "r.json").string(), (dir / "g.json").string()}, "", "t");
                        }),
                        "render each task in its own table"));
+  whvi::remove_tree(fs::path(dir).string());
+}
+
+// training.stopping_temperature fit on a synthetic classification problem
+// (data.synthetic_classes): the record says from what to what, the likelihood
+// lists the temperature, the checkpoint keeps it (eval from it gives the
+// training-time numbers, which differ from those at T = 1), and keep records
+// neither.
+TEST(ClassExperiment, AFittedTemperatureIsRecordedCheckpointedAndPredicted) {
+  set_threads(1);
+  const fs::path dir = fs::temp_directory_path() / "whvi_class_temperature";
+  whvi::remove_tree(fs::path(dir).string());
+  fs::create_directories(dir);
+  json docs[2];
+  for (const int fit : {1, 0}) {
+    const std::string name = fit ? "fit" : "keep";
+    std::ofstream(dir / (name + ".yaml"))
+        << "data: {dataset: 'synthetic:friedman', synthetic_rows: 300, synthetic_classes: 3, protocol: random, "
+           "splits: 1}\nlikelihood: {kind: softmax}\nmodel: {kind: ensemble, width: 16}\nensemble: {members: 2}\n"
+           "training: {steps: 600, steps_fixed_noise: 0, log_every: 100000, stopping: validation, "
+           "stopping_temperature: "
+        << name << "}\nevaluation: {mc_samples: 8}\noutput: {dir: '" << dir.string() << "', name: " << name
+        << ", plot: false}\n";
+    experiment::TrainOptions o;
+    o.config_path = (dir / (name + ".yaml")).string();
+    docs[fit] = experiment::run_train(o);
+  }
+  const auto& s = docs[1]["splits"][0];
+  ASSERT_TRUE(s["stopping"].contains("temperature_fit")) << s["stopping"].dump();
+  const double t = s["stopping"]["temperature_fit"]["to"].get<double>();
+  EXPECT_EQ(s["stopping"]["temperature_fit"]["from"].get<double>(), 1.0);
+  EXPECT_GT(std::abs(std::log(t)), 1e-3);
+  EXPECT_EQ(s["likelihood"]["temperature"].get<double>(), t) << s["likelihood"].dump();
+  const auto& k = docs[0]["splits"][0];
+  EXPECT_FALSE(k["stopping"].contains("temperature_fit"));
+  EXPECT_FALSE(k.contains("likelihood") && k["likelihood"].contains("temperature"));
+  // the same network (same seed and kept step), another predictive
+  EXPECT_EQ(k["stopping"]["best_step"], s["stopping"]["best_step"]);
+  EXPECT_NE(k["mnll"], s["mnll"]);
+  experiment::EvalOptions eo;
+  eo.checkpoint = (dir / "fit" / "split-00.ckpt").string();
+  const auto e = experiment::run_eval(eo);
+  for (const char* key : {"error", "mnll", "ece", "brier"}) EXPECT_EQ(e[key], s[key]) << key;
+  auto loaded = experiment::load_checkpoint(eo.checkpoint);
+  for (auto* l : loaded.inf->predicting_likelihoods())
+    EXPECT_EQ(dynamic_cast<likelihoods::SoftmaxLikelihood&>(*l).temperature(), t);
   whvi::remove_tree(fs::path(dir).string());
 }
 

@@ -20,6 +20,7 @@
 #include <initializer_list>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "data/csv.h"
 #include "data/dataset.h"
 #include "data/source.h"
+#include "data/synthetic.h"
 #include "experiment/resolve.h"
 #include "helpers.h"
 
@@ -989,6 +991,49 @@ TEST(DataSource, AKeyThisSourceDoesNotReadIsRefusedNamingWhoReadsIt) {
   // at its default it is no error
   const auto ok = whvi::testing::cfg_with({});
   EXPECT_GT(whvi::experiment::load_data(ok, r).x.size(0), 0);
+}
+
+// data.synthetic_classes K: a synthetic problem's target becomes its quantile
+// bin, the labels `whvi data export --classes K` writes (q1..qK), classes of
+// nearly equal size; the features stay the regression problem's. Refused
+// without a classifying likelihood, with one class, and a classifier without it.
+TEST(DataSource, SyntheticQuantileClassesAreTheExportedLabels) {
+  whvi::data::DataRequest r;
+  r.dataset = "synthetic:friedman";
+  r.classification = true;
+  const auto d = whvi::experiment::load_data(
+      whvi::testing::cfg_with({"data.synthetic_classes=3", "data.synthetic_rows=301"}), r);
+  const auto reg = whvi::data::make_synthetic("synthetic:friedman", 0, 301);
+  ASSERT_EQ(d.num_classes, 3);
+  EXPECT_EQ(d.class_names, (std::vector<std::string>{"q1", "q2", "q3"}));
+  EXPECT_TRUE(torch::equal(d.x, reg.x));
+  // the exported CSV's label column, row by row
+  std::istringstream csv(whvi::data::to_csv(reg, 3));
+  std::string line;
+  std::getline(csv, line);
+  std::vector<int64_t> count(3, 0);
+  for (int64_t i = 0; std::getline(csv, line); ++i) {
+    const auto label = line.substr(line.rfind(',') + 1);
+    const auto c = d.y[i][0].item<int64_t>();
+    EXPECT_EQ(label, "q" + std::to_string(c + 1)) << i;
+    ++count[static_cast<size_t>(c)];
+  }
+  for (const auto n : count) EXPECT_NEAR(static_cast<double>(n), 301.0 / 3, 1.0);
+  // and every y below a larger one's class is in a class no higher
+  const auto order = std::get<1>(reg.y.view({-1}).sort());
+  for (int64_t i = 1; i < 301; ++i)
+    EXPECT_LE(d.y[order[i - 1].item<int64_t>()][0].item<double>(), d.y[order[i].item<int64_t>()][0].item<double>());
+  expect_has(error_of([&] { whvi::experiment::load_data(whvi::testing::cfg_with({}), r); }),
+             {"regression problem", "data.synthetic_classes"});
+  expect_has(error_of([&] {
+               whvi::experiment::load_data(whvi::testing::cfg_with({"data.synthetic_classes=1"}), r);
+             }),
+             {"data.synthetic_classes: 1 class"});
+  r.classification = false;
+  expect_has(error_of([&] {
+               whvi::experiment::load_data(whvi::testing::cfg_with({"data.synthetic_classes=3"}), r);
+             }),
+             {"likelihood.kind softmax"});
 }
 
 TEST(Npy, ReadsEveryLayoutAndNumberTypeToTheSameTable) {

@@ -19,6 +19,7 @@
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "train/loop.h"
+#include "calibration/calibration.h"
 #include "train/stopping.h"
 #include "helpers.h"
 
@@ -269,6 +270,104 @@ TEST(Stopping, TheNoiseIsRefittedAtTheKeptStepAsAsked) {
       EXPECT_NEAR(now, m, 1e-6 * m);
       EXPECT_GT(std::abs(std::log(m / trained)), 0.1);  // the refit changed something
     }
+}
+
+
+// The temperature that fits S samples' log class probabilities lp [S, N, C]
+// best: against a naive triple sum of the tempered mixture's NLL (each
+// sample's logits divided by T, then the samples' probabilities averaged, not
+// the mixture's log-probabilities tempered): its derivative in ln T is 0 there
+// and no point of a wide grid is lower; one sample whose logits are a
+// calibrated model's times 3 gets T near 3.
+TEST(Stopping, TheTemperatureFitMinimisesTheTemperedMixturesNll) {
+  const auto g = make_generator(23);
+  const int64_t S = 4, N = 60, C = 3;
+  // labels drawn from softmax(base); the samples over-confident (2 base) and scattered
+  const auto base = torch::randn({N, C}, g, torch::kFloat64);
+  const auto y = torch::multinomial(torch::softmax(base, 1), 1, true, g).squeeze(1);
+  const auto logits = 2 * base.unsqueeze(0) + torch::randn({S, N, C}, g, torch::kFloat64) * 1.5;
+  const auto lp = torch::log_softmax(logits, 2);
+  const auto naive = [&](double log_t) {  // −(1/N) Σ_i ln (1/S) Σ_s softmax(logits_s / T)_{y_i}
+    const double t = std::exp(log_t);
+    double total = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      double p = 0;
+      for (int64_t s = 0; s < S; ++s) {
+        double z = 0;
+        for (int64_t c = 0; c < C; ++c) z += std::exp(logits[s][i][c].item<double>() / t);
+        p += std::exp(logits[s][i][y[i].item<int64_t>()].item<double>() / t) / z / S;
+      }
+      total -= std::log(p);
+    }
+    return total / N;
+  };
+  const double lt = std::log(train::fit_sample_temperature(lp, y));
+  ASSERT_GT(lt, std::log(0.05) + 0.5);  // inside the range: a minimum, not a bound
+  ASSERT_LT(lt, std::log(20.0) - 0.5);
+  EXPECT_NEAR((naive(lt + 1e-4) - naive(lt - 1e-4)) / 2e-4, 0.0, 1e-5);
+  for (double d = -3; d <= 3; d += 0.1) EXPECT_LE(naive(lt), naive(lt + d) + 1e-12) << d;
+  // the mixture's probabilities tempered instead (calibration.kind temperature)
+  // have another minimum here: the two readings are told apart
+  const auto pbar = (torch::logsumexp(lp, 0) - std::log(double(S))).exp();
+  EXPECT_GT(std::abs(std::log(calibration::fit_temperature(pbar, y)) - lt), 0.02);
+  // labels drawn from softmax(z), logits 3 z: T near 3 (20,000 rows)
+  const auto z = torch::randn({1, 20000, C}, g, torch::kFloat64);
+  const auto labels = torch::multinomial(torch::softmax(z[0], 1), 1, true, g).squeeze(1);
+  EXPECT_NEAR(train::fit_sample_temperature(torch::log_softmax(3 * z, 2), labels), 3.0, 0.15);
+}
+
+// The temperature at the kept step (training.stopping_temperature) of a
+// classifier: fit sets every member's to the held-out rows' best fit at the
+// kept parameters, after which predict() divides each sample's logits by it;
+// keep leaves 1. A 2-member deterministic ensemble, so the held-out
+// predictions do not depend on the draws.
+TEST(Stopping, TheTemperatureIsFittedAtTheKeptStepAsAsked) {
+  set_threads(1);
+  const auto g = make_generator(13);
+  const auto x = torch::randn({80, 2}, g, torch::kFloat64);
+  // noisy labels: a network that overfits them is over-confident on new rows
+  const auto y = ((x.select(1, 0) + 0.8 * torch::randn({80}, g, torch::kFloat64)) > 0).to(torch::kFloat64);
+  const auto h = train::carve_holdout(80, 0.3, 3);
+  const auto fit = torch::tensor(h.fit), val = torch::tensor(h.validation);
+  const auto x_val = x.index_select(0, val), y_val = y.index_select(0, val);
+  for (const std::string temperature : {"fit", "keep"}) {
+    SCOPED_TRACE(temperature);
+    const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=2", "model.width=32", "training.lr=0.01",
+                               "likelihood.kind=softmax", "training.steps_fixed_noise=0", "training.steps=800",
+                               "training.log_every=1000000", "training.dtype=float64"});
+    const auto inf = experiment::make_inference(2, cfg, 0.0, 1.0, make_generator(2), 2);
+    train::StoppingOptions so;
+    so.every = 25;
+    so.patience = 40;  // to the end: the kept step is the best one, wherever it lies
+    so.mc_samples = 4;
+    so.temperature = temperature;
+    train::ValidationStopping stopper(*inf, x_val, y_val, so, make_generator(5));
+    std::optional<std::pair<double, double>> refit;
+    experiment::train(
+        *inf, x.index_select(0, fit), y.index_select(0, fit), cfg, make_generator(3), "t", so.every,
+        [&](int64_t steps) { return steps % so.every == 0 && stopper.measure(steps); },
+        [&] {
+          stopper.restore_best();
+          refit = stopper.refit_temperature();
+        });
+    ASSERT_GT(stopper.best_step(), 0);
+    const auto lik = inf->predicting_likelihoods();
+    ASSERT_EQ(lik.size(), 2u);
+    if (temperature == "keep") {
+      EXPECT_FALSE(refit.has_value());
+      EXPECT_EQ(train::temperature_of(*inf), 1.0);
+      continue;
+    }
+    ASSERT_TRUE(refit.has_value());
+    EXPECT_EQ(refit->first, 1.0);
+    for (auto* l : lik) EXPECT_EQ(dynamic_cast<likelihoods::SoftmaxLikelihood&>(*l).temperature(), refit->second);
+    const auto tempered = inf->predict(x_val, 2, make_generator(9));
+    train::set_temperature(*inf, 1.0);
+    const auto plain = inf->predict(x_val, 2, make_generator(9));
+    EXPECT_NEAR(refit->second, train::fit_sample_temperature(plain, y_val), 1e-9);
+    EXPECT_TRUE(torch::allclose(tempered, torch::log_softmax(plain / refit->second, 2), 1e-12, 1e-12));
+    EXPECT_GT(std::abs(std::log(refit->second)), 0.05);  // the fit changed something
+  }
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #
 # Stage 1 (default): configs/selection/protocol.yaml (2 splits, 10,500 steps) for
@@ -55,6 +55,17 @@
 # validation, ranked by validation MNLL and calibration error together
 # (CRITERION.md); results in results/selection/stopping-noise/.
 #
+# Stage stopping-temperature: the softmax predictive's temperature at the step
+# validation stopping keeps (configs/selection/candidates-stopping-temperature.txt)
+# under configs/selection/protocol-stopping-temperature.yaml: the CSV
+# classification example's schedule on the 3 UCI classification sets and 10
+# synthetic problems made classification, 1 split, 20% validation, ranked by
+# validation MNLL and ECE together (CRITERION.md); results in
+# results/selection/stopping-temperature/.
+#
+# The table STAGES below gives each stage's files, data sets, base configs,
+# pinned defaults and judge: a new stage is one row there, its protocol and
+# candidates files, and a paragraph here.
 # Resumable: run the same command again after an interruption.
 . "$(dirname "$0")/../help.sh"
 set -euo pipefail
@@ -67,29 +78,69 @@ if [[ ${1:-} == --stage ]]; then
 fi
 CONFIGS_ONLY=
 if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
-case $STAGE in
-  1) PROTOCOL=configs/selection/protocol.yaml CANDIDATES=configs/selection/candidates.txt OUT=results/selection/runs ;;
-  2) PROTOCOL=configs/selection/protocol-full.yaml CANDIDATES=configs/selection/candidates-stage2.txt OUT=results/selection/stage2 ;;
-  sghmc) PROTOCOL=configs/selection/protocol-sghmc.yaml CANDIDATES=configs/selection/candidates-sghmc.txt OUT=results/selection/sghmc ;;
-  ensemble) PROTOCOL=configs/selection/protocol-ensemble.yaml CANDIDATES=configs/selection/candidates-ensemble.txt OUT=results/selection/ensemble ;;
-  stopping) PROTOCOL=configs/selection/protocol-stopping.yaml CANDIDATES=configs/selection/candidates-stopping.txt OUT=results/selection/stopping ;;
-  wide) PROTOCOL=configs/selection/protocol-wide.yaml CANDIDATES=configs/selection/candidates-wide.txt OUT=results/selection/wide ;;
-  stopping-rule) PROTOCOL=configs/selection/protocol-stopping-rule.yaml CANDIDATES=configs/selection/candidates-stopping-rule.txt OUT=results/selection/stopping-rule ;;
-  laplace-prior) PROTOCOL=configs/selection/protocol-laplace-prior.yaml CANDIDATES=configs/selection/candidates-laplace-prior.txt OUT=results/selection/laplace-prior ;;
-  stopping-noise) PROTOCOL=configs/selection/protocol-stopping-noise.yaml CANDIDATES=configs/selection/candidates-stopping-noise.txt OUT=results/selection/stopping-noise ;;
-  *) echo "select_defaults: --stage must be 1, 2, sghmc, ensemble, stopping, wide, stopping-rule, laplace-prior or stopping-noise" >&2; exit 2 ;;
-esac
+
+# One row per stage: its protocol and candidates (configs/selection/), its
+# results folder (results/selection/), its data sets, the configs its
+# candidates start from, the defaults of its time it pins, and how its
+# records are judged.
+#   data:   uci (the 8 UCI regression sets), synthetic (the 5 synthetic
+#           regression problems), small (the UCI sets under 2,000 rows),
+#           class (the 3 UCI classification sets), synthetic-class (10
+#           synthetic problems as classification: their target's quantile
+#           bins, 2 classes for the first five, 3 for the rest, 600 rows)
+#   base:   folder (configs/<folder>/<set>-<model>.yaml, the papers'
+#           schedules) or examples (configs/examples/csv-<task>.yaml: the
+#           schedule a user's table gets)
+#   pins:   old (the likelihood's initial log noise variance -1.5 and
+#           stopping's measurement every 500 steps with a patience of 10,
+#           the defaults before the wide and stopping-rule stages), ensemble
+#           (ensemble.prior false), laplace (model.sghmc.prior_var 0: before
+#           its winner became laplace's default), none
+#   judge:  select (`whvi select`), wide (scripts/render/wide_criterion.py),
+#           curves (scripts/render/stopping_rule.py)
+# stage                protocol                      candidates                      out                   data                                 base      pins          judge
+STAGES='
+1                      protocol.yaml                 candidates.txt                  runs                  uci                                  folder    old           select
+2                      protocol-full.yaml            candidates-stage2.txt           stage2                uci                                  folder    old           select
+sghmc                  protocol-sghmc.yaml           candidates-sghmc.txt            sghmc                 uci                                  folder    old           select
+ensemble               protocol-ensemble.yaml        candidates-ensemble.txt         ensemble              uci                                  folder    old,ensemble  wide
+stopping               protocol-stopping.yaml        candidates-stopping.txt         stopping              uci,synthetic                        folder    old           select
+wide                   protocol-wide.yaml            candidates-wide.txt             wide                  uci,synthetic                        folder    old           wide
+stopping-rule          protocol-stopping-rule.yaml   candidates-stopping-rule.txt    stopping-rule         small,synthetic                      folder    none          curves
+laplace-prior          protocol-laplace-prior.yaml   candidates-laplace-prior.txt    laplace-prior         uci,synthetic,class                  examples  laplace       wide
+stopping-noise         protocol-stopping-noise.yaml  candidates-stopping-noise.txt   stopping-noise        uci,synthetic                        examples  none          wide
+stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-temperature.txt stopping-temperature class,synthetic-class      examples  none          wide
+'
+row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
+if [[ -z $row ]]; then
+  echo "select_defaults: --stage must be one of: $(awk 'NF {printf "%s%s", sep, $1; sep=", "}' <<< "$STAGES")" >&2
+  exit 2
+fi
+read -r _ protocol_file cand_file out_name DATA BASE PINS JUDGE <<< "$row"
+PROTOCOL=configs/selection/$protocol_file CANDIDATES=configs/selection/$cand_file OUT=results/selection/$out_name
 source scripts/sweep/lib.sh
 WHVI=$(whvi_of "$@")
 
-# config folder / data set: the base of each generated config is configs/<folder>/<set>-<model>.yaml
-DATASETS=(uci/boston uci/concrete uci/energy uci/kin8nm uci/naval uci/power uci/protein uci/yacht)
-[[ $STAGE == stopping || $STAGE == wide || $STAGE == stopping-rule || $STAGE == laplace-prior || $STAGE == stopping-noise ]] && DATASETS+=(synthetic/friedman synthetic/gap synthetic/hetero synthetic/highdim synthetic/linear)
+# folder/set: the base of a folder stage's config is configs/<folder>/<set>-<model>.yaml
+UCI=(uci/boston uci/concrete uci/energy uci/kin8nm uci/naval uci/power uci/protein uci/yacht)
 # stopping-rule measures two held-out sets every 50 steps: on kin8nm's 8,192 rows that took
-# 12 minutes a run against 45 s of training, so it keeps the sets under 2,000 rows
-[[ $STAGE == stopping-rule ]] && DATASETS=(uci/boston uci/concrete uci/energy uci/yacht "${DATASETS[@]:8}")
-# laplace-prior: the CSV examples as the base (their schedule, as a user's table gets it)
-[[ $STAGE == laplace-prior ]] && DATASETS+=(uci-class/eeg uci-class/magic uci-class/letter)
+# 12 minutes a run against 45 s of training, so `small` keeps the sets under 2,000 rows
+SMALL=(uci/boston uci/concrete uci/energy uci/yacht)
+SYNTHETIC=(synthetic/friedman synthetic/gap synthetic/hetero synthetic/highdim synthetic/linear)
+CLASS=(uci-class/eeg uci-class/magic uci-class/letter)
+SYNTHETIC_CLASS=(synthetic-class/friedman synthetic-class/gap synthetic-class/hetero synthetic-class/highdim
+                 synthetic-class/linear synthetic-class/borehole synthetic-class/hartmann6 synthetic-class/rastrigin5
+                 synthetic-class/robot synthetic-class/otlcircuit)
+DATASETS=()
+for part in ${DATA//,/ }; do
+  case $part in
+    uci) DATASETS+=("${UCI[@]}") ;;
+    small) DATASETS+=("${SMALL[@]}") ;;
+    synthetic) DATASETS+=("${SYNTHETIC[@]}") ;;
+    class) DATASETS+=("${CLASS[@]}") ;;
+    synthetic-class) DATASETS+=("${SYNTHETIC_CLASS[@]}") ;;
+  esac
+done
 GEN=results/selection/configs; [[ $STAGE == 1 ]] || GEN+=-stage$STAGE  # (a failing $(...) in an assignment stops a set -e script)
 mkdir -p "$GEN"
 protocol=$(grep -v '^\s*#' "$PROTOCOL" | sed '/^\s*$/d')
@@ -104,12 +155,18 @@ while read -r model name sets; do
     cfg=$GEN/$d-$model-$name.yaml
     {
       echo "# generated by scripts/experiments/select_defaults.sh from $PROTOCOL and $CANDIDATES"
-      if [[ $STAGE == laplace-prior || $STAGE == stopping-noise ]]; then
-        kind=regression; [[ $folder_set == uci-class/* ]] && kind=classification
+      if [[ $BASE == examples ]]; then
+        kind=regression; [[ $folder_set == uci-class/* || $folder_set == synthetic-class/* ]] && kind=classification
         echo "base: ../../../configs/examples/csv-$kind.yaml"
-        dataset=$d; [[ $folder_set == synthetic/* ]] && dataset=synthetic:$d
+        dataset=$d; [[ $folder_set == synthetic*/* ]] && dataset=synthetic:$d
         echo "data.dataset: $dataset"
         echo "data.target: \"\""
+        if [[ $folder_set == synthetic-class/* ]]; then
+          classes=3
+          for two in "${SYNTHETIC_CLASS[@]:0:5}"; do [[ $folder_set == "$two" ]] && classes=2; done
+          echo "data.synthetic_classes: $classes"
+          echo "data.synthetic_rows: 600"
+        fi
         echo "model.kind: $model"
         echo "output.name: $d-$model-$name"
       else
@@ -117,21 +174,18 @@ while read -r model name sets; do
       fi
       echo "$protocol"
       for kv in $sets; do echo "${kv%%=*}: ${kv#*=}"; done
-      # every stage ran at the likelihood's initial noise variance of -1.5 unless a
-      # candidate names it (WHVI's and MCD's default became 0 from the wide stage on),
-      # and the ensemble stage without the members' prior (the UCI ensemble configs
-      # took it after that stage); test Fingerprint.SelectionConfigsStillGiveTheirRecords
-      # The stages before stopping-rule ran with stopping's measurement every
-      # 500 steps and a patience of 10, its defaults then; stopping-rule runs at
-      # today's defaults, as does laplace-prior.
-      if [[ $STAGE != stopping-rule && $STAGE != laplace-prior && $STAGE != stopping-noise ]]; then
+      # every stage before stopping-rule ran at the likelihood's initial noise variance of
+      # -1.5 unless a candidate names it (WHVI's and MCD's default became 0 from the wide
+      # stage on), with stopping's measurement every 500 steps and a patience of 10, its
+      # defaults then, and the ensemble stage without the members' prior (the UCI ensemble
+      # configs took it after that stage); test Fingerprint.SelectionConfigsStillGiveTheirRecords
+      if [[ ,$PINS, == *,old,* ]]; then
         pin likelihood.init_log_noise_var -1.5
         pin training.stopping_every 500
         pin training.stopping_patience 10
       fi
-      if [[ $STAGE == ensemble ]]; then pin ensemble.prior false; fi
-      # laplace-prior ran before its winner became laplace's default prior variance
-      if [[ $STAGE == laplace-prior ]]; then pin model.sghmc.prior_var 0; fi
+      if [[ ,$PINS, == *,ensemble,* ]]; then pin ensemble.prior false; fi
+      if [[ ,$PINS, == *,laplace,* ]]; then pin model.sghmc.prior_var 0; fi
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
     CONFIGS+=("$cfg")
@@ -144,12 +198,12 @@ bash scripts/sweep/sweep.sh --whvi "$WHVI" "$@" "${CONFIGS[@]}" || rc=$?
 shopt -s nullglob
 runs=()
 for f in "$OUT"/*.json; do [[ $(basename "$f") == summary.json ]] || runs+=("$f"); done
-if [[ $STAGE == stopping-rule ]]; then  # one run per model: the rules are replayed on its curves
+if [[ $JUDGE == curves ]]; then  # one run per model: the rules are replayed on its curves
   ((${#runs[@]})) && python3 scripts/render/stopping_rule.py "$OUT" > "$OUT/CRITERION.md.tmp" && mv "$OUT/CRITERION.md.tmp" "$OUT/CRITERION.md"
   exit "$rc"
 fi
 ((${#runs[@]})) && "$WHVI" select "${runs[@]}" --out "$OUT"
-if [[ $STAGE == wide || $STAGE == ensemble || $STAGE == laplace-prior || $STAGE == stopping-noise ]] && ((${#runs[@]})); then
+if [[ $JUDGE == wide ]] && ((${#runs[@]})); then
   python3 scripts/render/wide_criterion.py "$OUT" "$CANDIDATES" > "$OUT/CRITERION.md.tmp" && mv "$OUT/CRITERION.md.tmp" "$OUT/CRITERION.md"
 fi
 exit "$rc"

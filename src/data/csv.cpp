@@ -475,12 +475,7 @@ std::string to_csv(const RegressionData& d, int classes) {
   const auto x = d.x.to(torch::kFloat64).contiguous();
   const auto y = d.y.to(torch::kFloat64).contiguous().view({-1});
   const int64_t n = x.size(0), D = x.size(1);
-  std::vector<double> cuts;  // the K - 1 inner quantiles of y
-  if (classes > 1) {
-    const auto sorted = std::get<0>(y.sort());
-    for (int k = 1; k < classes; ++k)
-      cuts.push_back(sorted[std::min<int64_t>(n - 1, k * n / classes)].item<double>());
-  }
+  const std::vector<double> cuts = quantile_cuts(y, classes);
   std::string out;
   for (int64_t j = 0; j < D; ++j) out += "x" + std::to_string(j + 1) + ",";
   out += classes > 1 ? "label\n" : "y\n";
@@ -501,6 +496,36 @@ std::string to_csv(const RegressionData& d, int classes) {
     }
   }
   return out;
+}
+
+std::vector<double> quantile_cuts(const torch::Tensor& y_in, int classes) {
+  std::vector<double> cuts;
+  if (classes < 2) return cuts;
+  const auto y = y_in.to(torch::kFloat64).contiguous().view({-1});
+  const int64_t n = y.size(0);
+  WHVI_CHECK(n >= 1, "quantile bins of an empty target");
+  const auto sorted = std::get<0>(y.sort());
+  for (int k = 1; k < classes; ++k) cuts.push_back(sorted[std::min<int64_t>(n - 1, k * n / classes)].item<double>());
+  return cuts;
+}
+
+void targets_to_quantile_classes(RegressionData& d, int classes) {
+  WHVI_CHECK(classes >= 2, "quantile classes: needs 2 or more classes, got ", classes);
+  const auto cuts = quantile_cuts(d.y, classes);
+  auto ya = d.y.accessor<double, 2>();
+  std::vector<int64_t> count(static_cast<size_t>(classes), 0);
+  for (int64_t i = 0; i < d.y.size(0); ++i) {
+    const auto bin = std::upper_bound(cuts.begin(), cuts.end(), ya[i][0]) - cuts.begin();
+    ++count[static_cast<size_t>(bin)];
+    ya[i][0] = static_cast<double>(bin);
+  }
+  d.class_names.clear();
+  for (int k = 0; k < classes; ++k) {
+    WHVI_CHECK(count[static_cast<size_t>(k)] >= 2, "data set '", d.name, "': quantile class q", k + 1, " has ",
+               count[static_cast<size_t>(k)], " rows; every class needs at least two: ask for fewer classes or more rows");
+    d.class_names.push_back("q" + std::to_string(k + 1));
+  }
+  d.num_classes = classes;
 }
 
 void targets_to_classes(RegressionData& d) {

@@ -88,6 +88,15 @@ void targets_to_classes(RegressionData& d);
 // text label "q1".."qK", the target's quantile bin (a classification example).
 std::string to_csv(const RegressionData& d, int classes = 0);
 
+// The K - 1 inner quantiles of y (sorted y at k n / K, k = 1..K-1): a value v
+// falls into bin upper_bound(cuts, v), 0..K-1, bins of nearly equal size.
+std::vector<double> quantile_cuts(const torch::Tensor& y, int classes);
+
+// A regression data set whose target becomes its quantile bin (K >= 2 classes
+// named q1..qK, as to_csv writes them): a classification problem made from a
+// regression one (data.synthetic_classes).
+void targets_to_quantile_classes(RegressionData& d, int classes);
+
 // Turns x of a prepared split's one-hot columns that its training rows never
 // set to zero in the test rows; returns how many test rows had such a category.
 int64_t zero_unseen_categories(const RegressionData& d, torch::Tensor& x_test_raw, const torch::Tensor& x_train_raw);

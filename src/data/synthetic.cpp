@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "data/csv.h"
 #include "data/source.h"
 #include "common/errors.h"
 #include "common/rng.h"
@@ -247,12 +248,29 @@ RegressionData make_synthetic(const std::string& dataset, uint64_t seed, int64_t
 
 namespace {
 struct SyntheticOptions {
-  int64_t rows = 0;
+  int64_t rows = 0, classes = 0;
   template <class V>
   void visit(V& v) {
     v.num("data.synthetic_rows", rows, 0, 10000000, "rows of a synthetic:<name> problem (0: the problem's default)");
+    v.num("data.synthetic_classes", classes, 0, 100,
+          "K >= 2: a synthetic:<name> problem becomes classification, its target replaced by its quantile bin "
+          "(classes q1..qK of nearly equal size over all the problem's rows, as `whvi data export --classes K` "
+          "writes them; needs likelihood.kind softmax); 0: regression");
+    v.late();
   }
 };
+
+RegressionData load_synthetic(const SyntheticOptions& o, const DataRequest& r) {
+  WHVI_CHECK(o.classes != 1, "data.synthetic_classes: 1 class cannot be classified; give 0 (regression) or 2 or more");
+  WHVI_CHECK(!r.classification || o.classes >= 2, "data.dataset ", r.dataset.substr(0, 60), " is a regression "
+             "problem but the likelihood classifies: set data.synthetic_classes (e.g. 3) to classify its target's "
+             "quantile bins, or choose a regression likelihood");
+  WHVI_CHECK(r.classification || o.classes == 0, "data.synthetic_classes ", o.classes, " makes class labels but the "
+             "likelihood is for regression: set likelihood.kind softmax, or data.synthetic_classes 0");
+  auto d = make_synthetic(r.dataset, r.seed, o.rows);
+  if (o.classes >= 2) targets_to_quantile_classes(d, static_cast<int>(o.classes));
+  return d;
+}
 }  // namespace
 
 DataSourceKind synthetic_data_source() {
@@ -264,7 +282,7 @@ DataSourceKind synthetic_data_source() {
   return data_source<SyntheticOptions>(
       "synthetic", help.c_str(),
       [](const std::string& ds) { return is_synthetic(ds); }, [](const std::string&) { return false; },
-      [](const SyntheticOptions& o, const DataRequest& r) { return make_synthetic(r.dataset, r.seed, o.rows); });
+      load_synthetic);
 }
 
 }  // namespace whvi::data

@@ -1,5 +1,6 @@
 #include "experiment/checkpoint.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "experiment/experiment.h"
 #include "experiment/resolve.h"
 #include "train/loop.h"
+#include "train/stopping.h"
 
 namespace whvi::experiment {
 
@@ -47,6 +49,7 @@ std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) 
   }
   if (m.x_fill.defined()) hash_tensor(h, m.x_fill);  // only where the data had missing cells
   if (!m.calibration_json.empty()) h.add(m.calibration_json.data(), m.calibration_json.size());
+  if (m.temperature != 1.0) h.add_value(m.temperature);
   return hex(h.value());
 }
 
@@ -68,6 +71,7 @@ void save_checkpoint(const std::string& path, infer::Inference& inf, const Check
   }
   if (m.x_fill.defined()) ar.write("meta/x_fill", m.x_fill);
   if (!m.calibration_json.empty()) ar.write("meta/calibration", c10::IValue(m.calibration_json));
+  if (m.temperature != 1.0) ar.write("meta/temperature", c10::IValue(m.temperature));
   ar.write("meta/checksum", c10::IValue(checkpoint_checksum(inf, m)));
   std::ostringstream os;
   ar.save_to(os);
@@ -120,6 +124,13 @@ struct Archive {
       m.data_fp = read("meta/data_fingerprint").toStringRef();
       if (ar.try_read("meta/num_classes", v)) m.num_classes = v.toInt();
       if (ar.try_read("meta/calibration", v)) m.calibration_json = v.toStringRef();
+      if (ar.try_read("meta/temperature", v)) {
+        WHVI_CHECK(v.isDouble(), "'", path, "' is damaged: its temperature is not a number. Re-create it by "
+                   "training that split again");
+        m.temperature = v.toDouble();
+        WHVI_CHECK(std::isfinite(m.temperature) && m.temperature > 0, "'", path, "' is damaged: its temperature is "
+                   "not a positive number. Re-create it by training that split again");
+      }
       if (ar.try_read("meta/inputs", v)) {
         m.inputs_json = v.toStringRef();
         WHVI_CHECK(ar.try_read("meta/x_mean", m.x_mean) && ar.try_read("meta/x_std", m.x_std), "'", path,
@@ -189,6 +200,7 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
                                    meta.num_classes);
   inf->to(options::read<train::LoopOptions>(cfg).dtype);
   a.restore(*inf);
+  if (meta.temperature != 1.0) train::set_temperature(*inf, meta.temperature);
   WHVI_CHECK(checkpoint_checksum(*inf, meta) == stored_sum, "'", path,
              "' is corrupted: its contents do not match the checksum stored when it was written. "
              "Re-create it by training that split again (whvi train --resume retrains a split whose checkpoint is damaged)");

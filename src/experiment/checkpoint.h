@@ -36,6 +36,9 @@ struct CheckpointMeta {
   // calibration.kind's fit (calibration::Fitted as JSON), written and hashed
   // only when set
   std::string calibration_json;
+  // the softmax predictive's temperature (training.stopping_temperature),
+  // written and hashed only when not 1
+  double temperature = 1.0;
 };
 
 // The largest checkpoint whvi reads: half this machine's memory (a checkpoint

@@ -115,6 +115,28 @@ static void add_curve_metrics(json& point, const config::Config& cfg, infer::Inf
     point[prefix + key] = std::isfinite(value) ? json(value) : json(nullptr);
 }
 
+// The record's `stopping`: where validation stopping stopped, what it kept,
+// and what it refitted at the kept step.
+json stopping_record(const train::StoppingOptions& so, const train::ValidationStopping& stopper, int64_t rows,
+                     int64_t total, int64_t stopped_at, const std::optional<std::pair<double, double>>& noise_refit,
+                     const std::optional<std::pair<double, double>>& temperature_fit) {
+  json j = {{"validation_rows", rows},
+            {"every", so.every},
+            {"patience", so.patience},
+            {"mc_samples", so.mc_samples},
+            {"max_steps", total},
+            {"stopped_at", stopped_at},
+            {"stopped_because", stopped_at < total ? "patience: no better validation NLL in the last measurements"
+                                                   : "budget: the configured steps ran out"},
+            {"best_step", stopper.best_step()},
+            {"best_validation_mnll", stopper.best_nll()},
+            {"step", stopper.steps()},
+            {"validation_mnll", stopper.nll()}};
+  if (noise_refit) j["noise_refit"] = {{"from", noise_refit->first}, {"to", noise_refit->second}};
+  if (temperature_fit) j["temperature_fit"] = {{"from", temperature_fit->first}, {"to", temperature_fit->second}};
+  return j;
+}
+
 // Trains and evaluates split k; returns its record (also written to stem.json).
 json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
                size_t k, const std::string& stem, const std::string& label, const std::string& fp,
@@ -175,27 +197,18 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
       throw Error(train::divergence_message(label, steps, e.what(), divergence_suspects(cfg)));
     }
   };
-  std::optional<std::pair<double, double>> noise_refit;  // training.stopping_noise (train/stopping.h)
+  // training.stopping_noise and training.stopping_temperature (train/stopping.h)
+  std::optional<std::pair<double, double>> noise_refit, temperature_fit;
   const auto ts = experiment::train(*inf, x_fit, y_fit, cfg, make_generator(seed, k, Stream::kTrain), label, every,
                                on_every, [&] {
                                  if (!stopper) return;
                                  stopper->restore_best();
                                  noise_refit = stopper->refit_noise();
+                                 temperature_fit = stopper->refit_temperature();
                                });
   if (stopper)
-    run.stopping = {{"validation_rows", prep.x_train.size(0) - run.n_fit},
-                    {"every", so.every},
-                    {"patience", so.patience},
-                    {"mc_samples", so.mc_samples},
-                    {"max_steps", total},
-                    {"stopped_at", ts.steps},
-                    {"stopped_because", ts.steps < total ? "patience: no better validation NLL in the last measurements"
-                                                         : "budget: the configured steps ran out"},
-                    {"best_step", stopper->best_step()},
-                    {"best_validation_mnll", stopper->best_nll()},
-                    {"step", stopper->steps()},
-                    {"validation_mnll", stopper->nll()}};
-  if (noise_refit) run.stopping["noise_refit"] = {{"from", noise_refit->first}, {"to", noise_refit->second}};
+    run.stopping = stopping_record(so, *stopper, prep.x_train.size(0) - run.n_fit, total, ts.steps, noise_refit,
+                                   temperature_fit);
   return finish_split(cfg, d, run, ts, curve_every > 0 ? curve : json(), 0, fp);
 }
 
@@ -241,6 +254,7 @@ void save_split_checkpoint(const config::Config& cfg, const data::RegressionData
   meta.x_std = prep.stats.x_std;
   meta.x_fill = prep.x_fill;
   if (run.calibration.on()) meta.calibration_json = run.calibration.to_json().dump();
+  meta.temperature = train::temperature_of(*run.inf);
   save_checkpoint(run.stem + ".ckpt", *run.inf, meta);
 }
 

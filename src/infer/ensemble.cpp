@@ -180,6 +180,11 @@ class Ensemble : public Inference {
   }
 
   likelihoods::Likelihood& likelihood() override { return members_.front()->likelihood(); }
+  std::vector<likelihoods::Likelihood*> predicting_likelihoods() override {
+    std::vector<likelihoods::Likelihood*> out;
+    for (auto& member : members_) out.push_back(&member->likelihood());
+    return out;
+  }
 
   int64_t num_params() const override {
     int64_t n = 0;

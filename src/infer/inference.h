@@ -111,6 +111,10 @@ class Inference {
   // The mean network's output on the standardised scale (the final fit check).
   virtual torch::Tensor mean_standardized(const torch::Tensor& x) = 0;
   virtual likelihoods::Likelihood& likelihood() = 0;
+  // Every likelihood whose to_original() predict() applies (a deep ensemble:
+  // one per member): what a predictive setting such as the softmax's
+  // temperature is set on.
+  virtual std::vector<likelihoods::Likelihood*> predicting_likelihoods() { return {&likelihood()}; }
   virtual int64_t num_params() const = 0;
   // What a checkpoint stores and restores (tensors allocated at construction,
   // so restoring copies into them; a tensor whose size depends on the training

@@ -125,7 +125,10 @@ class GaussianLikelihood : public Likelihood {
 
 // Softmax (categorical) p(y = c | f) = exp(f_c) / Σ_k exp(f_k) over C
 // network outputs; no parameters of its own. Predictions average the class
-// probabilities over the Monte Carlo samples (likelihoods/metrics.h).
+// probabilities over the Monte Carlo samples (likelihoods/metrics.h). A
+// temperature T (1 unless training.stopping_temperature fits one on the
+// held-out stopping rows after training) divides each sample's logits in
+// the predictive, softmax(f / T); training never sees it.
 class SoftmaxLikelihood : public Likelihood {
  public:
   // class_weights: "none", "balanced" (class c weighs n / (C n_c), n_c its
@@ -149,9 +152,13 @@ class SoftmaxLikelihood : public Likelihood {
   void fit_targets(const torch::Tensor& y_train, const std::vector<std::string>& class_names) override;
   // Each class's weight in the training term ([C], float64), undefined when unweighted.
   const torch::Tensor& class_weights() const { return weights_; }
+  // The predictive's temperature T > 0 (to_original: log_softmax(f / T)).
+  double temperature() const { return temperature_; }
+  void set_temperature(double t);
 
  private:
   int64_t classes_;
+  double temperature_ = 1.0;
   std::string weights_spec_;
   torch::Tensor weights_;
   std::vector<std::string> names_;

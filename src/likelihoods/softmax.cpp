@@ -79,8 +79,14 @@ void SoftmaxLikelihood::fit_targets(const torch::Tensor& y_train, const std::vec
   weights_ = torch::tensor(w, torch::kFloat64);
 }
 
+void SoftmaxLikelihood::set_temperature(double t) {
+  WHVI_CHECK(std::isfinite(t) && t > 0, "softmax likelihood: a temperature must be a positive number, got ", t);
+  temperature_ = t;
+}
+
 std::vector<std::pair<std::string, double>> SoftmaxLikelihood::learned() const {
   std::vector<std::pair<std::string, double>> out;
+  if (temperature_ != 1.0) out.emplace_back("temperature", temperature_);
   if (!weights_.defined()) return out;
   for (int64_t k = 0; k < classes_; ++k)
     out.emplace_back("class_weight/" + names_[static_cast<size_t>(k)], weights_[k].item<double>());
@@ -111,7 +117,8 @@ torch::Tensor SoftmaxLikelihood::sample(const torch::Tensor& f, const at::Genera
 }
 
 torch::Tensor SoftmaxLikelihood::to_original(const torch::Tensor& f) const {
-  return torch::log_softmax(f.to(torch::kFloat64), -1);
+  const auto f64 = f.to(torch::kFloat64);
+  return torch::log_softmax(temperature_ == 1.0 ? f64 : f64 / temperature_, -1);
 }
 
 Evaluation SoftmaxLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {

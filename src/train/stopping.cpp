@@ -102,6 +102,50 @@ double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y) {
   return std::exp(nll(mid) <= best_nll ? mid : best);
 }
 
+double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y) {
+  torch::NoGradGuard ng;
+  WHVI_CHECK_AS(ShapeError, lp.dim() == 3 && y.dim() == 1 && y.size(0) == lp.size(1),
+                "fit_sample_temperature needs log-probabilities [S, N, C] and labels [N]");
+  const auto l = lp.to(torch::kFloat64);
+  const auto idx = y.to(torch::kInt64).view({1, -1, 1}).expand({l.size(0), l.size(1), 1});
+  const double log_s = std::log(static_cast<double>(l.size(0)));
+  const auto nll = [&](double log_t) {
+    const auto lt = torch::log_softmax(l / std::exp(log_t), 2).gather(2, idx).squeeze(2);  // [S, N]
+    return -(torch::logsumexp(lt, 0) - log_s).mean().item<double>();
+  };
+  const double lo = std::log(0.05), hi = std::log(20.0), step = 0.02;
+  double best = 0, best_nll = nll(0);
+  for (double t = lo; t <= hi + 1e-12; t += step)
+    if (const double v = nll(t); v < best_nll) best_nll = v, best = t;
+  const double mid = golden_section_min(nll, std::max(lo, best - step), std::min(hi, best + step), 60);
+  return std::exp(nll(mid) <= best_nll ? mid : best);
+}
+
+void set_temperature(infer::Inference& inf, double t) {
+  for (auto* lik : inf.predicting_likelihoods())
+    if (auto* s = dynamic_cast<likelihoods::SoftmaxLikelihood*>(lik)) s->set_temperature(t);
+}
+
+double temperature_of(infer::Inference& inf) {
+  const auto* s = dynamic_cast<const likelihoods::SoftmaxLikelihood*>(&inf.likelihood());
+  return s ? s->temperature() : 1.0;
+}
+
+std::optional<std::pair<double, double>> ValidationStopping::refit_temperature() {
+  if (o_.temperature != "fit" || best_step_ < 0) return std::nullopt;
+  if (!dynamic_cast<likelihoods::SoftmaxLikelihood*>(&inf_.likelihood())) return std::nullopt;
+  torch::NoGradGuard ng;
+  const double before = temperature_of(inf_);
+  set_temperature(inf_, 1.0);
+  const auto lp = inf_.predict(x_, o_.mc_samples, gen_);
+  WHVI_CHECK_AS(NonFiniteError, lp.isfinite().all().item<bool>(), "the predictions on the stopping rows are not finite");
+  const double after = fit_sample_temperature(lp, y_);
+  set_temperature(inf_, after);
+  spdlog::info("stopping: at the kept step {} the predictive's temperature {:.4g} -> {:.4g}, fitted on the {} "
+               "held-out rows", best_step_, before, after, y_.size(0));
+  return std::make_pair(before, after);
+}
+
 std::optional<std::pair<double, double>> ValidationStopping::refit_noise() {
   if (o_.noise == "keep" || best_step_ < 0 || (o_.noise == "frozen" && best_step_ >= o_.min_steps))
     return std::nullopt;

@@ -45,6 +45,7 @@ struct StoppingOptions {
   int64_t patience = 20;    // measurements without improvement before stopping
   int64_t mc_samples = 32;
   std::string noise = "refit";  // training.stopping_noise (chosen on validation rows, results/selection/stopping-noise/)
+  std::string temperature = "keep";  // training.stopping_temperature
   int64_t min_steps = 0;    // never stop before this step (training.steps_fixed_noise: the frozen-noise phase)
   int64_t steps = 0;        // training.steps: with min_steps, the budget
   // what resolve() weighs
@@ -84,6 +85,20 @@ Holdout carve_holdout(int64_t n, double fraction, uint64_t seed,
 // where one sample's minimum lies), refined by golden-section search.
 double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y);
 
+// The temperature T in [0.05, 20] that minimises the mean over rows of
+// −log (1/S) Σ_s softmax(lp_s / T)_{y_i}, the predictive NLL of the mixture of
+// S tempered samples, for log class probabilities lp [S, N, C] (float64; a
+// sample's log-softmax output, so lp_s / T tempers its logits) and labels y
+// [N]: the minimum of a grid of ln T steps of 0.02, refined by golden-section
+// search between its neighbours.
+double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y);
+
+// The softmax predictive's temperature of every likelihood `inf` predicts
+// with (Inference::predicting_likelihoods), and the first's (1 where the
+// likelihood is not a softmax).
+void set_temperature(infer::Inference& inf, double t);
+double temperature_of(infer::Inference& inf);
+
 class ValidationStopping {
  public:
   // x_val: standardised inputs [N, D]; y_val: targets in original units [N]
@@ -104,6 +119,12 @@ class ValidationStopping {
   // Returns the variance before and after (target's units), or nothing when it
   // was left alone (keep, frozen at a later kept step, another likelihood).
   std::optional<std::pair<double, double>> refit_noise();
+  // After restore_best(), a classifier with training.stopping_temperature fit:
+  // the softmax predictive's temperature is set to fit_sample_temperature of
+  // the held-out rows' predictions at the kept parameters (mc_samples draws
+  // of this stopping's stream). Returns it before and after, or nothing when
+  // it was left alone (keep, another likelihood, no measurement).
+  std::optional<std::pair<double, double>> refit_temperature();
 
   int64_t best_step() const { return best_step_; }
   double best_nll() const { return best_nll_; }
@@ -148,6 +169,12 @@ void StoppingOptions::visit(V& v) {
          "step lies inside training.steps_fixed_noise, where the variance is still its initial value; keep: the "
          "trained value (the record's stopping.noise_refit says from what to what); refit chosen on validation rows of 13 "
          "sets for all 7 models tried (results/selection/stopping-noise/)");
+  v.late();
+  v.pick("training.stopping_temperature", temperature, {"keep", "fit"},
+         "training.stopping with a softmax likelihood: the predictive's temperature at the kept step. fit: every "
+         "sample's logits are divided by the T in [0.05, 20] that minimises the held-out stopping rows' "
+         "predictive NLL at the kept parameters (the record's stopping.temperature_fit and likelihood.temperature "
+         "say which; `whvi predict` applies it); keep: T = 1, the trained network as it is");
   v.late();
   v.use("training.steps_fixed_noise", min_steps);
   v.use("training.steps", steps);
