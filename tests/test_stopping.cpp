@@ -314,10 +314,15 @@ TEST(Stopping, TheTemperatureFitMinimisesTheTemperedMixturesNll) {
   const auto z = torch::randn({1, 20000, C}, g, torch::kFloat64);
   const auto labels = torch::multinomial(torch::softmax(z[0], 1), 1, true, g).squeeze(1);
   EXPECT_NEAR(train::fit_sample_temperature(torch::log_softmax(3 * z, 2), labels), 3.0, 0.15);
+  EXPECT_NEAR(train::fit_sample_temperature(torch::log_softmax(3 * z, 2), labels, 1.0),
+              train::fit_sample_temperature(torch::log_softmax(3 * z, 2), labels), 1e-6);
+  // under-confident logits z / 3: fit sharpens to T near 1/3, soften (T >= 1) leaves 1
+  EXPECT_NEAR(train::fit_sample_temperature(torch::log_softmax(z / 3, 2), labels), 1.0 / 3, 0.02);
+  EXPECT_EQ(train::fit_sample_temperature(torch::log_softmax(z / 3, 2), labels, 1.0), 1.0);
 }
 
 // The temperature at the kept step (training.stopping_temperature) of a
-// classifier: fit sets every member's to the held-out rows' best fit at the
+// classifier: fit (soften: at least 1) sets every member's to the held-out rows' best fit at the
 // kept parameters, after which predict() divides each sample's logits by it;
 // keep leaves 1. A 2-member deterministic ensemble, so the held-out
 // predictions do not depend on the draws.
@@ -330,7 +335,7 @@ TEST(Stopping, TheTemperatureIsFittedAtTheKeptStepAsAsked) {
   const auto h = train::carve_holdout(80, 0.3, 3);
   const auto fit = torch::tensor(h.fit), val = torch::tensor(h.validation);
   const auto x_val = x.index_select(0, val), y_val = y.index_select(0, val);
-  for (const std::string temperature : {"fit", "keep"}) {
+  for (const std::string temperature : {"fit", "soften", "keep"}) {
     SCOPED_TRACE(temperature);
     const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=2", "model.width=32", "training.lr=0.01",
                                "likelihood.kind=softmax", "training.steps_fixed_noise=0", "training.steps=800",
@@ -364,7 +369,7 @@ TEST(Stopping, TheTemperatureIsFittedAtTheKeptStepAsAsked) {
     const auto tempered = inf->predict(x_val, 2, make_generator(9));
     train::set_temperature(*inf, 1.0);
     const auto plain = inf->predict(x_val, 2, make_generator(9));
-    EXPECT_NEAR(refit->second, train::fit_sample_temperature(plain, y_val), 1e-9);
+    EXPECT_NEAR(refit->second, train::fit_sample_temperature(plain, y_val, temperature == "soften" ? 1.0 : 0.05), 1e-9);
     EXPECT_TRUE(torch::allclose(tempered, torch::log_softmax(plain / refit->second, 2), 1e-12, 1e-12));
     EXPECT_GT(std::abs(std::log(refit->second)), 0.05);  // the fit changed something
   }

@@ -90,8 +90,9 @@ double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y);
 // S tempered samples, for log class probabilities lp [S, N, C] (float64; a
 // sample's log-softmax output, so lp_s / T tempers its logits) and labels y
 // [N]: the minimum of a grid of ln T steps of 0.02, refined by golden-section
-// search between its neighbours.
-double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y);
+// search between its neighbours. min_t > 0.05 raises the range's lower end
+// (1: the temperature only ever softens the predictive).
+double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y, double min_t = 0.05);
 
 // The softmax predictive's temperature of every likelihood `inf` predicts
 // with (Inference::predicting_likelihoods), and the first's (1 where the
@@ -122,8 +123,9 @@ class ValidationStopping {
   // After restore_best(), a classifier with training.stopping_temperature fit:
   // the softmax predictive's temperature is set to fit_sample_temperature of
   // the held-out rows' predictions at the kept parameters (mc_samples draws
-  // of this stopping's stream). Returns it before and after, or nothing when
-  // it was left alone (keep, another likelihood, no measurement).
+  // of this stopping's stream; soften: at least 1). Returns it before and
+  // after, or nothing when it was left alone (keep, another likelihood, no
+  // measurement).
   std::optional<std::pair<double, double>> refit_temperature();
 
   int64_t best_step() const { return best_step_; }
@@ -170,11 +172,12 @@ void StoppingOptions::visit(V& v) {
          "trained value (the record's stopping.noise_refit says from what to what); refit chosen on validation rows of 13 "
          "sets for all 7 models tried (results/selection/stopping-noise/)");
   v.late();
-  v.pick("training.stopping_temperature", temperature, {"keep", "fit"},
+  v.pick("training.stopping_temperature", temperature, {"keep", "fit", "soften"},
          "training.stopping with a softmax likelihood: the predictive's temperature at the kept step. fit: every "
          "sample's logits are divided by the T in [0.05, 20] that minimises the held-out stopping rows' "
          "predictive NLL at the kept parameters (the record's stopping.temperature_fit and likelihood.temperature "
-         "say which; `whvi predict` applies it); keep: T = 1, the trained network as it is");
+         "say which; `whvi predict` applies it); soften: the same with T in [1, 20], so it never sharpens; keep: "
+         "T = 1, the trained network as it is");
   v.late();
   v.use("training.steps_fixed_noise", min_steps);
   v.use("training.steps", steps);
