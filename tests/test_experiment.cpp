@@ -1005,7 +1005,8 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
       {"configs", "runs"}, {"configs-stage2", "stage2"}, {"configs-stagesghmc", "sghmc"},
       {"configs-stageensemble", "ensemble"}, {"configs-stagestopping", "stopping"}, {"configs-stagewide", "wide"},
       {"configs-stagestopping-rule", "stopping-rule"}, {"configs-stagelaplace-prior", "laplace-prior"},
-      {"configs-stagestopping-noise", "stopping-noise"}};
+      {"configs-stagestopping-noise", "stopping-noise"},
+      {"configs-stagestopping-temperature", "stopping-temperature"}};
   int checked = 0;
   for (const auto& [gen, out] : stages)
     for (const auto& e : fs::directory_iterator(root / "results" / "selection" / gen)) {

@@ -95,7 +95,9 @@ if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 #           stopping's measurement every 500 steps with a patience of 10,
 #           the defaults before the wide and stopping-rule stages), ensemble
 #           (ensemble.prior false), laplace (model.sghmc.prior_var 0: before
-#           its winner became laplace's default), none
+#           its winner became laplace's default), temperature
+#           (training.stopping_temperature keep: a stage that classified
+#           before the stopping-temperature stage made fit the default), none
 #   judge:  select (`whvi select`), wide (scripts/render/wide_criterion.py),
 #           curves (scripts/render/stopping_rule.py)
 # stage                protocol                      candidates                      out                   data                                 base      pins          judge
@@ -107,7 +109,7 @@ ensemble               protocol-ensemble.yaml        candidates-ensemble.txt    
 stopping               protocol-stopping.yaml        candidates-stopping.txt         stopping              uci,synthetic                        folder    old           select
 wide                   protocol-wide.yaml            candidates-wide.txt             wide                  uci,synthetic                        folder    old           wide
 stopping-rule          protocol-stopping-rule.yaml   candidates-stopping-rule.txt    stopping-rule         small,synthetic                      folder    none          curves
-laplace-prior          protocol-laplace-prior.yaml   candidates-laplace-prior.txt    laplace-prior         uci,synthetic,class                  examples  laplace       wide
+laplace-prior          protocol-laplace-prior.yaml   candidates-laplace-prior.txt    laplace-prior         uci,synthetic,class                  examples  laplace,temperature wide
 stopping-noise         protocol-stopping-noise.yaml  candidates-stopping-noise.txt   stopping-noise        uci,synthetic                        examples  none          wide
 stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-temperature.txt stopping-temperature class,synthetic-class      examples  none          wide
 '
@@ -186,6 +188,7 @@ while read -r model name sets; do
       fi
       if [[ ,$PINS, == *,ensemble,* ]]; then pin ensemble.prior false; fi
       if [[ ,$PINS, == *,laplace,* ]]; then pin model.sghmc.prior_var 0; fi
+      if [[ ,$PINS, == *,temperature,* ]]; then pin training.stopping_temperature keep; fi
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
     CONFIGS+=("$cfg")

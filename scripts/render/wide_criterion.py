@@ -122,9 +122,9 @@ def main():
             sc = sum(score[n]) / len(score[n])
             ex = sum(excess[n]) / len(excess[n])
             cv = [c for c in cov[n] if finite(c) is not None]  # regression cells only
-            cv = sum(cv) / len(cv) if cv else float("nan")
+            cv = f"{sum(cv) / len(cv):.3f}" if cv else "–"  # – : classification only
             summary.append((sc, ex, n))
-            print(f"| {n} | {len(score[n])} | {sc:.3f} | {ex:.4g} | {cv:.3f} |")
+            print(f"| {n} | {len(score[n])} | {sc:.3f} | {ex:.4g} | {cv} |")
         winner = min(summary)[2]
         print(f"\n**{model.upper()}: {winner}** wins ({len(sets)} cells).\n")
         verdicts.append(f"{model}: {winner}")
