@@ -357,6 +357,9 @@ json run_predict(const PredictOptions& o) {
   AtomicFile out(o.out);
   const auto cal = stored_calibration(meta, o.checkpoint);
   if (cal.on()) spdlog::info("predict: {}", calibration_text(cal));
+  if (meta.temperature != 1.0)
+    spdlog::info("predict: each sample's logits divided by the temperature {:.4g} fitted at the kept step "
+                 "(training.stopping_temperature)", meta.temperature);
   out.write(output_header(o, classify, classes, cal));
 
   const auto& cfg = loaded.cfg;
