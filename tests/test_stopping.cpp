@@ -319,6 +319,19 @@ TEST(Stopping, TheTemperatureFitMinimisesTheTemperedMixturesNll) {
   // under-confident logits z / 3: fit sharpens to T near 1/3, soften (T >= 1) leaves 1
   EXPECT_NEAR(train::fit_sample_temperature(torch::log_softmax(z / 3, 2), labels), 1.0 / 3, 0.02);
   EXPECT_EQ(train::fit_sample_temperature(torch::log_softmax(z / 3, 2), labels, 1.0), 1.0);
+  // the MAP under a N(0, 1) prior on ln T: the penalised naive sum's derivative is 0 there
+  const double lm = std::log(train::fit_sample_temperature(lp, y, 0.05, 1.0));
+  const auto map = [&](double l) { return naive(l) + l * l / (2.0 * N); };
+  EXPECT_NEAR((map(lm + 1e-4) - map(lm - 1e-4)) / 2e-4, 0.0, 1e-5);
+  EXPECT_GT(std::abs(lm - lt), 1e-3);  // and it is another point than the fit's
+  // rows classified right with margin: the fit runs to the range's end, the MAP stays inside
+  const auto sep = torch::log_softmax(torch::randn({2, 40, C}, g, torch::kFloat64) +
+                                          5 * torch::one_hot(labels.slice(0, 0, 40), C).to(torch::kFloat64).unsqueeze(0),
+                                      2);
+  EXPECT_LT(train::fit_sample_temperature(sep, labels.slice(0, 0, 40)), 0.0521);  // within a grid step of the end
+  const double t_map = train::fit_sample_temperature(sep, labels.slice(0, 0, 40), 0.05, 1.0);
+  EXPECT_GT(t_map, 0.1);
+  EXPECT_LT(t_map, 1.0);
 }
 
 // The temperature at the kept step (training.stopping_temperature) of a
@@ -335,7 +348,7 @@ TEST(Stopping, TheTemperatureIsFittedAtTheKeptStepAsAsked) {
   const auto h = train::carve_holdout(80, 0.3, 3);
   const auto fit = torch::tensor(h.fit), val = torch::tensor(h.validation);
   const auto x_val = x.index_select(0, val), y_val = y.index_select(0, val);
-  for (const std::string temperature : {"fit", "soften", "keep"}) {
+  for (const std::string temperature : {"fit", "soften", "prior", "keep"}) {
     SCOPED_TRACE(temperature);
     const auto cfg = cfg_with({"model.kind=ensemble", "ensemble.members=2", "model.width=32", "training.lr=0.01",
                                "likelihood.kind=softmax", "training.steps_fixed_noise=0", "training.steps=800",
@@ -369,7 +382,10 @@ TEST(Stopping, TheTemperatureIsFittedAtTheKeptStepAsAsked) {
     const auto tempered = inf->predict(x_val, 2, make_generator(9));
     train::set_temperature(*inf, 1.0);
     const auto plain = inf->predict(x_val, 2, make_generator(9));
-    EXPECT_NEAR(refit->second, train::fit_sample_temperature(plain, y_val, temperature == "soften" ? 1.0 : 0.05), 1e-9);
+    EXPECT_NEAR(refit->second,
+                train::fit_sample_temperature(plain, y_val, temperature == "soften" ? 1.0 : 0.05,
+                                              temperature == "prior" ? 1.0 : 0.0),
+                1e-9);
     EXPECT_TRUE(torch::allclose(tempered, torch::log_softmax(plain / refit->second, 2), 1e-12, 1e-12));
     EXPECT_GT(std::abs(std::log(refit->second)), 0.05);  // the fit changed something
   }

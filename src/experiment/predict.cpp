@@ -293,6 +293,14 @@ std::string calibration_text(const calibration::Fitted& c) {
          " when the rows are exchangeable with the training data";
 }
 
+// What the checkpoint's predictive carries besides the network, for the log.
+void log_predictive(const CheckpointMeta& meta, const calibration::Fitted& cal) {
+  if (cal.on()) spdlog::info("predict: {}", calibration_text(cal));
+  if (meta.temperature != 1.0)
+    spdlog::info("predict: each sample's logits divided by the temperature {:.4g} fitted at the kept step "
+                 "(training.stopping_temperature)", meta.temperature);
+}
+
 // The places of the --keep columns in the input's header.
 std::vector<size_t> kept_columns(const PredictOptions& o, const data::CsvReader& in) {
   std::vector<size_t> at;
@@ -356,10 +364,7 @@ json run_predict(const PredictOptions& o) {
   const auto keep_at = kept_columns(o, in);
   AtomicFile out(o.out);
   const auto cal = stored_calibration(meta, o.checkpoint);
-  if (cal.on()) spdlog::info("predict: {}", calibration_text(cal));
-  if (meta.temperature != 1.0)
-    spdlog::info("predict: each sample's logits divided by the temperature {:.4g} fitted at the kept step "
-                 "(training.stopping_temperature)", meta.temperature);
+  log_predictive(meta, cal);
   out.write(output_header(o, classify, classes, cal));
 
   const auto& cfg = loaded.cfg;

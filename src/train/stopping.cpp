@@ -102,7 +102,7 @@ double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y) {
   return std::exp(nll(mid) <= best_nll ? mid : best);
 }
 
-double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y, double min_t) {
+double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y, double min_t, double prior_sd) {
   torch::NoGradGuard ng;
   WHVI_CHECK_AS(ShapeError, lp.dim() == 3 && y.dim() == 1 && y.size(0) == lp.size(1),
                 "fit_sample_temperature needs log-probabilities [S, N, C] and labels [N]");
@@ -111,7 +111,8 @@ double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y, d
   const double log_s = std::log(static_cast<double>(l.size(0)));
   const auto nll = [&](double log_t) {
     const auto lt = torch::log_softmax(l / std::exp(log_t), 2).gather(2, idx).squeeze(2);  // [S, N]
-    return -(torch::logsumexp(lt, 0) - log_s).mean().item<double>();
+    const double penalty = prior_sd > 0 ? log_t * log_t / (2 * prior_sd * prior_sd * static_cast<double>(l.size(1))) : 0;
+    return -(torch::logsumexp(lt, 0) - log_s).mean().item<double>() + penalty;
   };
   WHVI_CHECK(min_t >= 0.05 && min_t <= 1, "fit_sample_temperature: the lowest temperature must lie in [0.05, 1]");
   const double lo = std::log(min_t), hi = std::log(20.0), step = 0.02;
@@ -140,7 +141,8 @@ std::optional<std::pair<double, double>> ValidationStopping::refit_temperature()
   set_temperature(inf_, 1.0);
   const auto lp = inf_.predict(x_, o_.mc_samples, gen_);
   WHVI_CHECK_AS(NonFiniteError, lp.isfinite().all().item<bool>(), "the predictions on the stopping rows are not finite");
-  const double after = fit_sample_temperature(lp, y_, o_.temperature == "soften" ? 1.0 : 0.05);
+  const double after =
+      fit_sample_temperature(lp, y_, o_.temperature == "soften" ? 1.0 : 0.05, o_.temperature == "prior" ? 1.0 : 0.0);
   set_temperature(inf_, after);
   spdlog::info("stopping: at the kept step {} the predictive's temperature {:.4g} -> {:.4g}, fitted on the {} "
                "held-out rows", best_step_, before, after, y_.size(0));

@@ -91,8 +91,12 @@ double fit_noise_var(const torch::Tensor& f, const torch::Tensor& y);
 // sample's log-softmax output, so lp_s / T tempers its logits) and labels y
 // [N]: the minimum of a grid of ln T steps of 0.02, refined by golden-section
 // search between its neighbours. min_t > 0.05 raises the range's lower end
-// (1: the temperature only ever softens the predictive).
-double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y, double min_t = 0.05);
+// (1: the temperature only ever softens the predictive). prior_sd > 0 adds
+// the negative log of a N(0, prior_sd²) prior on ln T, (ln T)² / (2 prior_sd² N),
+// to the mean: the MAP temperature, which stays finite where every row is
+// classified right with margin (there the NLL falls towards 0 as T does).
+double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y, double min_t = 0.05,
+                              double prior_sd = 0);
 
 // The softmax predictive's temperature of every likelihood `inf` predicts
 // with (Inference::predicting_likelihoods), and the first's (1 where the
@@ -123,7 +127,8 @@ class ValidationStopping {
   // After restore_best(), a classifier with training.stopping_temperature fit:
   // the softmax predictive's temperature is set to fit_sample_temperature of
   // the held-out rows' predictions at the kept parameters (mc_samples draws
-  // of this stopping's stream; soften: at least 1). Returns it before and
+  // of this stopping's stream; soften: at least 1; prior: the MAP under a
+  // N(0, 1) prior on ln T). Returns it before and
   // after, or nothing when it was left alone (keep, another likelihood, no
   // measurement).
   std::optional<std::pair<double, double>> refit_temperature();
@@ -172,11 +177,12 @@ void StoppingOptions::visit(V& v) {
          "trained value (the record's stopping.noise_refit says from what to what); refit chosen on validation rows of 13 "
          "sets for all 7 models tried (results/selection/stopping-noise/)");
   v.late();
-  v.pick("training.stopping_temperature", temperature, {"keep", "fit", "soften"},
+  v.pick("training.stopping_temperature", temperature, {"keep", "fit", "soften", "prior"},
          "training.stopping with a softmax likelihood: the predictive's temperature at the kept step. fit: every "
          "sample's logits are divided by the T in [0.05, 20] that minimises the held-out stopping rows' "
          "predictive NLL at the kept parameters (the record's stopping.temperature_fit and likelihood.temperature "
-         "say which; `whvi predict` applies it); soften: the same with T in [1, 20], so it never sharpens; keep: "
+         "say which; `whvi predict` applies it); soften: the same with T in [1, 20], so it never sharpens; prior: "
+         "the MAP T under a N(0, 1) prior on ln T, which rows the network separates perfectly cannot drive to 0; keep: "
          "T = 1, the trained network as it is; fit chosen on validation rows of 13 classification sets for 6 of "
          "the 7 models tried (results/selection/stopping-temperature/)");
   v.late();
