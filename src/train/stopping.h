@@ -45,7 +45,7 @@ struct StoppingOptions {
   int64_t patience = 20;    // measurements without improvement before stopping
   int64_t mc_samples = 32;
   std::string noise = "refit";  // training.stopping_noise (chosen on validation rows, results/selection/stopping-noise/)
-  std::string temperature = "fit";  // training.stopping_temperature (chosen on validation rows, results/selection/stopping-temperature/)
+  std::string temperature = "prior";  // training.stopping_temperature (chosen on validation rows, results/selection/stopping-temperature/)
   int64_t min_steps = 0;    // never stop before this step (training.steps_fixed_noise: the frozen-noise phase)
   int64_t steps = 0;        // training.steps: with min_steps, the budget
   // what resolve() weighs
@@ -183,7 +183,7 @@ void StoppingOptions::visit(V& v) {
          "predictive NLL at the kept parameters (the record's stopping.temperature_fit and likelihood.temperature "
          "say which; `whvi predict` applies it); soften: the same with T in [1, 20], so it never sharpens; prior: "
          "the MAP T under a N(0, 1) prior on ln T, which rows the network separates perfectly cannot drive to 0; keep: "
-         "T = 1, the trained network as it is; fit chosen on validation rows of 13 classification sets for 6 of "
+         "T = 1, the trained network as it is; prior chosen on validation rows of 13 classification sets for 5 of "
          "the 7 models tried (results/selection/stopping-temperature/)");
   v.late();
   v.use("training.steps_fixed_noise", min_steps);
