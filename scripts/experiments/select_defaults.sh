@@ -103,7 +103,10 @@ if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 #           (ensemble.prior false), laplace (model.sghmc.prior_var 0: before
 #           its winner became laplace's default), temperature
 #           (training.stopping_temperature keep: a stage that classified
-#           before the stopping-temperature stage made fit the default), none
+#           before the stopping-temperature stage made fit the default),
+#           budget5000 (training.steps 5000: a stage on the CSV examples that ran
+#           before the class-budget stage gave the classification example
+#           20,000 steps), none
 #   judge:  select (`whvi select`), wide (scripts/render/wide_criterion.py),
 #           curves (scripts/render/stopping_rule.py)
 # stage                protocol                      candidates                      out                   data                                 base      pins          judge
@@ -115,9 +118,9 @@ ensemble               protocol-ensemble.yaml        candidates-ensemble.txt    
 stopping               protocol-stopping.yaml        candidates-stopping.txt         stopping              uci,synthetic                        folder    old           select
 wide                   protocol-wide.yaml            candidates-wide.txt             wide                  uci,synthetic                        folder    old           wide
 stopping-rule          protocol-stopping-rule.yaml   candidates-stopping-rule.txt    stopping-rule         small,synthetic                      folder    none          curves
-laplace-prior          protocol-laplace-prior.yaml   candidates-laplace-prior.txt    laplace-prior         uci,synthetic,class                  examples  laplace,temperature wide
+laplace-prior          protocol-laplace-prior.yaml   candidates-laplace-prior.txt    laplace-prior         uci,synthetic,class                  examples  laplace,temperature,budget5000 wide
 stopping-noise         protocol-stopping-noise.yaml  candidates-stopping-noise.txt   stopping-noise        uci,synthetic                        examples  none          wide
-stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-temperature.txt stopping-temperature class,synthetic-class      examples  none          wide
+stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-temperature.txt stopping-temperature class,synthetic-class      examples  budget5000 wide
 class-budget           protocol-class-budget.yaml    candidates-class-budget.txt     class-budget          class,synthetic-class                examples  none          wide
 '
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
@@ -196,6 +199,7 @@ while read -r model name sets; do
       if [[ ,$PINS, == *,ensemble,* ]]; then pin ensemble.prior false; fi
       if [[ ,$PINS, == *,laplace,* ]]; then pin model.sghmc.prior_var 0; fi
       if [[ ,$PINS, == *,temperature,* ]]; then pin training.stopping_temperature keep; fi
+      if [[ ,$PINS, == *,budget5000,* ]]; then pin training.steps 5000; fi
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
     CONFIGS+=("$cfg")
