@@ -2,7 +2,8 @@
 """scripts/render/wide_criterion.py against hand-computed ranks: two models, three
 candidates each, three data sets, with a tie, a failed run (non-finite MNLL) and a
 missing record; and two models whose names end alike (w and nf-w, the way WHVI and
-NF-WHVI do), whose records must not be counted for each other. Exit 0 when every
+NF-WHVI do), whose records must not be counted for each other; and a classifier
+(ECE, no coverage), whose coverage column reads "–", not "nan". Exit 0 when every
 expected line is in the output.
 
     python3 tests/scripts/wide_criterion_test.py REPO_ROOT
@@ -30,9 +31,12 @@ for (d, m, c), v in cells.items():
     split = {"mnll": v[0], "calibration_error": v[1], "coverage_95": 0.95, "n_train": 10}
     with open(os.path.join(tmp, f"{d}-{m}-{c}.json"), "w") as f:
         json.dump({"dataset": d, "splits": [split]}, f)
+for c, v in (("u", (0.3, 0.05)), ("v", (0.4, 0.02))):  # a classifier: ECE, no coverage
+    with open(os.path.join(tmp, f"a-k-{c}.json"), "w") as f:
+        json.dump({"dataset": "a", "splits": [{"mnll": v[0], "ece": v[1], "n_train": 10}]}, f)
 cand = os.path.join(tmp, "cands.txt")
 with open(cand, "w") as f:
-    f.write("# comment\nm x\nm y\nm z\nn p\nn q\nw r\nw s\nnf-w r\nnf-w s\n")
+    f.write("# comment\nm x\nm y\nm z\nn p\nn q\nw r\nw s\nnf-w r\nnf-w s\nk u\nk v\n")
 out = subprocess.run([sys.executable, os.path.join(root, "scripts/render/wide_criterion.py"), tmp, cand],
                      capture_output=True, text=True, check=True).stdout
 # model m, by hand: ranks (mnll, ce) per cell
@@ -51,6 +55,9 @@ expected = [
     "**N: p** wins (1 cells).",
     "**W: r** wins (1 cells).",  # a-nf-w-r is NF-W's record, not W's on a set "a-nf"
     "**NF-W: s** wins (1 cells).",
+    "| u | 1 | 1.500 | 0 | – |",  # ranks (1, 2) and (2, 1): tied, u by the lower excess MNLL
+    "| v | 1 | 1.500 | 0.1 | – |",
+    "**K: u** wins (1 cells).",
 ]
 missing = [e for e in expected if e not in out]
 if missing:
