@@ -1006,7 +1006,8 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
       {"configs-stageensemble", "ensemble"}, {"configs-stagestopping", "stopping"}, {"configs-stagewide", "wide"},
       {"configs-stagestopping-rule", "stopping-rule"}, {"configs-stagelaplace-prior", "laplace-prior"},
       {"configs-stagestopping-noise", "stopping-noise"},
-      {"configs-stagestopping-temperature", "stopping-temperature"}, {"configs-stageclass-budget", "class-budget"}};
+      {"configs-stagestopping-temperature", "stopping-temperature"}, {"configs-stageclass-budget", "class-budget"},
+      {"configs-stageclass-stopping-fraction", "class-stopping-fraction"}};
   int checked = 0;
   for (const auto& [gen, out] : stages)
     for (const auto& e : fs::directory_iterator(root / "results" / "selection" / gen)) {
