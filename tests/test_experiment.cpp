@@ -1007,7 +1007,8 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
       {"configs-stagestopping-rule", "stopping-rule"}, {"configs-stagelaplace-prior", "laplace-prior"},
       {"configs-stagestopping-noise", "stopping-noise"},
       {"configs-stagestopping-temperature", "stopping-temperature"}, {"configs-stageclass-budget", "class-budget"},
-      {"configs-stageclass-stopping-fraction", "class-stopping-fraction"}};
+      {"configs-stageclass-stopping-fraction", "class-stopping-fraction"},
+      {"configs-stagereg-stopping-fraction", "reg-stopping-fraction"}};
   int checked = 0;
   for (const auto& [gen, out] : stages)
     for (const auto& e : fs::directory_iterator(root / "results" / "selection" / gen)) {

@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #
 # Stage 1 (default): configs/selection/protocol.yaml (2 splits, 10,500 steps) for
@@ -74,6 +74,12 @@
 # configs/selection/protocol-class-stopping-fraction.yaml, on the same data sets,
 # ranked the same way; results in results/selection/class-stopping-fraction/.
 #
+# Stage reg-stopping-fraction: the CSV regression example's share of stopping
+# rows (configs/selection/candidates-reg-stopping-fraction.txt) under
+# configs/selection/protocol-reg-stopping-fraction.yaml, on the 8 UCI sets and
+# the 5 synthetic problems, ranked by validation MNLL and calibration error
+# together; results in results/selection/reg-stopping-fraction/.
+#
 # The table STAGES below gives each stage's files, data sets, base configs,
 # pinned defaults and judge: a new stage is one row there, its protocol and
 # candidates files, and a paragraph here.
@@ -128,6 +134,7 @@ stopping-noise         protocol-stopping-noise.yaml  candidates-stopping-noise.t
 stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-temperature.txt stopping-temperature class,synthetic-class      examples  budget5000 wide
 class-budget           protocol-class-budget.yaml    candidates-class-budget.txt     class-budget          class,synthetic-class                examples  none          wide
 class-stopping-fraction protocol-class-stopping-fraction.yaml candidates-class-stopping-fraction.txt class-stopping-fraction class,synthetic-class examples none wide
+reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stopping-fraction.txt reg-stopping-fraction uci,synthetic                examples  none          wide
 '
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
 if [[ -z $row ]]; then
