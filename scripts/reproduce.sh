@@ -99,7 +99,9 @@ recipe() {
     results/selection)
       local s
       echo "bash scripts/experiments/select_defaults.sh -j $j"
-      for s in 2 sghmc ensemble stopping wide stopping-rule laplace-prior stopping-noise stopping-temperature class-budget class-stopping-fraction reg-stopping-fraction; do echo "bash scripts/experiments/select_defaults.sh --stage $s -j $j"; done
+      for s in $(bash scripts/experiments/select_defaults.sh --stages); do
+        [[ $s == 1 ]] || echo "bash scripts/experiments/select_defaults.sh --stage $s -j $j"
+      done
       ;;
     results/analysis)
       local a

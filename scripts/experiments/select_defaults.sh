@@ -8,6 +8,7 @@
 #
 #   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
+#   select_defaults.sh --stages prints the stages of the table below, one a line.
 #
 # Stage 1 (default): configs/selection/protocol.yaml (2 splits, 10,500 steps) for
 # every candidate; results in results/selection/runs/. Stage 2: the candidates
@@ -136,6 +137,7 @@ class-budget           protocol-class-budget.yaml    candidates-class-budget.txt
 class-stopping-fraction protocol-class-stopping-fraction.yaml candidates-class-stopping-fraction.txt class-stopping-fraction class,synthetic-class examples none wide
 reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stopping-fraction.txt reg-stopping-fraction uci,synthetic                examples  none          wide
 '
+if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
 if [[ -z $row ]]; then
   echo "select_defaults: --stage must be one of: $(awk 'NF {printf "%s%s", sep, $1; sep=", "}' <<< "$STAGES")" >&2
