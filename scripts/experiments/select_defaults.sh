@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #   select_defaults.sh --stages prints the stages of the table below, one a line.
 #
@@ -81,6 +81,17 @@
 # the 5 synthetic problems, ranked by validation MNLL and calibration error
 # together; results in results/selection/reg-stopping-fraction/.
 #
+# Stage class-budget-large: the CSV classification example's step budget beyond
+# 20,000 (configs/selection/candidates-class-budget-large.txt) under
+# configs/selection/protocol-class-budget-large.yaml, on the data sets of stage
+# class-budget, ranked the same way; results in results/selection/class-budget-large/.
+#
+# Stage reg-budget: the CSV regression example's step budget
+# (configs/selection/candidates-reg-budget.txt) under
+# configs/selection/protocol-reg-budget.yaml, on the 8 UCI sets and the 5
+# synthetic problems, ranked by validation MNLL and calibration error together;
+# results in results/selection/reg-budget/.
+#
 # The table STAGES below gives each stage's files, data sets, base configs,
 # pinned defaults and judge: a new stage is one row there, its protocol and
 # candidates files, and a paragraph here.
@@ -136,6 +147,8 @@ stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-te
 class-budget           protocol-class-budget.yaml    candidates-class-budget.txt     class-budget          class,synthetic-class                examples  none          wide
 class-stopping-fraction protocol-class-stopping-fraction.yaml candidates-class-stopping-fraction.txt class-stopping-fraction class,synthetic-class examples none wide
 reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stopping-fraction.txt reg-stopping-fraction uci,synthetic                examples  none          wide
+class-budget-large     protocol-class-budget-large.yaml candidates-class-budget-large.txt class-budget-large class,synthetic-class  examples  none          wide
+reg-budget             protocol-reg-budget.yaml      candidates-reg-budget.txt       reg-budget            uci,synthetic                        examples  none          wide
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
