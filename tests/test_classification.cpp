@@ -348,6 +348,17 @@ TEST(ClassExperiment, AFittedTemperatureIsRecordedCheckpointedAndPredicted) {
   auto loaded = experiment::load_checkpoint(eo.checkpoint);
   for (auto* l : loaded.inf->predicting_likelihoods())
     EXPECT_EQ(dynamic_cast<likelihoods::SoftmaxLikelihood&>(*l).temperature(), t);
+  EXPECT_EQ(loaded.meta.likelihood_fitted, (std::vector<std::pair<std::string, double>>{{"temperature", t}}));
+  EXPECT_TRUE(experiment::load_checkpoint((dir / "keep" / "split-00.ckpt").string()).meta.likelihood_fitted.empty());
+  // a stored value the likelihood refuses is a damaged checkpoint, named, whatever its checksum
+  auto bad = loaded.meta;
+  bad.likelihood_fitted = {{"temperature", -1.0}};
+  const auto bad_path = (dir / "bad.ckpt").string();
+  experiment::save_checkpoint(bad_path, *loaded.inf, bad);
+  const auto err = error_of([&] { experiment::load_checkpoint(bad_path); });
+  EXPECT_NE(err.find("is damaged: its temperature is not valid"), std::string::npos) << err;
+  EXPECT_NE(error_of([&] { loaded.inf->likelihood().set_fitted("noise", 1.0); }).find("fits nothing named 'noise'"),
+            std::string::npos);
   whvi::remove_tree(fs::path(dir).string());
 }
 

@@ -1007,6 +1007,10 @@ TEST(DataSource, SyntheticQuantileClassesAreTheExportedLabels) {
   ASSERT_EQ(d.num_classes, 3);
   EXPECT_EQ(d.class_names, (std::vector<std::string>{"q1", "q2", "q3"}));
   EXPECT_TRUE(torch::equal(d.x, reg.x));
+  // the regression problem carries its noise floor into the record; its class labels do not
+  ASSERT_TRUE(reg.noise_floor.has_value());
+  EXPECT_EQ(reg.noise_floor->rmse, whvi::data::synthetic_floor("friedman").rmse);
+  EXPECT_FALSE(d.noise_floor.has_value());
   // the exported CSV's label column, row by row
   std::istringstream csv(whvi::data::to_csv(reg, 3));
   std::string line;

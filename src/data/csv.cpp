@@ -526,6 +526,7 @@ void targets_to_quantile_classes(RegressionData& d, int classes) {
     d.class_names.push_back("q" + std::to_string(k + 1));
   }
   d.num_classes = classes;
+  d.noise_floor.reset();  // a regression problem's floor says nothing about its class labels
 }
 
 void targets_to_classes(RegressionData& d) {

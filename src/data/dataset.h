@@ -23,6 +23,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,13 @@ struct RegressionData {
   // rows whose target is missing are dropped (dropped_rows).
   int64_t missing_cells = 0;
   std::vector<int64_t> source_rows;  // each row's 0-based data row in the file (the header is not a row)
+  // The best any model can do on fresh data, in original units, where the
+  // source knows it (a synthetic regression problem; data/synthetic.h): the
+  // record's noise_floor. Unset for real data and for class labels.
+  struct NoiseFloor {
+    double rmse = 0, mnll = 0, mnll_homoscedastic = 0;
+  };
+  std::optional<NoiseFloor> noise_floor;
 };
 
 // The largest |value| load_uci accepts in data.txt: the square of anything

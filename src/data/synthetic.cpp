@@ -243,6 +243,7 @@ RegressionData make_synthetic(const std::string& dataset, uint64_t seed, int64_t
     d.std_train.emplace_back(perm.begin(), perm.begin() + n_train);
     d.std_test.emplace_back(perm.begin() + n_train, perm.end());
   }
+  d.noise_floor = synthetic_floor(name);
   return d;
 }
 

@@ -41,9 +41,7 @@ bool is_synthetic(const std::string& dataset);  // starts with "synthetic:"
 // E[0.5 log(2 pi e s(x)^2)]. For input-dependent noise (hetero) a model with
 // one noise variance can at best reach mnll_homoscedastic =
 // 0.5 log(2 pi e E[s(x)^2]); elsewhere the two are equal.
-struct NoiseFloor {
-  double rmse = 0, mnll = 0, mnll_homoscedastic = 0;
-};
+using NoiseFloor = RegressionData::NoiseFloor;
 NoiseFloor synthetic_floor(const std::string& name);
 std::string synthetic_description(const std::string& name);
 

@@ -10,7 +10,6 @@
 #include "experiment/experiment.h"
 #include "experiment/resolve.h"
 #include "train/loop.h"
-#include "train/stopping.h"
 
 namespace whvi::experiment {
 
@@ -49,7 +48,7 @@ std::string checkpoint_checksum(infer::Inference& inf, const CheckpointMeta& m) 
   }
   if (m.x_fill.defined()) hash_tensor(h, m.x_fill);  // only where the data had missing cells
   if (!m.calibration_json.empty()) h.add(m.calibration_json.data(), m.calibration_json.size());
-  if (m.temperature != 1.0) h.add_value(m.temperature);
+  for (const auto& [name, value] : m.likelihood_fitted) h.add_value(value);
   return hex(h.value());
 }
 
@@ -71,7 +70,7 @@ void save_checkpoint(const std::string& path, infer::Inference& inf, const Check
   }
   if (m.x_fill.defined()) ar.write("meta/x_fill", m.x_fill);
   if (!m.calibration_json.empty()) ar.write("meta/calibration", c10::IValue(m.calibration_json));
-  if (m.temperature != 1.0) ar.write("meta/temperature", c10::IValue(m.temperature));
+  for (const auto& [name, value] : m.likelihood_fitted) ar.write("meta/" + name, c10::IValue(value));
   ar.write("meta/checksum", c10::IValue(checkpoint_checksum(inf, m)));
   std::ostringstream os;
   ar.save_to(os);
@@ -124,13 +123,6 @@ struct Archive {
       m.data_fp = read("meta/data_fingerprint").toStringRef();
       if (ar.try_read("meta/num_classes", v)) m.num_classes = v.toInt();
       if (ar.try_read("meta/calibration", v)) m.calibration_json = v.toStringRef();
-      if (ar.try_read("meta/temperature", v)) {
-        WHVI_CHECK(v.isDouble(), "'", path, "' is damaged: its temperature is not a number. Re-create it by "
-                   "training that split again");
-        m.temperature = v.toDouble();
-        WHVI_CHECK(std::isfinite(m.temperature) && m.temperature > 0, "'", path, "' is damaged: its temperature is "
-                   "not a positive number. Re-create it by training that split again");
-      }
       if (ar.try_read("meta/inputs", v)) {
         m.inputs_json = v.toStringRef();
         WHVI_CHECK(ar.try_read("meta/x_mean", m.x_mean) && ar.try_read("meta/x_std", m.x_std), "'", path,
@@ -156,6 +148,31 @@ struct Archive {
     } catch (const Error& e) {
       throw Error("'" + path + "' is damaged: its embedded configuration does not parse (" + printable(e.what()) +
                   "). Re-create it by training that split again");
+    }
+  }
+
+  // The likelihood's fitted scalars stored as meta/<name>, given back to every
+  // likelihood that predicts (an ensemble's members) and kept in meta for the checksum.
+  void restore_fitted(infer::Inference& inf, CheckpointMeta& m) {
+    for (const auto& name : inf.likelihood().fitted_names()) {
+      c10::IValue v;
+      bool present = false;
+      try {
+        present = ar.try_read("meta/" + name, v);
+      } catch (const std::exception&) {
+        throw Error("'" + path + "' is damaged: cannot read its " + name + ". Re-create it by training that split "
+                    "again");
+      }
+      if (!present) continue;
+      WHVI_CHECK(v.isDouble() && std::isfinite(v.toDouble()), "'", path, "' is damaged: its ", name,
+                 " is not a number. Re-create it by training that split again");
+      try {
+        for (auto* lik : inf.predicting_likelihoods()) lik->set_fitted(name, v.toDouble());
+      } catch (const Error& e) {
+        throw Error("'" + path + "' is damaged: its " + name + " is not valid (" + printable(e.what()) +
+                    "). Re-create it by training that split again");
+      }
+      m.likelihood_fitted.emplace_back(name, v.toDouble());
     }
   }
 
@@ -187,7 +204,7 @@ struct Archive {
 
 LoadedCheckpoint load_checkpoint(const std::string& path) {
   Archive a(path);
-  const CheckpointMeta meta = a.meta();
+  CheckpointMeta meta = a.meta();
   const std::string stored_sum = [&] {
     const auto v = a.read("meta/checksum");
     WHVI_CHECK(v.isString(), "'", path, "' is damaged: its checksum is not a string");
@@ -200,7 +217,7 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
                                    meta.num_classes);
   inf->to(options::read<train::LoopOptions>(cfg).dtype);
   a.restore(*inf);
-  if (meta.temperature != 1.0) train::set_temperature(*inf, meta.temperature);
+  a.restore_fitted(*inf, meta);
   WHVI_CHECK(checkpoint_checksum(*inf, meta) == stored_sum, "'", path,
              "' is corrupted: its contents do not match the checksum stored when it was written. "
              "Re-create it by training that split again (whvi train --resume retrains a split whose checkpoint is damaged)");

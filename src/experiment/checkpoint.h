@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "calibration/calibration.h"
 #include "common/rng.h"
@@ -36,9 +38,10 @@ struct CheckpointMeta {
   // calibration.kind's fit (calibration::Fitted as JSON), written and hashed
   // only when set
   std::string calibration_json;
-  // the softmax predictive's temperature (training.stopping_temperature),
-  // written and hashed only when not 1
-  double temperature = 1.0;
+  // the likelihood's scalars fitted after training (Likelihood::fitted: the
+  // softmax predictive's temperature), each written as meta/<name> and hashed
+  // only when present; load_checkpoint gives them back to the likelihood
+  std::vector<std::pair<std::string, double>> likelihood_fitted;
 };
 
 // The largest checkpoint whvi reads: half this machine's memory (a checkpoint

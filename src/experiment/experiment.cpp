@@ -114,10 +114,8 @@ json experiment_header(const ExperimentRun& r) {
     const auto gpu = cuda_device_name();
     doc["training_device"] = cfg.get_string("training.device") + (gpu.empty() ? "" : ": " + gpu);
   }
-  if (data::is_synthetic(cfg.get_string("data.dataset")) && cfg.get_int("data.synthetic_classes") == 0) {
-    const auto fl = data::synthetic_floor(cfg.get_string("data.dataset").substr(10));
-    doc["noise_floor"] = {{"rmse", fl.rmse}, {"mnll", fl.mnll}, {"mnll_homoscedastic", fl.mnll_homoscedastic}};
-  }
+  if (const auto& fl = d.noise_floor)
+    doc["noise_floor"] = {{"rmse", fl->rmse}, {"mnll", fl->mnll}, {"mnll_homoscedastic", fl->mnll_homoscedastic}};
   return doc;
 }
 

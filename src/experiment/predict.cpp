@@ -294,11 +294,9 @@ std::string calibration_text(const calibration::Fitted& c) {
 }
 
 // What the checkpoint's predictive carries besides the network, for the log.
-void log_predictive(const CheckpointMeta& meta, const calibration::Fitted& cal) {
+void log_predictive(const likelihoods::Likelihood& lik, const calibration::Fitted& cal) {
   if (cal.on()) spdlog::info("predict: {}", calibration_text(cal));
-  if (meta.temperature != 1.0)
-    spdlog::info("predict: each sample's logits divided by the temperature {:.4g} fitted at the kept step "
-                 "(training.stopping_temperature)", meta.temperature);
+  if (const auto text = lik.fitted_text(); !text.empty()) spdlog::info("predict: {}", text);
 }
 
 // The places of the --keep columns in the input's header.
@@ -364,7 +362,7 @@ json run_predict(const PredictOptions& o) {
   const auto keep_at = kept_columns(o, in);
   AtomicFile out(o.out);
   const auto cal = stored_calibration(meta, o.checkpoint);
-  log_predictive(meta, cal);
+  log_predictive(loaded.inf->likelihood(), cal);
   out.write(output_header(o, classify, classes, cal));
 
   const auto& cfg = loaded.cfg;

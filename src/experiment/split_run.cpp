@@ -254,7 +254,7 @@ void save_split_checkpoint(const config::Config& cfg, const data::RegressionData
   meta.x_std = prep.stats.x_std;
   meta.x_fill = prep.x_fill;
   if (run.calibration.on()) meta.calibration_json = run.calibration.to_json().dump();
-  meta.temperature = train::temperature_of(*run.inf);
+  meta.likelihood_fitted = run.inf->likelihood().fitted();
   save_checkpoint(run.stem + ".ckpt", *run.inf, meta);
 }
 

@@ -3,6 +3,7 @@
 
 #include "common/draws.h"
 #include "common/errors.h"
+#include "common/io.h"
 #include "likelihoods/kind.h"
 
 namespace whvi::likelihoods {
@@ -48,6 +49,11 @@ torch::Tensor GaussianLikelihood::to_original(const torch::Tensor& f) const {
 
 double GaussianLikelihood::noise_var_original() const {
   return std::exp(log_noise_var_.item<double>()) * y_std_ * y_std_;
+}
+
+void Likelihood::set_fitted(const std::string& name, double /*value*/) {
+  throw Error(std::string("the ") + task() + " likelihood fits nothing named '" + printable(name, 40) +
+              "' after training");
 }
 
 torch::Tensor Likelihood::predictive_cdf(const torch::Tensor& f, const torch::Tensor& y) const {

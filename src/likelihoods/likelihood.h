@@ -67,6 +67,17 @@ class Likelihood : public torch::nn::Module {
   // Learned scalars beyond noise_var_original(), by name, for the split
   // record's `likelihood` (Student's t: its degrees of freedom and scale^2).
   virtual std::vector<std::pair<std::string, double>> learned() const { return {}; }
+  // Scalars fitted after training, on held-out rows, that the predictive uses
+  // (softmax: its temperature, training.stopping_temperature): every name this
+  // kind can fit (fitted_names), those that differ from their neutral value
+  // (fitted), and one set back by name (set_fitted; the default refuses any
+  // name). A checkpoint keeps them as meta/<name>, read back through these, so
+  // a new one costs the likelihood alone. fitted_text: what they do, for
+  // predict's log ("" when nothing is fitted).
+  virtual std::vector<std::string> fitted_names() const { return {}; }
+  virtual std::vector<std::pair<std::string, double>> fitted() const { return {}; }
+  virtual void set_fitted(const std::string& name, double value);
+  virtual std::string fitted_text() const { return ""; }
   // Called once per split before training, with its training targets (class
   // indices for a classifier, [N]) and the class names: a likelihood whose
   // training term weighs rows by their class (softmax's
@@ -149,6 +160,10 @@ class SoftmaxLikelihood : public Likelihood {
   double noise_var_original() const override;
   std::string log_text() const override { return ""; }
   std::vector<std::pair<std::string, double>> learned() const override;
+  std::vector<std::string> fitted_names() const override { return {"temperature"}; }
+  std::vector<std::pair<std::string, double>> fitted() const override;
+  void set_fitted(const std::string& name, double value) override;
+  std::string fitted_text() const override;
   void fit_targets(const torch::Tensor& y_train, const std::vector<std::string>& class_names) override;
   // Each class's weight in the training term ([C], float64), undefined when unweighted.
   const torch::Tensor& class_weights() const { return weights_; }

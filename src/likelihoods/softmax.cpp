@@ -84,6 +84,25 @@ void SoftmaxLikelihood::set_temperature(double t) {
   temperature_ = t;
 }
 
+std::vector<std::pair<std::string, double>> SoftmaxLikelihood::fitted() const {
+  if (temperature_ == 1.0) return {};
+  return {{"temperature", temperature_}};
+}
+
+void SoftmaxLikelihood::set_fitted(const std::string& name, double value) {
+  if (name != "temperature") Likelihood::set_fitted(name, value);
+  set_temperature(value);
+}
+
+std::string SoftmaxLikelihood::fitted_text() const {
+  if (temperature_ == 1.0) return "";
+  std::ostringstream o;
+  o.precision(4);
+  o << "each sample's logits divided by the temperature " << temperature_
+    << " fitted at the kept step (training.stopping_temperature)";
+  return o.str();
+}
+
 std::vector<std::pair<std::string, double>> SoftmaxLikelihood::learned() const {
   std::vector<std::pair<std::string, double>> out;
   if (temperature_ != 1.0) out.emplace_back("temperature", temperature_);
