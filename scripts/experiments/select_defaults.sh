@@ -129,7 +129,8 @@ if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 #           before the stopping-temperature stage made fit the default),
 #           budget5000 (training.steps 5000: a stage on the CSV examples that ran
 #           before the class-budget stage gave the classification example
-#           20,000 steps), budget20000 (training.steps 20000: a classification
+#           20,000 steps, or before the reg-budget stage gave the regression
+#           example 20,000), budget20000 (training.steps 20000: a classification
 #           stage that ran before the class-budget-large stage gave it 80,000), none
 #   judge:  select (`whvi select`), wide (scripts/render/wide_criterion.py),
 #           curves (scripts/render/stopping_rule.py)
@@ -143,11 +144,11 @@ stopping               protocol-stopping.yaml        candidates-stopping.txt    
 wide                   protocol-wide.yaml            candidates-wide.txt             wide                  uci,synthetic                        folder    old           wide
 stopping-rule          protocol-stopping-rule.yaml   candidates-stopping-rule.txt    stopping-rule         small,synthetic                      folder    none          curves
 laplace-prior          protocol-laplace-prior.yaml   candidates-laplace-prior.txt    laplace-prior         uci,synthetic,class                  examples  laplace,temperature,budget5000 wide
-stopping-noise         protocol-stopping-noise.yaml  candidates-stopping-noise.txt   stopping-noise        uci,synthetic                        examples  none          wide
+stopping-noise         protocol-stopping-noise.yaml  candidates-stopping-noise.txt   stopping-noise        uci,synthetic                        examples  budget5000          wide
 stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-temperature.txt stopping-temperature class,synthetic-class      examples  budget5000 wide
 class-budget           protocol-class-budget.yaml    candidates-class-budget.txt     class-budget          class,synthetic-class                examples  none          wide
 class-stopping-fraction protocol-class-stopping-fraction.yaml candidates-class-stopping-fraction.txt class-stopping-fraction class,synthetic-class examples budget20000 wide
-reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stopping-fraction.txt reg-stopping-fraction uci,synthetic                examples  none          wide
+reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stopping-fraction.txt reg-stopping-fraction uci,synthetic                examples  budget5000          wide
 class-budget-large     protocol-class-budget-large.yaml candidates-class-budget-large.txt class-budget-large class,synthetic-class  examples  none          wide
 reg-budget             protocol-reg-budget.yaml      candidates-reg-budget.txt       reg-budget            uci,synthetic                        examples  none          wide
 '
