@@ -72,6 +72,27 @@ TEST(Stopping, TheDefaultIntervalScalesWithTheBudget) {
   EXPECT_EQ(read({"training.steps=5000", "training.stopping_every=7"}).every, 7);
 }
 
+// training.stopping_every_epochs caps the budget's interval at that many
+// epochs of the split's rows (ceil(rows / batch) steps each), never below 50
+// steps, and leaves an interval the config names alone.
+TEST(Stopping, TheEpochCapShortensOnlyTheBudgetsInterval) {
+  const auto read = [](std::vector<std::string> sets) {
+    sets.push_back("data.dataset=mine.csv");
+    sets.push_back("training.steps_fixed_noise=500");
+    sets.push_back("training.steps=20000");
+    sets.push_back("training.batch_size=64");
+    return options::read<train::StoppingOptions>(cfg_with(sets));
+  };
+  const auto capped = read({"training.stopping_every_epochs=20"});
+  ASSERT_EQ(capped.every, 410);
+  EXPECT_EQ(capped.every_for(322), 20 * 6);     // 322 rows: 6 steps an epoch (5.03 rounded up)
+  EXPECT_EQ(capped.every_for(320), 20 * 5);     // exactly 5
+  EXPECT_EQ(capped.every_for(30000), 410);      // 469 steps an epoch: the budget's interval is shorter
+  EXPECT_EQ(capped.every_for(10), 50);          // 1 step an epoch: never below 50
+  EXPECT_EQ(read({}).every_for(322), 410);      // no cap by default
+  EXPECT_EQ(read({"training.stopping_every_epochs=20", "training.stopping_every=300"}).every_for(322), 300);
+}
+
 TEST(Stopping, AutoActsOnCsvFilesAndValidationRefusesWhereItCannotAct) {
   EXPECT_FALSE(experiment::stopping_on(cfg_with({"data.dataset=boston"})));
   EXPECT_TRUE(experiment::stopping_on(cfg_with({"data.dataset=mine.csv"})));

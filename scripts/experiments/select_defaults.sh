@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #   select_defaults.sh --stages prints the stages of the table below, one a line.
 #
@@ -92,6 +92,13 @@
 # synthetic problems, ranked by validation MNLL and calibration error together;
 # results in results/selection/reg-budget/.
 #
+# Stage stopping-every-epochs: a cap, in epochs, on the CSV examples' interval
+# between stopping measurements (configs/selection/candidates-stopping-every-epochs.txt)
+# under configs/selection/protocol-stopping-every-epochs.yaml, on the 8 UCI sets,
+# the 5 synthetic problems and the classification sets of stage class-budget,
+# ranked by validation MNLL and calibration error together; results in
+# results/selection/stopping-every-epochs/.
+#
 # The table STAGES below gives each stage's files, data sets, base configs,
 # pinned defaults and judge: a new stage is one row there, its protocol and
 # candidates files, and a paragraph here.
@@ -151,6 +158,7 @@ class-stopping-fraction protocol-class-stopping-fraction.yaml candidates-class-s
 reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stopping-fraction.txt reg-stopping-fraction uci,synthetic                examples  budget5000          wide
 class-budget-large     protocol-class-budget-large.yaml candidates-class-budget-large.txt class-budget-large class,synthetic-class  examples  none          wide
 reg-budget             protocol-reg-budget.yaml      candidates-reg-budget.txt       reg-budget            uci,synthetic                        examples  none          wide
+stopping-every-epochs  protocol-stopping-every-epochs.yaml candidates-stopping-every-epochs.txt stopping-every-epochs uci,synthetic,class,synthetic-class examples none wide
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")

@@ -149,7 +149,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
   // Stopping on validation rows (train/stopping.h): a share of the training
   // rows is held out from the steps, rows and draws from Stream::kStopping.
-  const auto so = options::read<train::StoppingOptions>(cfg);
+  auto so = options::read<train::StoppingOptions>(cfg);
   auto x_fit = prep.x_train;
   auto y_fit = prep.y_train.squeeze(1);
   auto y_fit_raw = prep.y_train_raw;
@@ -157,6 +157,7 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   if (so.on && (so.asked || x_fit.size(0) >= train::kMinRows)) {
     const auto h = train::carve_holdout(x_fit.size(0), so.fraction, derive_seed(seed, k, Stream::kStopping));
     const auto fit = torch::tensor(h.fit, torch::kInt64), val = torch::tensor(h.validation, torch::kInt64);
+    so.every = so.every_for(static_cast<int64_t>(h.fit.size()));
     stopper = std::make_unique<train::ValidationStopping>(
         *inf, x_fit.index_select(0, val), prep.y_train_raw.index_select(0, val).squeeze(1).to(torch::kFloat64), so,
         make_generator(derive_seed(seed, k, Stream::kStopping) + 1));

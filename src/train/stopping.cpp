@@ -41,6 +41,12 @@ int64_t auto_every(int64_t budget) {
   return std::max(kMinEvery, (budget + kMeasurementsPerBudget / 2) / kMeasurementsPerBudget);
 }
 
+int64_t StoppingOptions::every_for(int64_t fit_rows) const {
+  if (!every_auto || every_epochs <= 0 || batch_size <= 0) return every;
+  const int64_t epoch = (std::max<int64_t>(fit_rows, 1) + batch_size - 1) / batch_size;
+  return std::min(every, std::max(kMinEvery, every_epochs * epoch));
+}
+
 Holdout carve_holdout(int64_t n, double fraction, uint64_t seed, const std::string& fraction_key,
                       const std::string& off) {
   const int64_t n_val = std::max<int64_t>(1, std::llround(fraction * static_cast<double>(n)));

@@ -43,6 +43,8 @@ struct StoppingOptions {
   double fraction = 0.1;    // share of the training rows held out
   int64_t every = 0;        // steps between measurements; 0: auto_every(the budget), set by finish()
   int64_t patience = 20;    // measurements without improvement before stopping
+  int64_t every_epochs = 0; // training.stopping_every_epochs: with every 0, at most this many epochs between measurements (0: no cap)
+  int64_t batch_size = 0;   // training.batch_size (an epoch's steps)
   int64_t mc_samples = 32;
   std::string noise = "refit";  // training.stopping_noise (chosen on validation rows, results/selection/stopping-noise/)
   std::string temperature = "prior";  // training.stopping_temperature (chosen on validation rows, results/selection/stopping-temperature/)
@@ -54,10 +56,16 @@ struct StoppingOptions {
   // derived by finish()
   bool on = false;          // training.stopping resolved for this data set and method
   bool asked = false;       // mode validation (auto leaves splits of under kMinRows rows alone)
+  bool every_auto = false;  // training.stopping_every was 0
   void finish() {
     on = resolve();
+    every_auto = every == 0;
     if (every == 0) every = auto_every(min_steps + steps);
   }
+  // The steps between measurements for a split that trains on fit_rows rows:
+  // every, capped at every_epochs epochs (at least kMinEvery steps) when
+  // training.stopping_every is 0 and training.stopping_every_epochs is set.
+  int64_t every_for(int64_t fit_rows) const;
   // Whether stopping acts: "validation", or "auto" on data that are not one
   // of the papers' benchmarks. Throws when it is asked for where it cannot act
   // (SGHMC, batched splits, a GPU). `why_off` receives the reason when auto
@@ -169,6 +177,12 @@ void StoppingOptions::visit(V& v) {
   v.num("training.stopping_patience", patience, 1, 1e6,
         "training.stopping: measurements without improvement before training stops (never inside "
         "training.steps_fixed_noise); with training.stopping_every 0, 20 measurements are 40% of the budget (chosen with it)");
+  v.num("training.stopping_every_epochs", every_epochs, 0, 1e6,
+        "training.stopping with training.stopping_every 0: at most this many epochs (passes over the split's "
+        "training rows at training.batch_size) between measurements, at least 50 steps, so a small table is "
+        "measured before it overfits whatever the budget; 0: no cap, the budget / 50 alone");
+  v.late();
+  v.use("training.batch_size", batch_size);
   v.num("training.stopping_mc_samples", mc_samples, 1, 1e6, "training.stopping: Monte Carlo samples of each measurement");
   v.pick("training.stopping_noise", noise, {"refit", "frozen", "keep"},
          "training.stopping: the Gaussian noise variance at the kept step. refit: set to the value that minimises "
