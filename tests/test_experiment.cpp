@@ -590,6 +590,31 @@ TEST(Selection, RanksCandidatesByValidationMnllAndRefusesTestRuns) {
   EXPECT_EQ(r.summary["whvi"]["settings"]["model.whvi.prior_var"], 1);
   EXPECT_EQ(r.summary["whvi"]["varying_settings"], json::array({"model.whvi.prior_var"}));
   EXPECT_NE(r.markdown.find("Chosen: **a**"), std::string::npos) << r.markdown;
+  // a tagged data set (<dataset>-<tag>-<model>-<candidate>) is a data set of its own
+  auto tagged = files;
+  const std::vector<std::pair<std::string, double>> class_mnll = {{"a", 9.0}, {"b", 1.0}, {"c", 2.0}};
+  for (size_t i = 0; i < class_mnll.size(); ++i) {
+    const auto& [cand, mnll] = class_mnll[i];
+    json j = report::load_json_file(files[6 + i]);  // d3's records, renamed
+    j["experiment"] = "d3-class-whvi-" + cand;
+    j["summary"]["mnll"]["mean"] = mnll;
+    const auto f = (sb.dir / ("d3-class-" + cand + ".json")).string();
+    std::ofstream(f) << j.dump();
+    tagged.push_back(f);
+  }
+  const auto t = report::select_defaults(tagged);  // mean ranks over 4 sets: a 2, b 1.75, c 2.25
+  EXPECT_EQ(t.summary["whvi"]["chosen"], "b") << t.markdown;
+  EXPECT_NE(t.markdown.find("d3-class"), std::string::npos) << t.markdown;
+  auto bad = files;
+  {
+    json j = report::load_json_file(files[0]);
+    j["experiment"] = "d1x-whvi-a";  // the data set's name runs on: not a tag
+    const auto f = (sb.dir / "bad.json").string();
+    std::ofstream(f) << j.dump();
+    bad.push_back(f);
+  }
+  EXPECT_NE(error_of([&] { report::select_defaults(bad); }).find("is not <dataset>-<model>-<candidate>"),
+            std::string::npos);
   auto with_test = files;
   with_test.push_back(record("d4", "a", 0.1, 1, "test"));
   const auto msg = error_of([&] { report::select_defaults(with_test); });

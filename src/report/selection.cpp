@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/io.h"
 #include "report/table.h"
 
 namespace whvi::report {
@@ -64,11 +65,18 @@ Run read_run_fields(const std::string& f, const json& j) {
   r.dataset = j.value("dataset", std::string());
   r.model = j.value("model", std::string());
   const std::string name = j.value("experiment", std::string());
-  // a generated data set's name loses its "synthetic:" in file names
-  const std::string prefix = r.dataset.substr(r.dataset.find(':') + 1) + "-" + r.model + "-";
-  WHVI_CHECK(name.rfind(prefix, 0) == 0 && name.size() > prefix.size(), f, ": experiment name '", name,
-             "' is not <dataset>-<model>-<candidate> (", prefix, "...)");
-  r.candidate = name.substr(prefix.size());
+  // a generated data set's name loses its "synthetic:" in file names, and a
+  // tag may follow it (<dataset>-<tag>-<model>-<candidate>: a stage that runs a
+  // synthetic problem both as regression and as classification names the
+  // latter <name>-class); the tag then belongs to the data set's name
+  const std::string base = r.dataset.substr(r.dataset.find(':') + 1), mid = "-" + r.model + "-";
+  const auto at = name.rfind(base, 0) == 0 ? name.find(mid, base.size()) : std::string::npos;
+  WHVI_CHECK(at != std::string::npos && (at == base.size() || name[base.size()] == '-') &&
+                 name.size() > at + mid.size(),
+             f, ": experiment name '", printable(name, 80), "' is not <dataset>-<model>-<candidate> (", base, mid,
+             "...)");
+  r.dataset += name.substr(base.size(), at - base.size());
+  r.candidate = name.substr(at + mid.size());
   r.complete = j.value("complete", false);
   const auto& s = j.at("summary");
   auto mean = [&](const char* k) {
