@@ -97,15 +97,21 @@ struct Archive {
     }
   }
 
-  c10::IValue read(const std::string& key) {
-    c10::IValue v;
-    bool ok = false;
+  // Reads `key` into out if the archive holds it; an entry that is there but
+  // cannot be read is a damaged file, named with `what`.
+  template <class T>
+  bool try_get(const std::string& key, T& out, const std::string& what) {
     try {
-      ok = ar.try_read(key, v);
+      return ar.try_read(key, out);
     } catch (const std::exception&) {  // c10::Error, and std::out_of_range from its maps
-      throw Error("'" + path + "' is damaged: cannot read " + key + ". Re-create it by training that "
+      throw Error("'" + path + "' is damaged: cannot read " + what + ". Re-create it by training that "
                   "split again");
     }
+  }
+
+  c10::IValue read(const std::string& key) {
+    c10::IValue v;
+    const bool ok = try_get(key, v, key);
     WHVI_CHECK(ok, path, " is not a checkpoint of this whvi version (missing ", key,
                "); re-create it by training that split again");
     return v;
@@ -156,14 +162,7 @@ struct Archive {
   void restore_fitted(infer::Inference& inf, CheckpointMeta& m) {
     for (const auto& name : inf.likelihood().fitted_names()) {
       c10::IValue v;
-      bool present = false;
-      try {
-        present = ar.try_read("meta/" + name, v);
-      } catch (const std::exception&) {
-        throw Error("'" + path + "' is damaged: cannot read its " + name + ". Re-create it by training that split "
-                    "again");
-      }
-      if (!present) continue;
+      if (!try_get("meta/" + name, v, "its " + name)) continue;
       WHVI_CHECK(v.isDouble() && std::isfinite(v.toDouble()), "'", path, "' is damaged: its ", name,
                  " is not a number. Re-create it by training that split again");
       try {
@@ -181,14 +180,7 @@ struct Archive {
     torch::NoGradGuard ng;
     for (auto& [key, value] : inf.state()) {
       torch::Tensor t;
-      bool ok = false;
-      try {
-        ok = ar.try_read("param/" + key, t);
-      } catch (const std::exception&) {
-        throw Error("'" + path + "' is damaged: cannot read parameter " + key + ". Re-create it by "
-                    "training that split again");
-      }
-      WHVI_CHECK(ok, path, ": missing parameter ", key);
+      WHVI_CHECK(try_get("param/" + key, t, "parameter " + key), path, ": missing parameter ", key);
       // sized by the training set (infer/inference.h, state()): takes the stored shape
       if (value.numel() == 0 && t.dim() == value.dim() && t.scalar_type() == value.scalar_type())
         value.resize_(t.sizes());
