@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Which model an example config should train: the criterion of the wide stage applied
+across models instead of across one model's candidates (results/selection/README.md,
+"The examples' model").
+
+From a selection stage's split-0 records (FOLDER/SET-MODEL-CANDIDATE.json) of one task at
+one candidate (the example's own setting), per data set the MODELS are ranked by validation
+predictive MNLL and by validation calibration error (1 = best, ties share the mean rank,
+a missing or non-finite record last on both); a model's score is the mean over the sets
+of the two ranks' mean; the lowest score wins, ties broken by the lower mean excess MNLL
+over each set's best, and a tie on both keeps the first model named (the incumbent).
+Writes Markdown to stdout; every number comes from the records.
+
+    python3 scripts/render/model_criterion.py FOLDER regression|classification CANDIDATE MODEL[,MODEL...] > OUT.md
+"""
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wide_criterion import finite, ranks  # noqa: E402
+
+
+def load(folder, candidate, models, task):
+    """{(set, model): split-0 record} for the `task` records of `models` at `candidate`."""
+    out = {}
+    for path in glob.glob(os.path.join(folder, f"*-{candidate}.json")):
+        key = os.path.basename(path)[: -len(f"-{candidate}.json")]
+        # the longest model name the key ends with owns it (boston-nf-whvi is NF-WHVI's)
+        hits = [m for m in models if key.endswith(f"-{m}")]
+        if not hits:
+            continue
+        model = max(hits, key=len)
+        d = json.load(open(path))
+        if d.get("splits") and d.get("task") == task:
+            out[(key[: -len(f"-{model}")], model)] = d["splits"][0]
+    return out
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
+    folder, task, candidate, models = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+    rec = load(folder, candidate, models, task)
+    sets = sorted({s for s, _ in rec})
+    if not sets:
+        sys.exit(f"model_criterion: no {task} records of {','.join(models)} at {candidate} in {folder}")
+    print(f"# The {task} example's model: MNLL and calibration together across models (validation rows only)\n")
+    print(f"Written by `python3 scripts/render/model_criterion.py {folder} {task} {candidate} {','.join(models)}` "
+          f"from the split-0 {task} records in this folder at `{candidate}`.\n")
+    print("Each cell: validation MNLL / calibration error (MNLL rank, calibration rank).\n")
+    print("| data set | " + " | ".join(models) + " |")
+    print("|---|" + "---|" * len(models))
+    score = {m: [] for m in models}
+    excess = {m: [] for m in models}
+    cov = {m: [] for m in models}
+    secs = {m: [] for m in models}
+    for s in sets:
+        got = [rec.get((s, m)) for m in models]
+        mnll = [finite(g.get("mnll")) if g else None for g in got]
+        ce = [finite(g.get("calibration_error", g.get("ece"))) if g else None for g in got]
+        bad = [a is None or b is None for a, b in zip(mnll, ce)]
+        mnll = [None if f else v for f, v in zip(bad, mnll)]
+        ce = [None if f else v for f, v in zip(bad, ce)]
+        r1, r2 = ranks(mnll), ranks(ce)
+        best = min((v for v in mnll if v is not None), default=None)
+        cells = []
+        for i, m in enumerate(models):
+            score[m].append((r1[i] + r2[i]) / 2)
+            if mnll[i] is None or best is None:
+                excess[m].append(float("inf"))
+                cells.append(f"failed or missing ({r1[i]:g}, {r2[i]:g})")
+                continue
+            excess[m].append(mnll[i] - best)
+            c = finite(got[i].get("coverage_95"))
+            if c is not None:
+                cov[m].append(c)
+            t = finite(got[i].get("train_seconds"))
+            if t is not None:
+                secs[m].append(t)
+            cells.append(f"{mnll[i]:.4g} / {ce[i]:.3f} ({r1[i]:g}, {r2[i]:g})")
+        print(f"| {s} | " + " | ".join(cells) + " |")
+    print("\n| model | sets | score (mean of the two ranks) | mean excess MNLL | "
+          "mean 95% coverage (regression) | mean training seconds (one thread) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    summary = []
+    for order, m in enumerate(models):
+        sc = sum(score[m]) / len(score[m])
+        ex = sum(excess[m]) / len(excess[m])
+        cv = f"{sum(cov[m]) / len(cov[m]):.3f}" if cov[m] else "–"
+        tm = f"{sum(secs[m]) / len(secs[m]):.1f}" if secs[m] else "–"
+        summary.append((sc, ex, order, m))
+        print(f"| {m} | {len(score[m])} | {sc:.3f} | {ex:.4g} | {cv} | {tm} |")
+    winner = min(summary)[3]
+    print(f"\n**{winner}** wins ({len(sets)} sets).")
+
+
+if __name__ == "__main__":
+    main()
