@@ -44,7 +44,8 @@ pandas and statsmodels, i.e. /usr/bin/python3, not a pyenv python):
       [--whvi build/whvi] [--threads 1] [--data-dir /tmp/whvi-external/data]
       [--out-dir /tmp/whvi-external/out] [--results results/external]
 
-  --models   whvi model kinds, one row each (default: whvi, the examples' default)
+  --models   whvi model kinds, one row each; `default` keeps the example's own
+             model.kind (the row reads "default (KIND)"; the default)
   --tables   comma-separated subset of: diabetes, grunfeld, star98, fertility,
              breast_cancer, wine, anes96, modechoice, and the UCI-layout folders
              diabetes-uci, friedman-uci, hetero-uci (default: the eight CSV tables)
@@ -336,7 +337,8 @@ def make_config(example_path, table, csv_path, out_dir, name, model):
         for key in ("target", "missing", "test_fraction"):
             cfg["data"].pop(key, None)
         cfg["data"].update(dataset=csv_path, protocol="standard", splits=UCI_SPLITS)
-        cfg["model"]["kind"] = model
+        if model != "default":
+            cfg["model"]["kind"] = model
         cfg["output"].update(dir=out_dir, name=name)
         return cfg
     cfg["data"]["dataset"] = csv_path
@@ -348,7 +350,8 @@ def make_config(example_path, table, csv_path, out_dir, name, model):
         assert cfg.get("likelihood", {}).get("kind") == "softmax", "the classification example is not softmax"
     else:
         assert "likelihood" not in cfg or cfg["likelihood"].get("kind", "gaussian") == "gaussian"
-    cfg["model"]["kind"] = model
+    if model != "default":  # default: the example's own model.kind
+        cfg["model"]["kind"] = model
     cfg["output"]["dir"] = out_dir
     cfg["output"]["name"] = name
     return cfg
@@ -555,12 +558,16 @@ def judge_table(table, args, log):
             f.write(f"# written by scripts/judge/external_tables.py from configs/examples/{os.path.basename(example)}\n")
             yaml.safe_dump(cfg, f, sort_keys=False)
         m["config"] = cfg_path
+        if model == "default":
+            m["default_kind"] = cfg["model"]["kind"]
         m["config_changes"] = {"data.dataset": csv_path, "data.target": target, "data.missing": "impute",
-                               "data.categorical": table["categorical"] or None, "model.kind": model,
+                               "data.categorical": table["categorical"] or None,
+                               "model.kind": "unchanged" if model == "default" else model,
                                "output.dir": args.out_dir, "output.name": run_name}
         if uci:
             m["config_changes"] = {"data.dataset": data_path, "data.protocol": "standard", "data.splits": UCI_SPLITS,
-                                   "data.target, data.missing, data.test_fraction": "removed", "model.kind": model,
+                                   "data.target, data.missing, data.test_fraction": "removed",
+                                   "model.kind": "unchanged" if model == "default" else model,
                                    "output.dir": args.out_dir, "output.name": run_name}
         argv = [args.whvi, "--threads", str(args.threads), "train", "--config", cfg_path, "--parallel", "1"]
         m["train_command"] = shlex.join(argv)
@@ -724,6 +731,15 @@ PEER_LABEL = {"gp": "GP (ARD RBF)", "bayesian_ridge": "BayesianRidge", "logistic
               "random_forest": "RandomForest (500)", "hist_gb": "HistGradientBoosting"}
 
 
+def model_label(model, m):
+    """A row's model: `auto (the kind it chose)`, `default (the example's kind)`, or the kind."""
+    if m.get("auto_chosen"):
+        return f"auto ({m['auto_chosen']})"
+    if m.get("default_kind"):
+        return f"default ({m['default_kind']})"
+    return model
+
+
 def render_markdown(header, results, args):
     L = []
     L.append("# whvi's defaults on external tables against scikit-learn\n")
@@ -758,7 +774,7 @@ def render_markdown(header, results, args):
             for k, m in r["models"].items():
                 if "coverage_95" not in m:
                     continue
-                label = f"auto ({m['auto_chosen']})" if m.get("auto_chosen") else k
+                label = model_label(k, m)
                 c = m["coverage_95"]["mean"]
                 covs.append(f"{label} {c:.3f}" + ("" if c >= 0.85 else " (below)"))
             L.append(f"- {r['name']}: " + ", ".join(covs))
@@ -808,7 +824,7 @@ def render_markdown(header, results, args):
                 else:
                     cal = f"{fmt(m['ece']['mean'])} ({fmt(P[bp]['ece']['mean'])})" if bp else "–"
                     acc = f"{fmt(m['accuracy']['mean'])} ({fmt(P[bp]['accuracy']['mean'])})" if bp else "–"
-                label = f"auto ({m['auto_chosen']})" if m.get("auto_chosen") else model
+                label = model_label(model, m)
                 cells = [r["name"], str(rows), str(d.get("features", "–")), str(miss), cats, label,
                          fmt_pm(m["nll"]["mean"], m["nll"]["se"])] + peer_nll + [
                     PEER_LABEL.get(bp, "–"), f"{m['gap_nats']:+.3f}" if "gap_nats" in m else "–",
@@ -829,7 +845,7 @@ def render_markdown(header, results, args):
                 a = s.get("rmse") if r["task"] == "regression" else s.get("accuracy")
                 c = s.get("coverage_95") if r["task"] == "regression" else s.get("ece")
                 ntr = ps_all[s["split"]]["n_train"] if s["split"] < len(ps_all) else "–"
-                L.append(f"| {r['name']} | {s['split']} | {s['n_train']} / {ntr} | {s['n_test']} | whvi (model.kind {model}) | "
+                L.append(f"| {r['name']} | {s['split']} | {s['n_train']} / {ntr} | {s['n_test']} | whvi ({model_label(model, m)}) | "
                          f"{fmt(s['nll'])} | {fmt(a)} | {fmt(c)} | {s.get('steps')}; {s.get('best_step')} ({s.get('stopped_because')}) |")
         for ps in ps_all:
             for p, v in ps["peers"].items():
@@ -921,7 +937,9 @@ def main():
                                  usage="/usr/bin/python3 scripts/judge/external_tables.py [-h] [--models whvi,mcd] "
                                        "[--tables NAMES] [--whvi PATH] [--threads N] [--data-dir DIR] "
                                        "[--out-dir DIR] [--results DIR] [--timeout S] [--list]")
-    ap.add_argument("--models", default="whvi", help="comma-separated whvi model.kind values, one row each (default whvi)")
+    ap.add_argument("--models", default="default",
+                    help="comma-separated whvi model.kind values, one row each; default = the example's own "
+                         "model.kind (the default)")
     ap.add_argument("--tables", default="", help="comma-separated subset of: " + ", ".join(t["name"] for t in TABLES))
     ap.add_argument("--whvi", default=os.path.join(REPO, "build", "whvi"), help="the whvi binary (default build/whvi)")
     ap.add_argument("--threads", type=int, default=1, help="whvi's global --threads (default 1)")
