@@ -3,7 +3,9 @@
 // against such a run made by hand, bit for bit), the kind with the lowest
 // mean validation NLL is chosen, and the run that follows is exactly a run of
 // the chosen kind (checked the same way); a candidate that cannot fit is
-// skipped with its reason; what it cannot choose on is refused.
+// skipped with its reason; what it cannot choose on is refused. A run on
+// validation rows nests: its candidates are scored on rows carved from the
+// rows it trains on, never on the rows it is scored on.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -91,7 +93,13 @@ TEST(AutoKind, ChoosesTheLowestValidationNllAndTrainsIt) {
 TEST(AutoKind, RefusesWhatItCannotChooseOn) {
   set_threads(1);
   const AutoRun run("whvi_auto_kind_refusals");
-  EXPECT_NE(error_of([&] { run.train({"data.validation_fraction=0.2"}); }).find("set data.validation_fraction: 0"),
+  EXPECT_NE(error_of([&] {
+              run.train({"data.validation_fraction=0.2", "data.inner_validation_fraction=0.2"});
+            }).find("remove data.inner_validation_fraction"),
+            std::string::npos);
+  // an inner carve needs an outer one
+  EXPECT_NE(error_of([&] { run.train({"model.kind=blr", "model.depth=0", "data.inner_validation_fraction=0.2"}); })
+                .find("data.validation_fraction is 0"),
             std::string::npos);
   EXPECT_NE(error_of([&] { run.train({"data.protocol=all", "data.splits=1"}); }).find("then set model.kind"),
             std::string::npos);
@@ -109,4 +117,47 @@ TEST(AutoKind, RefusesWhatItCannotChooseOn) {
   EXPECT_EQ(data.find("model.auto.candidates"), std::string::npos) << data;
   // a kind that is not a recipe, named where only recipes go
   EXPECT_NE(error_of([&] { models::recipe("auto"); }).find("whvi train"), std::string::npos);
+}
+
+// A selection stage judging auto on validation rows: each candidate is exactly
+// a run of its kind on rows carved inside the run's own training rows (by hand,
+// bit for bit), and the run after the choice is exactly a run of the chosen
+// kind on the outer validation rows.
+TEST(AutoKind, NestsItsChoiceInsideARunOnValidationRows) {
+  set_threads(1);
+  const AutoRun run("whvi_auto_kind_nested");
+  // no stopping rows, so n_train counts every row a run trains on
+  const json doc = run.train({"data.validation_fraction=0.3", "training.stopping=off"});
+  EXPECT_EQ(doc["protocol"]["evaluated_on"], "validation");
+  const auto& a = doc["auto"];
+  std::string best;
+  double best_nll = 1e300;
+  for (int i = 0; i < 2; ++i) {
+    const auto& c = a["candidates"][i];
+    const std::string kind = c["kind"];
+    const json rec = run.record(c["record"].get<std::string>());
+    std::vector<std::string> sets = {"model.kind=" + kind, "data.validation_fraction=0.3",
+                                     "data.inner_validation_fraction=0.2", "output.name=nested-" + kind,
+                                     "training.stopping=off"};
+    if (kind == "blr") sets.push_back("model.depth=0");
+    EXPECT_EQ(mnll_of(run.train(sets)), mnll_of(rec)) << kind;
+    // the inner rows are 20% of the 70% the outer carve leaves to train
+    for (int k = 0; k < 2; ++k) {
+      const int64_t outer_train = doc["splits"][k]["n_train"];
+      EXPECT_EQ(rec["splits"][k]["n_train"].get<int64_t>() + rec["splits"][k]["n_test"].get<int64_t>(), outer_train);
+      EXPECT_EQ(rec["splits"][k]["n_test"].get<int64_t>(), std::llround(0.2 * static_cast<double>(outer_train)));
+    }
+    // ... and they are not the outer carve's own validation rows at another share
+    std::vector<std::string> flat = {"model.kind=" + kind, "data.validation_fraction=0.2", "output.name=flat-" + kind,
+                                     "training.stopping=off"};
+    if (kind == "blr") flat.push_back("model.depth=0");
+    EXPECT_NE(mnll_of(run.train(flat)), mnll_of(rec)) << kind;
+    if (mnll_of(rec) < best_nll) best_nll = mnll_of(rec), best = kind;
+  }
+  EXPECT_EQ(a["chosen"], best);
+  std::vector<std::string> sets = {"model.kind=" + best, "data.validation_fraction=0.3", "output.name=plain-val",
+                                   "training.stopping=off"};
+  if (best == "blr") sets.push_back("model.depth=0");
+  const json plain = run.train(sets);
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(doc["splits"][k]["mnll"], plain["splits"][k]["mnll"]) << k;
 }

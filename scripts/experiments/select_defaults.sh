@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #   select_defaults.sh --stages prints the stages of the table below, one a line.
 #
@@ -99,6 +99,12 @@
 # ranked by validation MNLL and calibration error together; results in
 # results/selection/stopping-every-epochs/.
 #
+# Stages reg-example-auto and class-example-auto: a CSV example's own model
+# against model.kind auto (configs/selection/candidates-<stage>.txt) under
+# configs/selection/protocol-<stage>.yaml, on that task's sets of the stages
+# above, the models ranked per set by validation MNLL and calibration error
+# (scripts/render/model_criterion.py); results in results/selection/<stage>/.
+#
 # The table STAGES below gives each stage's files, data sets, base configs,
 # pinned defaults and judge: a new stage is one row there, its protocol and
 # candidates files, and a paragraph here.
@@ -140,6 +146,7 @@ if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 #           example 20,000), budget20000 (training.steps 20000: a classification
 #           stage that ran before the class-budget-large stage gave it 80,000), none
 #   judge:  select (`whvi select`), wide (scripts/render/wide_criterion.py),
+#           models (scripts/render/model_criterion.py: the models against each other),
 #           curves (scripts/render/stopping_rule.py)
 # stage                protocol                      candidates                      out                   data                                 base      pins          judge
 STAGES='
@@ -159,6 +166,8 @@ reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stoppi
 class-budget-large     protocol-class-budget-large.yaml candidates-class-budget-large.txt class-budget-large class,synthetic-class  examples  none          wide
 reg-budget             protocol-reg-budget.yaml      candidates-reg-budget.txt       reg-budget            uci,synthetic                        examples  none          wide
 stopping-every-epochs  protocol-stopping-every-epochs.yaml candidates-stopping-every-epochs.txt stopping-every-epochs uci,synthetic,class,synthetic-class examples none wide
+reg-example-auto       protocol-reg-example-auto.yaml candidates-reg-example-auto.txt reg-example-auto      uci,synthetic                        examples  none          models
+class-example-auto     protocol-class-example-auto.yaml candidates-class-example-auto.txt class-example-auto class,synthetic-class            examples  none          models
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
@@ -253,6 +262,15 @@ bash scripts/sweep/sweep.sh --whvi "$WHVI" "$@" "${CONFIGS[@]}" || rc=$?
 shopt -s nullglob
 runs=()
 for f in "$OUT"/*.json; do [[ $(basename "$f") == summary.json ]] || runs+=("$f"); done
+if [[ $JUDGE == models ]]; then  # models against each other (auto's own candidates' records are not judged)
+  models=$(awk '!/^[[:space:]]*#/ && NF {printf "%s%s", sep, $1; sep=","}' "$CANDIDATES")
+  name=$(awk '!/^[[:space:]]*#/ && NF {print $2; exit}' "$CANDIDATES")
+  for task in regression classification; do
+    python3 scripts/render/model_criterion.py "$OUT" "$task" "$name" "$models" > "$OUT/CRITERION-$task.md.tmp" 2> /dev/null \
+      && mv "$OUT/CRITERION-$task.md.tmp" "$OUT/CRITERION-$task.md" || rm -f "$OUT/CRITERION-$task.md.tmp"
+  done
+  exit "$rc"
+fi
 if [[ $JUDGE == curves ]]; then  # one run per model: the rules are replayed on its curves
   ((${#runs[@]})) && python3 scripts/render/stopping_rule.py "$OUT" > "$OUT/CRITERION.md.tmp" && mv "$OUT/CRITERION.md.tmp" "$OUT/CRITERION.md"
   exit "$rc"

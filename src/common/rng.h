@@ -25,6 +25,7 @@ enum class Stream : uint64_t {
   kStopping = 8,  // rows held out to stop training, and their Monte Carlo samples (training.stopping)
   kCalibration = 9,  // rows held out to fit the calibration, and their Monte Carlo samples (calibration.kind)
   kCurveTrain = 10,  // learning-curve evaluations of training rows (evaluation.curve_train_rows)
+  kInnerSelection = 11,  // validation rows carved inside validation rows' training rows (data.inner_validation_fraction)
 };
 
 // A 64-bit seed mixing (seed, split, stream) through SplitMix64, so nearby

@@ -3,6 +3,10 @@
 // rows less a random model.auto.validation_fraction of them (carved as
 // data.validation_fraction carves them, from (split_seed, k); the test rows
 // are never read), and is scored by its mean validation NLL over the splits.
+// A run that is itself on validation rows (data.validation_fraction > 0, a
+// selection stage judging auto) nests: the candidates' rows are carved from
+// the rows that carve leaves to train (data.inner_validation_fraction), so
+// the choice never reads the rows the run is scored on.
 // The kind with the lowest wins and the run goes on as if the config named it,
 // its record holding every candidate's score, or why it was skipped, under
 // `auto`. The log score is the criterion here, not the wide selection's ranks
@@ -65,7 +69,8 @@ TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, con
   std::ostringstream f;
   f.precision(17);
   f << cfg.get_float("model.auto.validation_fraction");
-  set("data.validation_fraction=" + f.str());
+  const bool nested = cfg.get_float("data.validation_fraction") > 0;
+  set((nested ? "data.inner_validation_fraction=" : "data.validation_fraction=") + f.str());
   set("output.name=" + cfg.get_string("output.name") + "-auto-" + kind);
   set("output.checkpoints=false");
   set("output.plot=false");
@@ -77,9 +82,9 @@ TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, con
 }  // namespace
 
 json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
-  WHVI_CHECK(cfg.get_float("data.validation_fraction") == 0, cfg.source(),
-             ": model.kind auto scores its candidates on validation rows of its own, so the run cannot also be "
-             "evaluated on validation rows (data.validation_fraction); set data.validation_fraction: 0");
+  WHVI_CHECK(cfg.get_float("data.inner_validation_fraction") == 0, cfg.source(),
+             ": model.kind auto carves its candidates' validation rows itself (model.auto.validation_fraction); "
+             "remove data.inner_validation_fraction");
   WHVI_CHECK(cfg.get_string("data.protocol") != "all" && cfg.get_string("data.dataset") != "toy", cfg.source(),
              ": model.kind auto needs held-out rows to choose on, but ",
              cfg.get_string("data.protocol") == "all" ? "data.protocol: all trains on every row"

@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include "calibration/calibration.h"
+#include "common/rng.h"
 #include "config/config.h"
 #include "data/dataset.h"
 #include "data/source.h"
@@ -60,7 +61,8 @@ bool is_classification(const config::Config& cfg);
 bool no_test_rows(const config::Config& cfg);
 json read_json(const std::string& path);
 data::RegressionData load_data(const config::Config& cfg);
-void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k);
+void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k,
+                      Stream stream = Stream::kSelection, const char* key = "data.validation_fraction");
 std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const data::RegressionData& d);
 void check_device(const config::Config& cfg);
 void check_evaluation_memory(const config::Config& cfg, const data::RegressionData& d,

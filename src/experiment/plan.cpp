@@ -94,15 +94,16 @@ data::RegressionData load_data(const config::Config& cfg) {
 }
 
 // Replaces split k's test rows by a validation set carved from its training
-// rows (a random data.validation_fraction of them, drawn from (split_seed, k));
-// the test rows are dropped, so nothing downstream can read them.
-void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k) {
-  std::mt19937_64 g(derive_seed(split_seed, k, Stream::kSelection));
+// rows (a random `fraction` of them, drawn from (split_seed, k, stream)); the
+// test rows are dropped, so nothing downstream can read them.
+void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k, Stream stream,
+                      const char* key) {
+  std::mt19937_64 g(derive_seed(split_seed, k, stream));
   auto& tr = s.train;
   const auto n = static_cast<int64_t>(tr.size());
   shuffle(tr, g);
   const int64_t n_val = std::llround(fraction * static_cast<double>(n));
-  WHVI_CHECK(n_val >= 1 && n - n_val >= 2, "data.validation_fraction = ", fraction, " of split ", k,
+  WHVI_CHECK(n_val >= 1 && n - n_val >= 2, key, " = ", fraction, " of split ", k,
              "'s ", n, " training rows leaves ", n_val, " validation and ", n - n_val,
              " training rows; at least 1 and 2 are needed");
   s.test.assign(tr.end() - n_val, tr.end());
@@ -137,9 +138,16 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
                             random ? 1.0 - cfg.get_float("data.test_fraction") : cfg.get_float("data.train_fraction"));
   }
   const double vf = cfg.get_float("data.validation_fraction");
-  if (vf > 0)
-    for (size_t k = 0; k < out.size(); ++k)
-      carve_validation(out[k], vf, static_cast<uint64_t>(cfg.get_int("data.split_seed")), k);
+  const double inner = cfg.get_float("data.inner_validation_fraction");
+  WHVI_CHECK(inner == 0 || vf > 0, cfg.source(), ": data.inner_validation_fraction carves validation rows inside ",
+             "those data.validation_fraction leaves to train, but data.validation_fraction is 0; set it, or use ",
+             "data.validation_fraction alone");
+  const auto seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
+  for (size_t k = 0; k < out.size() && vf > 0; ++k) {
+    carve_validation(out[k], vf, seed, k);
+    // nested: the outer validation rows are dropped as the test rows were
+    if (inner > 0) carve_validation(out[k], inner, seed, k, Stream::kInnerSelection, "data.inner_validation_fraction");
+  }
   return out;
 }
 

@@ -55,6 +55,7 @@ std::vector<Param> data_keys() {
       Late(B("data.augment", "false", "image data (CIFAR-10, MNIST): random crops with 4-pixel zero padding and horizontal flips of each training mini-batch (off by default, as the authors' code)")),
       Late(S("data.target_transform", "none", {"none", "log"}, "regression: log = the model learns the natural log of the target (for a positive, skewed target; every target must be > 0), standardised like any target; metrics, records and predictions stay in the target's units (the predictive is the log-normal mixture; record noise_var is on the log scale). Not for likelihood.kind student-t (its log-t has no mean)")),
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
+      Late(F("data.inner_validation_fraction", "0", 0, 0.5, "with data.validation_fraction > 0: evaluate instead on this fraction of the rows that carve leaves to train, carved out at random again (nested selection: model.kind auto sets it for its candidates when its own run is on validation rows); the outer validation rows and the test rows are never read")),
   };
 }
 
