@@ -161,3 +161,18 @@ TEST(AutoKind, NestsItsChoiceInsideARunOnValidationRows) {
   const json plain = run.train(sets);
   for (int k = 0; k < 2; ++k) EXPECT_EQ(doc["splits"][k]["mnll"], plain["splits"][k]["mnll"]) << k;
 }
+
+// A config that stops on held-out rows (training.stopping: validation) still
+// scores the closed-form kinds, which have no steps to stop, and a chosen one
+// trains without the rule.
+TEST(AutoKind, ClosedFormCandidatesRunUnderAStoppingRule) {
+  set_threads(1);
+  const AutoRun run("whvi_auto_kind_stopping");
+  const json doc = run.train({"training.stopping=validation", "model.auto.candidates=blr,mcd"});
+  const auto& blr = doc["auto"]["candidates"][0];
+  EXPECT_FALSE(blr.contains("skipped")) << blr.dump();
+  EXPECT_TRUE(blr.contains("validation_mnll")) << blr.dump();
+  if (doc["auto"]["chosen"] == "blr") EXPECT_EQ(doc["config"]["training"]["stopping"], "off");
+  EXPECT_EQ(run.train({"training.stopping=validation", "model.auto.candidates=blr"})["config"]["training"]["stopping"],
+            "off");
+}

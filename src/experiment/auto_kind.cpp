@@ -53,10 +53,15 @@ std::vector<std::string> candidate_kinds(const config::Config& cfg) {
   return out;
 }
 
-// What a candidate kind overrides: its name, and no hidden layers for a closed-form method (blr, gp).
+// What a candidate kind overrides: its name, and for a closed-form method (blr, gp) no hidden
+// layers and no stopping rule (it has no steps to stop: a config that stops on held-out rows
+// would otherwise refuse it).
 std::vector<std::string> kind_settings(const std::string& kind) {
   std::vector<std::string> out = {"model.kind=" + kind};
-  if (infer::fits_in_closed_form(infer::method_of(kind))) out.push_back("model.depth=0");
+  if (infer::fits_in_closed_form(infer::method_of(kind))) {
+    out.push_back("model.depth=0");
+    out.push_back("training.stopping=off");
+  }
   return out;
 }
 
