@@ -34,8 +34,21 @@ def load(folder, candidate, models, task):
         model = max(hits, key=len)
         d = json.load(open(path))
         if d.get("splits") and d.get("task") == task:
-            out[(key[: -len(f"-{model}")], model)] = d["splits"][0]
+            out[(key[: -len(f"-{model}")], model)] = dict(d["splits"][0],
+                                                          _auto_candidates=d.get("auto", {}).get("candidates", []))
     return out
+
+
+def candidates_seconds(folder, split):
+    """model.kind auto: the training seconds of its candidates' runs on this split (0 otherwise)."""
+    total = 0.0
+    for c in split.get("_auto_candidates", []):
+        path = os.path.join(folder, c.get("record", ""))
+        if c.get("record") and os.path.exists(path):
+            d = json.load(open(path))
+            k = split.get("split", 0)
+            total += finite(d["splits"][k].get("train_seconds")) or 0.0 if len(d.get("splits", [])) > k else 0.0
+    return total
 
 
 def main():
@@ -79,11 +92,11 @@ def main():
                 cov[m].append(c)
             t = finite(got[i].get("train_seconds"))
             if t is not None:
-                secs[m].append(t)
+                secs[m].append(t + candidates_seconds(folder, got[i]))
             cells.append(f"{mnll[i]:.4g} / {ce[i]:.3f} ({r1[i]:g}, {r2[i]:g})")
         print(f"| {s} | " + " | ".join(cells) + " |")
     print("\n| model | sets | score (mean of the two ranks) | mean excess MNLL | "
-          "mean 95% coverage (regression) | mean training seconds (one thread) |")
+          "mean 95% coverage (regression) | mean training seconds (one thread; auto: with its candidates') |")
     print("|---|---:|---:|---:|---:|---:|")
     summary = []
     for order, m in enumerate(models):
