@@ -1046,7 +1046,11 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
       const json r = json::parse(in);
       ASSERT_TRUE(r.contains("splits") && !r["splits"].empty()) << record;
       std::map<std::string, json> now, ran;
-      report::flatten_config(json::parse(experiment::config_fingerprint(e.path().string())), "", now);
+      // model.kind auto: its record's config is the chosen kind's, with the settings auto applied
+      std::vector<std::string> chosen;
+      if (r.contains("auto"))
+        for (const auto& kv : r["auto"]["settings"]) chosen.push_back(kv.get<std::string>());
+      report::flatten_config(json::parse(experiment::config_fingerprint(e.path().string(), chosen)), "", now);
       report::flatten_config(r["config"], "", ran);
       for (const auto& [key, value] : now) {
         if (key == "training.engine") {
