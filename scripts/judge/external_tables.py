@@ -581,7 +581,7 @@ def judge_table(table, args, log):
             res["problems"].append(f"whvi train ({model}) exited {rc}: " + " | ".join(m["error"]))
             continue
         # model.kind auto: the kind it chose on validation rows, and every candidate's score
-        if model == "auto":
+        if model == "auto" or m.get("default_kind") == "auto":
             with open(os.path.join(args.out_dir, run_name + ".json")) as f:
                 a = json.load(f).get("auto", {})
             m["auto_chosen"] = a.get("chosen")
@@ -733,10 +733,11 @@ PEER_LABEL = {"gp": "GP (ARD RBF)", "bayesian_ridge": "BayesianRidge", "logistic
 
 def model_label(model, m):
     """A row's model: `auto (the kind it chose)`, `default (the example's kind)`, or the kind."""
-    if m.get("auto_chosen"):
+    if m.get("auto_chosen") and not m.get("default_kind"):
         return f"auto ({m['auto_chosen']})"
     if m.get("default_kind"):
-        return f"default ({m['default_kind']})"
+        chose = f": {m['auto_chosen']}" if m.get("auto_chosen") else ""
+        return f"default ({m['default_kind']}{chose})"
     return model
 
 
