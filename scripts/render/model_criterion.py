@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wide_criterion import finite, ranks  # noqa: E402
+from wide_criterion import cell, finite  # noqa: E402
 
 
 def load(folder, candidate, models, task):
@@ -72,13 +72,7 @@ def main():
     secs = {m: [] for m in models}
     for s in sets:
         got = [rec.get((s, m)) for m in models]
-        mnll = [finite(g.get("mnll")) if g else None for g in got]
-        ce = [finite(g.get("calibration_error", g.get("ece"))) if g else None for g in got]
-        bad = [a is None or b is None for a, b in zip(mnll, ce)]
-        mnll = [None if f else v for f, v in zip(bad, mnll)]
-        ce = [None if f else v for f, v in zip(bad, ce)]
-        r1, r2 = ranks(mnll), ranks(ce)
-        best = min((v for v in mnll if v is not None), default=None)
+        mnll, ce, r1, r2, best = cell(got)
         cells = []
         for i, m in enumerate(models):
             score[m].append((r1[i] + r2[i]) / 2)

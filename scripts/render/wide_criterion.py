@@ -51,6 +51,19 @@ def finite(x):
     return x if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
+def cell(splits):
+    """One cell's candidates (split records, None when missing): their validation MNLL and
+    calibration error (regression: the quantile calibration error; classification: ECE), both
+    None where either is missing or not finite, their ranks on each, and the best MNLL."""
+    mnll = [finite(g.get("mnll")) if g else None for g in splits]
+    ce = [finite(g.get("calibration_error", g.get("ece"))) if g else None for g in splits]
+    failed = [a is None or b is None for a, b in zip(mnll, ce)]
+    mnll = [None if f else v for f, v in zip(failed, mnll)]
+    ce = [None if f else v for f, v in zip(failed, ce)]
+    best = min((v for v in mnll if v is not None), default=None)
+    return mnll, ce, ranks(mnll), ranks(ce), best
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -94,14 +107,7 @@ def main():
         print("|---|---:|" + "---|" * len(names))
         for s in sets:
             got = [records.get(f"{s}-{model}-{n}") for n in names]
-            mnll = [finite(g[0].get("mnll")) if g else None for g in got]
-            # regression: the quantile calibration error; classification: ECE
-            ce = [finite(g[0].get("calibration_error", g[0].get("ece"))) if g else None for g in got]
-            failed = [a is None or b is None for a, b in zip(mnll, ce)]
-            mnll = [None if f else v for f, v in zip(failed, mnll)]
-            ce = [None if f else v for f, v in zip(failed, ce)]
-            r1, r2 = ranks(mnll), ranks(ce)
-            best = min((v for v in mnll if v is not None), default=None)
+            mnll, ce, r1, r2, best = cell([g[0] if g else None for g in got])
             cells = []
             for i, n in enumerate(names):
                 score[n].append((r1[i] + r2[i]) / 2)
