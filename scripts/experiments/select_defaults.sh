@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto|class-width] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #   select_defaults.sh --stages prints the stages of the table below, one a line.
 #
@@ -105,6 +105,11 @@
 # above, the models ranked per set by validation MNLL and calibration error
 # (scripts/render/model_criterion.py); results in results/selection/<stage>/.
 #
+# Stage class-width: the CSV classification example's width
+# (configs/selection/candidates-class-width.txt) under
+# configs/selection/protocol-class-width.yaml, on the sets of stage class-budget,
+# ranked by validation MNLL and ECE together; results in results/selection/class-width/.
+#
 # The table STAGES below gives each stage's files, data sets, base configs,
 # pinned defaults and judge: a new stage is one row there, its protocol and
 # candidates files, and a paragraph here.
@@ -168,6 +173,7 @@ reg-budget             protocol-reg-budget.yaml      candidates-reg-budget.txt  
 stopping-every-epochs  protocol-stopping-every-epochs.yaml candidates-stopping-every-epochs.txt stopping-every-epochs uci,synthetic,class,synthetic-class examples none wide
 reg-example-auto       protocol-reg-example-auto.yaml candidates-reg-example-auto.txt reg-example-auto      uci,synthetic                        examples  none          models
 class-example-auto     protocol-class-example-auto.yaml candidates-class-example-auto.txt class-example-auto class,synthetic-class            examples  none          models
+class-width            protocol-class-width.yaml     candidates-class-width.txt      class-width           class,synthetic-class                examples  none          wide
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
