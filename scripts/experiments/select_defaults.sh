@@ -149,7 +149,9 @@ if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 #           before the class-budget stage gave the classification example
 #           20,000 steps, or before the reg-budget stage gave the regression
 #           example 20,000), budget20000 (training.steps 20000: a classification
-#           stage that ran before the class-budget-large stage gave it 80,000), none
+#           stage that ran before the class-budget-large stage gave it 80,000),
+#           width64 (model.width 64: a stage on the classification example that ran
+#           before the class-width stage gave it 128), none
 #   judge:  select (`whvi select`), wide (scripts/render/wide_criterion.py),
 #           models (scripts/render/model_criterion.py: the models against each other),
 #           curves (scripts/render/stopping_rule.py)
@@ -162,17 +164,17 @@ ensemble               protocol-ensemble.yaml        candidates-ensemble.txt    
 stopping               protocol-stopping.yaml        candidates-stopping.txt         stopping              uci,synthetic                        folder    old           select
 wide                   protocol-wide.yaml            candidates-wide.txt             wide                  uci,synthetic                        folder    old           wide
 stopping-rule          protocol-stopping-rule.yaml   candidates-stopping-rule.txt    stopping-rule         small,synthetic                      folder    none          curves
-laplace-prior          protocol-laplace-prior.yaml   candidates-laplace-prior.txt    laplace-prior         uci,synthetic,class                  examples  laplace,temperature,budget5000 wide
+laplace-prior          protocol-laplace-prior.yaml   candidates-laplace-prior.txt    laplace-prior         uci,synthetic,class                  examples  laplace,temperature,budget5000,width64 wide
 stopping-noise         protocol-stopping-noise.yaml  candidates-stopping-noise.txt   stopping-noise        uci,synthetic                        examples  budget5000          wide
-stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-temperature.txt stopping-temperature class,synthetic-class      examples  budget5000 wide
-class-budget           protocol-class-budget.yaml    candidates-class-budget.txt     class-budget          class,synthetic-class                examples  none          wide
-class-stopping-fraction protocol-class-stopping-fraction.yaml candidates-class-stopping-fraction.txt class-stopping-fraction class,synthetic-class examples budget20000 wide
+stopping-temperature   protocol-stopping-temperature.yaml candidates-stopping-temperature.txt stopping-temperature class,synthetic-class      examples  budget5000,width64 wide
+class-budget           protocol-class-budget.yaml    candidates-class-budget.txt     class-budget          class,synthetic-class                examples  width64       wide
+class-stopping-fraction protocol-class-stopping-fraction.yaml candidates-class-stopping-fraction.txt class-stopping-fraction class,synthetic-class examples budget20000,width64 wide
 reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stopping-fraction.txt reg-stopping-fraction uci,synthetic                examples  budget5000          wide
-class-budget-large     protocol-class-budget-large.yaml candidates-class-budget-large.txt class-budget-large class,synthetic-class  examples  none          wide
+class-budget-large     protocol-class-budget-large.yaml candidates-class-budget-large.txt class-budget-large class,synthetic-class  examples  width64       wide
 reg-budget             protocol-reg-budget.yaml      candidates-reg-budget.txt       reg-budget            uci,synthetic                        examples  none          wide
-stopping-every-epochs  protocol-stopping-every-epochs.yaml candidates-stopping-every-epochs.txt stopping-every-epochs uci,synthetic,class,synthetic-class examples none wide
+stopping-every-epochs  protocol-stopping-every-epochs.yaml candidates-stopping-every-epochs.txt stopping-every-epochs uci,synthetic,class,synthetic-class examples width64 wide
 reg-example-auto       protocol-reg-example-auto.yaml candidates-reg-example-auto.txt reg-example-auto      uci,synthetic                        examples  none          models
-class-example-auto     protocol-class-example-auto.yaml candidates-class-example-auto.txt class-example-auto class,synthetic-class            examples  none          models
+class-example-auto     protocol-class-example-auto.yaml candidates-class-example-auto.txt class-example-auto class,synthetic-class            examples  width64       models
 class-width            protocol-class-width.yaml     candidates-class-width.txt      class-width           class,synthetic-class                examples  none          wide
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
@@ -256,6 +258,7 @@ while read -r model name sets; do
       if [[ ,$PINS, == *,temperature,* ]]; then pin training.stopping_temperature keep; fi
       if [[ ,$PINS, == *,budget5000,* ]]; then pin training.steps 5000; fi
       if [[ ,$PINS, == *,budget20000,* ]]; then pin training.steps 20000; fi
+      if [[ ,$PINS, == *,width64,* ]]; then pin model.width 64; fi
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
     CONFIGS+=("$cfg")
