@@ -51,6 +51,13 @@ struct AutoRun {
 
 double mnll_of(const json& doc) { return doc["summary"]["mnll"]["mean"].get<double>(); }
 
+// A run of `kind` made by hand, as auto makes a candidate's (blr without hidden layers), with `sets`.
+std::vector<std::string> as_kind(const std::string& kind, std::vector<std::string> sets) {
+  sets.insert(sets.begin(), "model.kind=" + kind);
+  if (kind == "blr") sets.push_back("model.depth=0");
+  return sets;
+}
+
 }  // namespace
 
 TEST(AutoKind, ChoosesTheLowestValidationNllAndTrainsIt) {
@@ -71,17 +78,15 @@ TEST(AutoKind, ChoosesTheLowestValidationNllAndTrainsIt) {
     EXPECT_EQ(rec["protocol"]["evaluated_on"], "validation") << kind;
     EXPECT_EQ(c["validation_mnll"].get<double>(), mnll_of(rec)) << kind;
     // ... and a run of that kind on validation rows made by hand gives the same numbers
-    std::vector<std::string> sets = {"model.kind=" + kind, "data.validation_fraction=0.2", "output.name=hand-" + kind};
-    if (kind == "blr") sets.push_back("model.depth=0");
-    EXPECT_EQ(mnll_of(run.train(sets)), mnll_of(rec)) << kind;
+    EXPECT_EQ(mnll_of(run.train(as_kind(kind, {"data.validation_fraction=0.2", "output.name=hand-" + kind}))),
+              mnll_of(rec))
+        << kind;
     if (mnll_of(rec) < best_nll) best_nll = mnll_of(rec), best = kind;
   }
   EXPECT_EQ(a["chosen"], best);
   EXPECT_EQ(doc["config"]["model"]["kind"], best);
   // the run after the choice is a run of the chosen kind on the test rows
-  std::vector<std::string> sets = {"model.kind=" + best, "output.name=plain"};
-  if (best == "blr") sets.push_back("model.depth=0");
-  const json plain = run.train(sets);
+  const json plain = run.train(as_kind(best, {"output.name=plain"}));
   ASSERT_EQ(doc["splits"].size(), 2u);
   EXPECT_EQ(doc["protocol"]["evaluated_on"], "test");
   for (int k = 0; k < 2; ++k) {
@@ -136,11 +141,10 @@ TEST(AutoKind, NestsItsChoiceInsideARunOnValidationRows) {
     const auto& c = a["candidates"][i];
     const std::string kind = c["kind"];
     const json rec = run.record(c["record"].get<std::string>());
-    std::vector<std::string> sets = {"model.kind=" + kind, "data.validation_fraction=0.3",
-                                     "data.inner_validation_fraction=0.2", "output.name=nested-" + kind,
-                                     "training.stopping=off"};
-    if (kind == "blr") sets.push_back("model.depth=0");
-    EXPECT_EQ(mnll_of(run.train(sets)), mnll_of(rec)) << kind;
+    EXPECT_EQ(mnll_of(run.train(as_kind(kind, {"data.validation_fraction=0.3", "data.inner_validation_fraction=0.2",
+                                               "output.name=nested-" + kind, "training.stopping=off"}))),
+              mnll_of(rec))
+        << kind;
     // the inner rows are 20% of the 70% the outer carve leaves to train
     for (int k = 0; k < 2; ++k) {
       const int64_t outer_train = doc["splits"][k]["n_train"];
@@ -148,17 +152,15 @@ TEST(AutoKind, NestsItsChoiceInsideARunOnValidationRows) {
       EXPECT_EQ(rec["splits"][k]["n_test"].get<int64_t>(), std::llround(0.2 * static_cast<double>(outer_train)));
     }
     // ... and they are not the outer carve's own validation rows at another share
-    std::vector<std::string> flat = {"model.kind=" + kind, "data.validation_fraction=0.2", "output.name=flat-" + kind,
-                                     "training.stopping=off"};
-    if (kind == "blr") flat.push_back("model.depth=0");
-    EXPECT_NE(mnll_of(run.train(flat)), mnll_of(rec)) << kind;
+    EXPECT_NE(mnll_of(run.train(as_kind(
+                  kind, {"data.validation_fraction=0.2", "output.name=flat-" + kind, "training.stopping=off"}))),
+              mnll_of(rec))
+        << kind;
     if (mnll_of(rec) < best_nll) best_nll = mnll_of(rec), best = kind;
   }
   EXPECT_EQ(a["chosen"], best);
-  std::vector<std::string> sets = {"model.kind=" + best, "data.validation_fraction=0.3", "output.name=plain-val",
-                                   "training.stopping=off"};
-  if (best == "blr") sets.push_back("model.depth=0");
-  const json plain = run.train(sets);
+  const json plain =
+      run.train(as_kind(best, {"data.validation_fraction=0.3", "output.name=plain-val", "training.stopping=off"}));
   for (int k = 0; k < 2; ++k) EXPECT_EQ(doc["splits"][k]["mnll"], plain["splits"][k]["mnll"]) << k;
 }
 

@@ -45,9 +45,10 @@ def candidates_seconds(folder, split):
     for c in split.get("_auto_candidates", []):
         path = os.path.join(folder, c.get("record", ""))
         if c.get("record") and os.path.exists(path):
-            d = json.load(open(path))
+            splits = json.load(open(path)).get("splits", [])
             k = split.get("split", 0)
-            total += finite(d["splits"][k].get("train_seconds")) or 0.0 if len(d.get("splits", [])) > k else 0.0
+            if k < len(splits):
+                total += finite(splits[k].get("train_seconds")) or 0.0
     return total
 
 

@@ -143,11 +143,12 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
              "those data.validation_fraction leaves to train, but data.validation_fraction is 0; set it, or use ",
              "data.validation_fraction alone");
   const auto seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
-  for (size_t k = 0; k < out.size() && vf > 0; ++k) {
-    carve_validation(out[k], vf, seed, k);
-    // nested: the outer validation rows are dropped as the test rows were
-    if (inner > 0) carve_validation(out[k], inner, seed, k, Stream::kInnerSelection, "data.inner_validation_fraction");
-  }
+  if (vf > 0)
+    for (size_t k = 0; k < out.size(); ++k) {
+      carve_validation(out[k], vf, seed, k);
+      // nested: the outer validation rows are dropped as the test rows were
+      if (inner > 0) carve_validation(out[k], inner, seed, k, Stream::kInnerSelection, "data.inner_validation_fraction");
+    }
   return out;
 }
 
