@@ -176,6 +176,7 @@ stopping-every-epochs  protocol-stopping-every-epochs.yaml candidates-stopping-e
 reg-example-auto       protocol-reg-example-auto.yaml candidates-reg-example-auto.txt reg-example-auto      uci,synthetic                        examples  none          models
 class-example-auto     protocol-class-example-auto.yaml candidates-class-example-auto.txt class-example-auto class,synthetic-class            examples  width64       models
 class-width            protocol-class-width.yaml     candidates-class-width.txt      class-width           class,synthetic-class                examples  none          wide
+class-model-w128       protocol-class-model-w128.yaml candidates-class-model-w128.txt class-model-w128    class,synthetic-class                examples  none          models
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
