@@ -13,15 +13,12 @@ of the first record is printed under the table.
 import json
 import sys
 
+from cli import args
+
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-        print(__doc__)
-        sys.exit(0)
-    if len(sys.argv) < 4:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    title, metrics, files = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
+    argv = args(__doc__, least=3)
+    title, metrics, files = argv[0], argv[1].split(","), argv[2:]
     print(f"### {title}\n")
     print("| experiment | parameters | splits | " + " | ".join(f"test {m}" for m in metrics) + " | steps/s | commit |")
     print("|---|---:|---:|" + "---:|" * len(metrics) + "---:|---|")

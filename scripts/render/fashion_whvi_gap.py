@@ -13,14 +13,11 @@ Nothing is recomputed but rounding.
 import json
 import sys
 
+from cli import args
+
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-        print(__doc__)
-        return 0
-    if len(sys.argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
+    paths = args(__doc__, least=1)
     print("# WHVI against MC dropout on Fashion-MNIST FC 400x2, validation images\n")
     print("Written by `scripts/render/fashion_whvi_gap.py` from the records (validation: 6,000 of the "
           "60,000 training images, held out; the test images are never read). Validation columns: the "
@@ -30,7 +27,7 @@ def main():
     print("| run | parameters | steps | validation error | validation MNLL | ECE | training error | "
           "training MNLL | gap (val − train error) | best validation error (step) | commit |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for path in sys.argv[1:]:
+    for path in paths:
         with open(path) as f:
             rec = json.load(f)
         s = rec["splits"][0]

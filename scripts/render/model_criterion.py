@@ -19,6 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli import args  # noqa: E402
 from wide_criterion import cell, finite  # noqa: E402
 
 
@@ -53,10 +54,8 @@ def candidates_seconds(folder, split):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] in ("-h", "--help"):
-        print(__doc__)
-        sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
-    folder, task, candidate, models = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+    folder, task, candidate, models = args(__doc__, least=4, most=4)
+    models = models.split(",")
     rec = load(folder, candidate, models, task)
     sets = sorted({s for s, _ in rec})
     if not sets:

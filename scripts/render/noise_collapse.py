@@ -12,21 +12,18 @@ import json
 import math
 import sys
 
+from cli import args
+
 STEPS = (2500, 5000, 10000, 20000, 30000, 40000, 50500)
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-        print(__doc__)
-        return 0
-    if len(sys.argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
+    paths = args(__doc__, least=1)
     print("# Learned noise under the paper's fixed schedule (boston, validation rows)\n")
     print("Written by `scripts/render/noise_collapse.py` from the records' learning curves "
           "(validation rows: 20% of each split's training rows; the test rows are never read). "
           "Mean over splits; noise sd = √(learned noise variance), in the target's units.\n")
-    for path in sys.argv[1:]:
+    for path in paths:
         with open(path) as f:
             rec = json.load(f)
         splits = [s for s in rec["splits"] if s.get("curve")]

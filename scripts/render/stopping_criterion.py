@@ -13,10 +13,9 @@ import json
 import os
 import sys
 
-if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-    print(__doc__)
-    sys.exit(0)
-folder = sys.argv[1] if len(sys.argv) > 1 else "results/selection/stopping"
+from cli import args
+
+folder = (args(__doc__, most=1) or ["results/selection/stopping"])[0]
 rows, wins, cov_err = [], 0, {"fixed": [], "stop": []}
 for fixed_path in sorted(glob.glob(os.path.join(folder, "*-fixed.json"))):
     stop_path = fixed_path[: -len("-fixed.json")] + "-stop.json"

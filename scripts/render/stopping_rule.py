@@ -32,6 +32,8 @@ import math
 import os
 import sys
 
+from cli import args
+
 BUDGETS = (5500, 50500)
 KS = (25, 50, 100, 200)
 PATIENCES = (3, 5, 10, 20)
@@ -105,10 +107,7 @@ class Rule:
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-        print(__doc__)
-        return
-    folder = sys.argv[1] if len(sys.argv) > 1 else "results/selection/stopping-rule"
+    folder = (args(__doc__, most=1) or ["results/selection/stopping-rule"])[0]
     cells = load(folder)
     if not cells:
         sys.exit(f"stopping_rule: no *-curve.json records in {folder}")

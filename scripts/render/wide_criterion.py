@@ -15,6 +15,8 @@ import math
 import os
 import sys
 
+from cli import args
+
 
 def candidates(path):
     out = []
@@ -65,11 +67,8 @@ def cell(splits):
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-        print(__doc__)
-        sys.exit(0)
-    folder = sys.argv[1] if len(sys.argv) > 1 else "results/selection/wide"
-    cand_file = sys.argv[2] if len(sys.argv) > 2 else "configs/selection/candidates-wide.txt"
+    given = args(__doc__, most=2)
+    folder, cand_file = given + ["results/selection/wide", "configs/selection/candidates-wide.txt"][len(given):]
     cands = candidates(cand_file)
     models = []
     for m, _ in cands:
