@@ -177,6 +177,7 @@ reg-example-auto       protocol-reg-example-auto.yaml candidates-reg-example-aut
 class-example-auto     protocol-class-example-auto.yaml candidates-class-example-auto.txt class-example-auto class,synthetic-class            examples  width64       models
 class-width            protocol-class-width.yaml     candidates-class-width.txt      class-width           class,synthetic-class                examples  none          wide
 class-model-w128       protocol-class-model-w128.yaml candidates-class-model-w128.txt class-model-w128    class,synthetic-class                examples  none          models
+class-auto-w128        protocol-class-auto-w128.yaml candidates-class-auto-w128.txt class-auto-w128      class,synthetic-class                examples  none          models
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
