@@ -178,3 +178,68 @@ TEST(AutoKind, ClosedFormCandidatesRunUnderAStoppingRule) {
   EXPECT_EQ(run.train({"training.stopping=validation", "model.auto.candidates=blr"})["config"]["training"]["stopping"],
             "off");
 }
+
+// A config of model.kind auto has a fingerprint (the shipped examples' are
+// guarded by Fingerprint.ShippedConfigsKeepTheirFingerprints): its inner
+// validation share, then each candidate's, as the run of that kind would be
+// configured, made here by hand; a change to any candidate's options shows.
+TEST(AutoKind, FingerprintIsItsCandidatesUnderTheirSettings) {
+  const AutoRun a("whvi_auto_fingerprint");
+  const json fp = json::parse(experiment::config_fingerprint(a.cfg));
+  ASSERT_TRUE(fp.contains("auto")) << fp.dump();
+  EXPECT_EQ(fp["auto"]["validation_fraction"], 0.2);
+  const auto& cands = fp["auto"]["candidates"];
+  ASSERT_EQ(cands.size(), 3u);
+  const std::vector<std::vector<std::string>> by_hand = {
+      {"model.kind=blr", "model.depth=0", "training.stopping=off"},
+      {"model.kind=mcd"},
+      {"model.kind=gp", "model.depth=0", "training.stopping=off"}};
+  const char* kinds[] = {"blr", "mcd", "gp"};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(cands[i]["kind"], kinds[i]);
+    EXPECT_EQ(cands[i]["config"], json::parse(experiment::config_fingerprint(a.cfg, by_hand[i]))) << kinds[i];
+  }
+  const auto fp_of = [&](const std::string& kv) { return experiment::config_fingerprint(a.cfg, {kv}); };
+  EXPECT_NE(fp_of("model.width=32"), fp.dump());
+  EXPECT_NE(fp_of("model.auto.validation_fraction=0.3"), fp.dump());
+  EXPECT_NE(fp_of("model.auto.candidates=mcd,blr,gp"), fp.dump());
+  EXPECT_EQ(fp_of("output.name=other"), fp.dump());
+}
+
+// model.auto.folds: each candidate runs on the disjoint blocks 0..K-1 of its
+// carve, each run exactly a hand-made run on that block (bit for bit), and its
+// score is their mean; nested, the blocks are the inner carve's; more folds
+// than the share allows are refused.
+TEST(AutoKind, FoldsScoreEachCandidateOnDisjointBlocks) {
+  set_threads(1);
+  const AutoRun run("whvi_auto_kind_folds");
+  const json doc = run.train({"model.auto.folds=3", "model.auto.candidates=blr,mcd"});
+  const auto& a = doc["auto"];
+  EXPECT_EQ(a["folds"], 3);
+  std::string best;
+  double best_nll = 1e300;
+  for (const auto& c : a["candidates"]) {
+    const std::string kind = c["kind"];
+    ASSERT_EQ(c["fold_mnll"].size(), 3u) << c.dump();
+    double sum = 0;
+    for (int b = 0; b < 3; ++b) {
+      const std::string block = "data.validation_block=" + std::to_string(b);
+      const json hand = run.train(as_kind(kind, {"data.validation_fraction=0.2", block, "output.name=hand-" + kind + std::to_string(b)}));
+      EXPECT_EQ(mnll_of(hand), c["fold_mnll"][b].get<double>()) << kind << " block " << b;
+      EXPECT_EQ(mnll_of(run.record(c["records"][b].get<std::string>())), mnll_of(hand)) << kind << " block " << b;
+      sum += mnll_of(hand);
+    }
+    EXPECT_NE(c["fold_mnll"][0], c["fold_mnll"][1]) << kind;  // other rows
+    EXPECT_EQ(c["validation_mnll"].get<double>(), sum / 3) << kind;
+    if (sum < best_nll) best_nll = sum, best = kind;
+  }
+  EXPECT_EQ(a["chosen"], best);
+  // nested: the blocks of the inner carve, inside the outer training rows
+  const json nested = run.train({"model.auto.folds=2", "model.auto.candidates=blr", "data.validation_fraction=0.3",
+                                 "output.name=nested"});
+  const json inner1 = run.train(as_kind("blr", {"data.validation_fraction=0.3", "data.inner_validation_fraction=0.2",
+                                                "data.inner_validation_block=1", "output.name=inner1"}));
+  EXPECT_EQ(nested["auto"]["candidates"][0]["fold_mnll"][1].get<double>(), mnll_of(inner1));
+  const auto many = error_of([&] { run.train({"model.auto.folds=3", "model.auto.validation_fraction=0.4"}); });
+  EXPECT_NE(many.find("model.auto.folds = 3"), std::string::npos) << many;
+}

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <iterator>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 #include "common/errors.h"
 #include "fwht.h"
@@ -451,6 +453,64 @@ TEST(Validation, SelectionRunsNeverSeeTheTestRows) {
   EXPECT_EQ(val["splits"][0]["n_test"].get<int64_t>() + val["splits"][0]["n_train"].get<int64_t>(), n_train);
   EXPECT_EQ(val["splits"][0]["n_test"].get<int64_t>(), std::llround(0.2 * n_train));
   EXPECT_TRUE(val.contains("noise_floor"));
+}
+
+// data.validation_block: the blocks of one shuffle are disjoint and together
+// are the split's training rows (at a share of 1/K, a K-fold
+// cross-validation's folds), each of about the share; block 0 is the usual
+// carve; a block the rows cannot hold, or one without its carve, is refused.
+TEST(Validation, BlocksOfOneShuffleAreDisjointFolds) {
+  set_threads(1);
+  Sandbox sb("blocks");
+  {
+    std::ofstream csv(sb.dir / "d.csv");
+    csv << "x,y\n";
+    for (int i = 0; i < 53; ++i) csv << i << "," << (i % 7) * 0.5 << "\n";
+  }
+  const auto cfg = sb.config("data: {dataset: '" + (sb.dir / "d.csv").string() +
+                             "', target: y, protocol: random, splits: 1}\nmodel: {kind: blr, depth: 0}\n" + kTiny);
+  const auto run = [&](const std::string& name, std::vector<std::string> sets) {
+    sets.push_back("output.name=" + name);
+    sets.push_back("training.stopping=off");
+    return experiment::run_train(opts(cfg, sets));
+  };
+  const auto rows_of = [&](const std::string& name) {
+    std::ifstream in(sb.dir / name / "split-00-test-rows.txt");
+    std::set<int64_t> out;
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#') out.insert(std::stoll(line));
+    return out;
+  };
+  const json test = run("test", {});
+  const auto test_rows = rows_of("test");
+  const int64_t n = test["splits"][0]["n_train"];
+  const json plain = run("plain", {"data.validation_fraction=0.2"});
+  std::set<int64_t> seen;
+  for (int b = 0; b < 5; ++b) {
+    const std::string name = "b" + std::to_string(b);
+    const json doc = run(name, {"data.validation_fraction=0.2", "data.validation_block=" + std::to_string(b)});
+    const auto rows = rows_of(name);
+    EXPECT_EQ(static_cast<int64_t>(rows.size()), doc["splits"][0]["n_test"].get<int64_t>()) << b;
+    EXPECT_EQ(doc["splits"][0]["n_train"].get<int64_t>() + static_cast<int64_t>(rows.size()), n) << b;
+    EXPECT_GE(static_cast<double>(rows.size()), std::floor(0.2 * static_cast<double>(n))) << b;
+    EXPECT_LE(static_cast<double>(rows.size()), std::ceil(0.2 * static_cast<double>(n))) << b;
+    for (const auto r : rows) {
+      EXPECT_TRUE(seen.insert(r).second) << "row " << r << " in two blocks";
+      EXPECT_EQ(test_rows.count(r), 0u) << "test row " << r << " carved";
+    }
+    if (b == 0) {
+      EXPECT_EQ(rows, rows_of("plain"));
+      EXPECT_EQ(doc["splits"][0]["mnll"], plain["splits"][0]["mnll"]);
+    }
+  }
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), n);  // together, every training row
+  const auto six = error_of([&] { run("b5", {"data.validation_fraction=0.2", "data.validation_block=5"}); });
+  EXPECT_NE(six.find("needs 6 disjoint blocks"), std::string::npos) << six;
+  EXPECT_NE(six.find("which hold 5"), std::string::npos) << six;
+  const auto bare = error_of([&] { run("bare", {"data.validation_block=1"}); });
+  EXPECT_NE(bare.find("data.validation_block picks one"), std::string::npos) << bare;
+  const auto inner = error_of([&] { run("in", {"data.validation_fraction=0.2", "data.inner_validation_block=1"}); });
+  EXPECT_NE(inner.find("data.inner_validation_block picks one"), std::string::npos) << inner;
 }
 
 // training.stopping: validation holds out a share of each split's training

@@ -6,7 +6,10 @@
 // A run that is itself on validation rows (data.validation_fraction > 0, a
 // selection stage judging auto) nests: the candidates' rows are carved from
 // the rows that carve leaves to train (data.inner_validation_fraction), so
-// the choice never reads the rows the run is scored on.
+// the choice never reads the rows the run is scored on. With model.auto.folds
+// K > 1 each candidate runs K times, on the disjoint blocks 0..K-1 of that
+// carve's shuffle (data.validation_block or data.inner_validation_block;
+// `<name>-auto-<kind>-fold<b>`), and is scored by the mean of the K.
 // The kind with the lowest wins and the run goes on as if the config named it,
 // its record holding every candidate's score, or why it was skipped, under
 // `auto`. The log score is the criterion here, not the wide selection's ranks
@@ -65,8 +68,15 @@ std::vector<std::string> kind_settings(const std::string& kind) {
   return out;
 }
 
-// A candidate's run: the config as given, with its kind, the validation rows and no checkpoints or figures.
-TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, const std::string& kind) {
+// The record of a candidate's run on validation set `fold` (one of model.auto.folds).
+std::string candidate_name(const config::Config& cfg, const std::string& kind, int64_t fold) {
+  return cfg.get_string("output.name") + "-auto-" + kind +
+         (cfg.get_int("model.auto.folds") > 1 ? "-fold" + std::to_string(fold) : "");
+}
+
+// A candidate's run: the config as given, with its kind, the validation rows (block `fold` of
+// them) and no checkpoints or figures.
+TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, const std::string& kind, int64_t fold) {
   TrainOptions c = o;
   c.auto_choice = json();
   const auto set = [&](const std::string& kv) { c.overrides.push_back(kv); };
@@ -75,8 +85,10 @@ TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, con
   f.precision(17);
   f << cfg.get_float("model.auto.validation_fraction");
   const bool nested = cfg.get_float("data.validation_fraction") > 0;
-  set((nested ? "data.inner_validation_fraction=" : "data.validation_fraction=") + f.str());
-  set("output.name=" + cfg.get_string("output.name") + "-auto-" + kind);
+  const std::string carve = nested ? "data.inner_validation_" : "data.validation_";
+  set(carve + "fraction=" + f.str());
+  if (fold > 0) set(carve + "block=" + std::to_string(fold));
+  set("output.name=" + candidate_name(cfg, kind, fold));
   set("output.checkpoints=false");
   set("output.plot=false");
   set("output.grid_points=0");
@@ -96,25 +108,44 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
                                                       : "the toy problem trains on every point",
              "; choose the kind with a split protocol first (its record's `auto` names it), then set model.kind to it");
   const auto kinds = candidate_kinds(cfg);
+  const double fraction = cfg.get_float("model.auto.validation_fraction");
+  const int64_t folds = cfg.get_int("model.auto.folds");
+  WHVI_CHECK(static_cast<double>(folds) * fraction <= 1 + 1e-9, cfg.source(), ": model.auto.folds = ", folds,
+             " disjoint validation sets of model.auto.validation_fraction = ", fraction,
+             " would need more than all of a split's training rows; lower either (5 folds of 0.2 is a 5-fold ",
+             "cross-validation)");
   // the data and their splits, once: a problem there is the data's, not every candidate's
   load_splits(cfg, load_data(cfg));
-  spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of each split's training rows", kinds.size(),
-               100 * cfg.get_float("model.auto.validation_fraction"));
+  spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of each split's training rows{}", kinds.size(),
+               100 * fraction, folds > 1 ? ", " + std::to_string(folds) + " disjoint times" : std::string());
   json cands = json::array();
   std::string best;
   double best_nll = INFINITY;
   for (const auto& kind : kinds) {
-    json c = {{"kind", kind}, {"record", cfg.get_string("output.name") + "-auto-" + kind + ".json"}};
+    json c = {{"kind", kind}};
     try {
-      const json doc = run_train(candidate_run(o, cfg, kind));
-      const auto& s = doc.at("summary").at("mnll");
-      const double nll = s.at("mean").is_number() ? s.at("mean").get<double>() : NAN;
-      WHVI_CHECK(std::isfinite(nll), "its validation NLL is not finite");
+      json per_fold = json::array(), records = json::array();
+      double sum = 0;
+      for (int64_t fold = 0; fold < folds; ++fold) {
+        const json doc = run_train(candidate_run(o, cfg, kind, fold));
+        const auto& s = doc.at("summary").at("mnll");
+        const double nll = s.at("mean").is_number() ? s.at("mean").get<double>() : NAN;
+        WHVI_CHECK(std::isfinite(nll), "its validation NLL is not finite");
+        per_fold.push_back(nll);
+        records.push_back(candidate_name(cfg, kind, fold) + ".json");
+        sum += nll;
+        c["splits"] = s.value("n", 0);
+      }
+      const double nll = sum / static_cast<double>(folds);
+      if (folds == 1) {
+        c["record"] = records[0];
+      } else {
+        c["records"] = records;
+        c["fold_mnll"] = per_fold;
+      }
       c["validation_mnll"] = nll;
-      c["splits"] = s.value("n", 0);
       if (nll < best_nll) best_nll = nll, best = kind;
     } catch (const Error& e) {
-      c.erase("record");
       c["skipped"] = printable(e.what(), 500);
       spdlog::info("model.kind auto: {} skipped: {}", kind, e.what());
     }
@@ -126,11 +157,29 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
   spdlog::info("model.kind auto: {} has the lowest validation NLL ({:.4g}); training it on all of each split's "
                "training rows",
                best, best_nll);
-  return {{"criterion", "lowest mean validation NLL over the splits"},
-          {"validation_fraction", cfg.get_float("model.auto.validation_fraction")},
-          {"candidates", cands},
-          {"chosen", best},
-          {"settings", kind_settings(best)}};
+  json out = {{"criterion", folds > 1 ? "lowest mean validation NLL over the splits and the folds"
+                                       : "lowest mean validation NLL over the splits"},
+              {"validation_fraction", fraction}};
+  if (folds > 1) out["folds"] = folds;
+  out["candidates"] = cands;
+  out["chosen"] = best;
+  out["settings"] = kind_settings(best);
+  return out;
+}
+
+std::string auto_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides,
+                             const config::Config& cfg) {
+  json out = json::array();
+  for (const auto& kind : candidate_kinds(cfg)) {
+    auto o = overrides;
+    for (const auto& kv : kind_settings(kind)) o.push_back(kv);
+    out.push_back({{"kind", kind}, {"config", json::parse(fingerprint(load_config(config_path, o)))}});
+  }
+  return json{{"auto",
+               {{"validation_fraction", cfg.get_float("model.auto.validation_fraction")},
+                {"folds", cfg.get_int("model.auto.folds")},
+                {"candidates", out}}}}
+      .dump();
 }
 
 }  // namespace whvi::experiment::detail

@@ -279,7 +279,9 @@ std::string recipe_defaults_markdown() {
 }
 
 std::string config_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides) {
-  return fingerprint(load_config(config_path, overrides));
+  const auto cfg = load_config(config_path, overrides);
+  // auto: its candidates', each as the run after the choice would be configured
+  return cfg.get_string("model.kind") == "auto" ? auto_fingerprint(config_path, overrides, cfg) : fingerprint(cfg);
 }
 
 json run_train(const TrainOptions& o) {

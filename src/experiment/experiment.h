@@ -65,7 +65,8 @@ nlohmann::json run_train(const TrainOptions& options);
 
 // The configuration fingerprint of a config file (with `overrides`): what a
 // finished split's record must match for --resume to keep it. Data-dependent
-// parts (constant input columns) are added by run_train.
+// parts (constant input columns) are added by run_train. model.kind auto: every
+// candidate's, under the settings that would train it.
 std::string config_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides = {});
 
 struct EvalOptions {

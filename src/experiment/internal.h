@@ -61,8 +61,17 @@ bool is_classification(const config::Config& cfg);
 bool no_test_rows(const config::Config& cfg);
 json read_json(const std::string& path);
 data::RegressionData load_data(const config::Config& cfg);
-void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k,
-                      Stream stream = Stream::kSelection, const char* key = "data.validation_fraction");
+// A validation carve: `fraction` of a split's training rows, block `block` of a
+// shuffle from `stream` (blocks are disjoint; 0 the usual carve); the keys name it in errors.
+struct Carve {
+  double fraction;
+  int64_t block;
+  Stream stream;
+  const char* key;
+  const char* block_key;
+};
+Carve carve_of(const config::Config& cfg, bool inner);
+void carve_validation(data::SplitIndices& s, const Carve& c, uint64_t split_seed, size_t k);
 std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const data::RegressionData& d);
 void check_device(const config::Config& cfg);
 void check_evaluation_memory(const config::Config& cfg, const data::RegressionData& d,
@@ -100,6 +109,11 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
 // validation NLL, and `settings`, the overrides that train it (its kind, and
 // model.depth 0 for a closed-form one).
 json choose_model_kind(const TrainOptions& o, const config::Config& cfg);
+// The fingerprint of a model.kind auto config: model.auto.validation_fraction and
+// each candidate's, as the run after the choice would be configured (its
+// `settings` added to `overrides`), in order.
+std::string auto_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides,
+                             const config::Config& cfg);
 json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
                size_t k, const std::string& stem, const std::string& label, const std::string& fp,
                const torch::Tensor& ood_rows);

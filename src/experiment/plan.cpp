@@ -94,23 +94,51 @@ data::RegressionData load_data(const config::Config& cfg) {
 }
 
 // Replaces split k's test rows by a validation set carved from its training
-// rows (a random `fraction` of them, drawn from (split_seed, k, stream)); the
-// test rows are dropped, so nothing downstream can read them.
-void carve_validation(data::SplitIndices& s, double fraction, uint64_t split_seed, size_t k, Stream stream,
-                      const char* key) {
-  std::mt19937_64 g(derive_seed(split_seed, k, stream));
+// rows: they are shuffled by (split_seed, k, c.stream), and block c.block of
+// c.fraction of them, counted from the end, is held out: rows
+// [n - round((b+1) f n), n - round(b f n)) of the shuffle, so block 0 is its
+// last round(f n) rows; the rest train, in shuffled order. The blocks of one
+// shuffle are disjoint: with f = 1/K, blocks 0..K-1 are a K-fold
+// cross-validation's folds. The test rows are dropped, so nothing downstream
+// can read them.
+void carve_validation(data::SplitIndices& s, const Carve& c, uint64_t split_seed, size_t k) {
+  std::mt19937_64 g(derive_seed(split_seed, k, c.stream));
   auto& tr = s.train;
   const auto n = static_cast<int64_t>(tr.size());
   shuffle(tr, g);
-  const int64_t n_val = std::llround(fraction * static_cast<double>(n));
-  WHVI_CHECK(n_val >= 1 && n - n_val >= 2, key, " = ", fraction, " of split ", k,
-             "'s ", n, " training rows leaves ", n_val, " validation and ", n - n_val,
+  const auto edge = [&](int64_t b) {
+    return n - std::llround(static_cast<double>(b) * c.fraction * static_cast<double>(n));
+  };
+  const int64_t hi = edge(c.block), lo = edge(c.block + 1), n_val = hi - lo;
+  int64_t fit = 0;  // the blocks that fit, counted up to c.block + 1
+  while (fit <= c.block && edge(fit + 1) >= 0) ++fit;
+  WHVI_CHECK(lo >= 0, c.block_key, " = ", c.block, " with ", c.key, " = ", c.fraction, " needs ", c.block + 1,
+             " disjoint blocks of split ", k, "'s ", n, " training rows, which hold ", fit, "; lower ", c.block_key,
+             " (model.auto.folds sets it) or ", c.key);
+  WHVI_CHECK(n_val >= 1 && n - n_val >= 2, c.key, " = ", c.fraction, " of split ", k, "'s ", n,
+             " training rows leaves ", n_val, " validation and ", n - n_val,
              " training rows; at least 1 and 2 are needed");
-  s.test.assign(tr.end() - n_val, tr.end());
-  tr.resize(static_cast<size_t>(n - n_val));
+  s.test.assign(tr.begin() + lo, tr.begin() + hi);
+  tr.erase(tr.begin() + lo, tr.begin() + hi);
+}
+
+// The validation carve data.validation_* asks for, or with `inner` the nested
+// one of data.inner_validation_* (a fraction of 0: none), checked against each other.
+Carve carve_of(const config::Config& cfg, bool inner) {
+  const char* key = inner ? "data.inner_validation_fraction" : "data.validation_fraction";
+  const char* block_key = inner ? "data.inner_validation_block" : "data.validation_block";
+  const Carve c{cfg.get_float(key), cfg.get_int(block_key), inner ? Stream::kInnerSelection : Stream::kSelection, key,
+                block_key};
+  WHVI_CHECK(c.block == 0 || c.fraction > 0, cfg.source(), ": ", block_key, " picks one of the disjoint validation ",
+             "sets of ", key, ", but that is 0; set it, or remove ", block_key);
+  WHVI_CHECK(!inner || c.fraction == 0 || cfg.get_float("data.validation_fraction") > 0, cfg.source(),
+             ": data.inner_validation_fraction carves validation rows inside those data.validation_fraction leaves ",
+             "to train, but data.validation_fraction is 0; set it, or use data.validation_fraction alone");
+  return c;
 }
 
 std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const data::RegressionData& d) {
+  const Carve outer = carve_of(cfg, false), inner = carve_of(cfg, true);  // checked before any protocol's branch
   std::vector<data::SplitIndices> out;
   if (is_toy(cfg)) {
     WHVI_CHECK(cfg.get_int("data.splits") == 1, cfg.source(), ": data.splits = ", cfg.get_int("data.splits"),
@@ -137,17 +165,12 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
                             static_cast<uint64_t>(cfg.get_int("data.split_seed")),
                             random ? 1.0 - cfg.get_float("data.test_fraction") : cfg.get_float("data.train_fraction"));
   }
-  const double vf = cfg.get_float("data.validation_fraction");
-  const double inner = cfg.get_float("data.inner_validation_fraction");
-  WHVI_CHECK(inner == 0 || vf > 0, cfg.source(), ": data.inner_validation_fraction carves validation rows inside ",
-             "those data.validation_fraction leaves to train, but data.validation_fraction is 0; set it, or use ",
-             "data.validation_fraction alone");
   const auto seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
-  if (vf > 0)
+  if (outer.fraction > 0)
     for (size_t k = 0; k < out.size(); ++k) {
-      carve_validation(out[k], vf, seed, k);
+      carve_validation(out[k], outer, seed, k);
       // nested: the outer validation rows are dropped as the test rows were
-      if (inner > 0) carve_validation(out[k], inner, seed, k, Stream::kInnerSelection, "data.inner_validation_fraction");
+      if (inner.fraction > 0) carve_validation(out[k], inner, seed, k);
     }
   return out;
 }

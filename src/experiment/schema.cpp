@@ -56,6 +56,8 @@ std::vector<Param> data_keys() {
       Late(S("data.target_transform", "none", {"none", "log"}, "regression: log = the model learns the natural log of the target (for a positive, skewed target; every target must be > 0), standardised like any target; metrics, records and predictions stay in the target's units (the predictive is the log-normal mixture; record noise_var is on the log scale). Not for likelihood.kind student-t (its log-t has no mean)")),
       F("data.validation_fraction", "0", 0, 0.5, "if > 0: evaluate on this fraction of each training split, carved out at random (hyper-parameter selection); the test rows are never read"),
       Late(F("data.inner_validation_fraction", "0", 0, 0.5, "with data.validation_fraction > 0: evaluate instead on this fraction of the rows that carve leaves to train, carved out at random again (nested selection: model.kind auto sets it for its candidates when its own run is on validation rows); the outer validation rows and the test rows are never read")),
+      Late(I("data.validation_block", "0", 0, 99, "with data.validation_fraction > 0: which of that carve's disjoint validation sets to take: the training rows are shuffled as for block 0 (the usual carve) and block B holds out the B-th share of them, so blocks 0 to 1/fraction - 1 are a cross-validation's folds (model.auto.folds sets it for its candidates)")),
+      Late(I("data.inner_validation_block", "0", 0, 99, "the same for data.inner_validation_fraction's carve")),
   };
 }
 
@@ -73,6 +75,11 @@ std::vector<Param> run_keys() {
       F("model.auto.validation_fraction", "0.2", 0.05, 0.5,
         "model.kind auto: the share of each split's training rows the candidates are scored on (carved as "
         "data.validation_fraction does; the test rows are never read), before the chosen kind trains on all of them"),
+      // not late: model.auto.* choose the kind before a run and are not in a run's fingerprint
+      I("model.auto.folds", "1", 1, 20,
+        "model.kind auto: score each candidate on this many disjoint validation sets of "
+        "model.auto.validation_fraction each (data.validation_block 0, 1, ...; 5 at 0.2 is a 5-fold "
+        "cross-validation), by the mean of their validation NLLs; costs the candidates this many times over"),
       S("output.dir", "results/uci", {}, "folder for result files"),
       S("output.name", "", {}, "experiment name (default: the config file's stem); a plain file name: letters, digits, -_.+, not starting with '.'"),
       B("output.checkpoints", "true", "write a checkpoint per split (needed by `whvi eval`)"),
