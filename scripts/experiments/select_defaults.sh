@@ -178,6 +178,7 @@ class-example-auto     protocol-class-example-auto.yaml candidates-class-example
 class-width            protocol-class-width.yaml     candidates-class-width.txt      class-width           class,synthetic-class                examples  none          wide
 class-model-w128       protocol-class-model-w128.yaml candidates-class-model-w128.txt class-model-w128    class,synthetic-class                examples  none          models
 class-auto-w128        protocol-class-auto-w128.yaml candidates-class-auto-w128.txt class-auto-w128      class,synthetic-class                examples  none          models
+reg-auto-folds         protocol-reg-auto-folds.yaml  candidates-reg-auto-folds.txt   reg-auto-folds        uci,synthetic                        examples  none          wide
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
