@@ -151,7 +151,9 @@ if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 #           example 20,000), budget20000 (training.steps 20000: a classification
 #           stage that ran before the class-budget-large stage gave it 80,000),
 #           width64 (model.width 64: a stage on the classification example that ran
-#           before the class-width stage gave it 128), none
+#           before the class-width stage gave it 128), folds1 (model.auto.folds 1: a
+#           stage on the regression example that ran before the reg-auto-folds stage
+#           gave it 3), none
 #   judge:  select (`whvi select`), wide (scripts/render/wide_criterion.py),
 #           models (scripts/render/model_criterion.py: the models against each other),
 #           curves (scripts/render/stopping_rule.py)
@@ -173,7 +175,7 @@ reg-stopping-fraction  protocol-reg-stopping-fraction.yaml candidates-reg-stoppi
 class-budget-large     protocol-class-budget-large.yaml candidates-class-budget-large.txt class-budget-large class,synthetic-class  examples  width64       wide
 reg-budget             protocol-reg-budget.yaml      candidates-reg-budget.txt       reg-budget            uci,synthetic                        examples  none          wide
 stopping-every-epochs  protocol-stopping-every-epochs.yaml candidates-stopping-every-epochs.txt stopping-every-epochs uci,synthetic,class,synthetic-class examples width64 wide
-reg-example-auto       protocol-reg-example-auto.yaml candidates-reg-example-auto.txt reg-example-auto      uci,synthetic                        examples  none          models
+reg-example-auto       protocol-reg-example-auto.yaml candidates-reg-example-auto.txt reg-example-auto      uci,synthetic                        examples  folds1        models
 class-example-auto     protocol-class-example-auto.yaml candidates-class-example-auto.txt class-example-auto class,synthetic-class            examples  width64       models
 class-width            protocol-class-width.yaml     candidates-class-width.txt      class-width           class,synthetic-class                examples  none          wide
 class-model-w128       protocol-class-model-w128.yaml candidates-class-model-w128.txt class-model-w128    class,synthetic-class                examples  none          models
@@ -262,6 +264,7 @@ while read -r model name sets; do
       if [[ ,$PINS, == *,budget5000,* ]]; then pin training.steps 5000; fi
       if [[ ,$PINS, == *,budget20000,* ]]; then pin training.steps 20000; fi
       if [[ ,$PINS, == *,width64,* ]]; then pin model.width 64; fi
+      if [[ ,$PINS, == *,folds1,* ]]; then pin model.auto.folds 1; fi
     } > "$cfg.tmp"
     mv "$cfg.tmp" "$cfg"
     CONFIGS+=("$cfg")
@@ -273,7 +276,11 @@ rc=0
 bash scripts/sweep/sweep.sh --whvi "$WHVI" "$@" "${CONFIGS[@]}" || rc=$?
 shopt -s nullglob
 runs=()
-for f in "$OUT"/*.json; do [[ $(basename "$f") == summary.json ]] || runs+=("$f"); done
+for f in "$OUT"/*.json; do
+  b=$(basename "$f" .json)
+  # not summary.json, nor the record of one of auto's candidates (<run>-auto-<kind>[-fold<b>], beside <run>.json)
+  [[ $b == summary || ( $b == *-auto-* && -f $OUT/${b%-auto-*}.json ) ]] || runs+=("$f")
+done
 if [[ $JUDGE == models ]]; then  # models against each other (auto's own candidates' records are not judged)
   models=$(awk '!/^[[:space:]]*#/ && NF {printf "%s%s", sep, $1; sep=","}' "$CANDIDATES")
   name=$(awk '!/^[[:space:]]*#/ && NF {print $2; exit}' "$CANDIDATES")
@@ -287,7 +294,9 @@ if [[ $JUDGE == curves ]]; then  # one run per model: the rules are replayed on 
   ((${#runs[@]})) && python3 scripts/render/stopping_rule.py "$OUT" > "$OUT/CRITERION.md.tmp" && mv "$OUT/CRITERION.md.tmp" "$OUT/CRITERION.md"
   exit "$rc"
 fi
-((${#runs[@]})) && "$WHVI" select "${runs[@]}" --out "$OUT"
+# `whvi select` names a record's model by the kind it trained, which for auto is the kind it chose: not for auto's candidates
+auto_rows=$(awk '!/^[[:space:]]*#/ && $1 == "auto"' "$CANDIDATES")
+((${#runs[@]})) && [[ -z $auto_rows ]] && "$WHVI" select "${runs[@]}" --out "$OUT"
 if [[ $JUDGE == wide ]] && ((${#runs[@]})); then
   python3 scripts/render/wide_criterion.py "$OUT" "$CANDIDATES" > "$OUT/CRITERION.md.tmp" && mv "$OUT/CRITERION.md.tmp" "$OUT/CRITERION.md"
 fi
