@@ -1108,8 +1108,14 @@ TEST(Fingerprint, SelectionConfigsStillGiveTheirRecords) {
       std::map<std::string, json> now, ran;
       // model.kind auto: its record's config is the chosen kind's, with the settings auto applied
       std::vector<std::string> chosen;
-      if (r.contains("auto"))
+      if (r.contains("auto")) {
         for (const auto& kv : r["auto"]["settings"]) chosen.push_back(kv.get<std::string>());
+        // how it chose, which no run's fingerprint holds (a stage's pin keeps it)
+        const auto cfg = experiment::load_config(e.path().string());
+        EXPECT_EQ(r["auto"].value("folds", int64_t{1}), cfg.get_int("model.auto.folds")) << e.path().string();
+        EXPECT_EQ(r["auto"]["validation_fraction"].get<double>(), cfg.get_float("model.auto.validation_fraction"))
+            << e.path().string();
+      }
       report::flatten_config(json::parse(experiment::config_fingerprint(e.path().string(), chosen)), "", now);
       report::flatten_config(r["config"], "", ran);
       for (const auto& [key, value] : now) {
