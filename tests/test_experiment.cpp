@@ -978,6 +978,85 @@ TEST(Predict, SeveralThreadsGiveTheOneThreadBytes) {
   }
 }
 
+// A GP's predictive is Gaussian and written exactly: on its split's test rows, whvi predict's
+// mean is the record's (the same RMSE), its aleatoric sd is the fitted noise, its epistemic sd
+// the rest (sd^2 = epistemic^2 + aleatoric^2), its interval mean +- 1.959964 sd, and the record's
+// MNLL is the Gaussian NLL of those means and sds. With data.target_transform log the predictive
+// is log-normal: read ln y's mean m and variance V off the interval's ends, the mean is
+// exp(m + V/2), the variance (e^V - 1) e^(2m + V), its aleatoric part (e^a - 1) e^(2m + 2V - a)
+// for the fitted noise a (the variance of y given f, averaged over f).
+TEST(Predict, GpWritesItsExactPredictive) {
+  Sandbox sb("predict-gp");
+  for (const bool log_target : {false, true}) {
+    const std::string name = log_target ? "gplog" : "gp";
+    std::ostringstream csv;
+    csv << "a,b,y\n";
+    std::mt19937_64 g(5);
+    std::uniform_real_distribution<double> u(-2, 2);
+    for (int i = 0; i < 80; ++i) {
+      const double a = u(g), b = u(g), t = std::sin(2 * a) + 0.3 * b + 0.05 * u(g);
+      csv << a << "," << b << "," << (log_target ? std::exp(t) : t) << "\n";
+    }
+    std::ofstream(sb.dir / (name + ".csv")) << csv.str();
+    const auto cfg = sb.config("data: {dataset: '" + (sb.dir / (name + ".csv")).string() +
+                                   "', target: y, splits: 1, test_fraction: 0.25" +
+                                   (log_target ? ", target_transform: log" : "") +
+                                   "}\nmodel: {kind: gp, depth: 0}\ntraining: {stopping: 'off'}\n"
+                                   "evaluation: {mc_samples: 16}\n",
+                               name + ".yaml");
+    const auto doc = experiment::run_train(opts(cfg, {"output.checkpoints=true", "output.name=" + name}));
+    const auto& split = doc["splits"][0];
+    std::vector<std::string> lines;
+    std::stringstream all(csv.str());
+    for (std::string l; std::getline(all, l);) lines.push_back(l);
+    std::ofstream rows_csv(sb.dir / (name + "-test.csv"));
+    rows_csv << lines[0] << "\n";
+    std::ifstream idx(sb.dir / name / "split-00-test-rows.txt");
+    std::vector<double> y;
+    for (std::string l; std::getline(idx, l);)
+      if (!l.empty() && l[0] != '#') {
+        const auto& line = lines[static_cast<size_t>(std::stoi(l)) + 1];
+        rows_csv << line << "\n";
+        y.push_back(std::stod(line.substr(line.rfind(',') + 1)));
+      }
+    rows_csv.close();
+    experiment::PredictOptions po;
+    po.checkpoint = (sb.dir / name / "split-00.ckpt").string();
+    po.input = (sb.dir / (name + "-test.csv")).string();
+    po.out = (sb.dir / (name + "-pred.csv")).string();
+    experiment::run_predict(po);
+    const auto pred = read_csv_rows(po.out);
+    ASSERT_EQ(pred.size(), y.size());
+    const double noise = split["noise_var"].get<double>();
+    double se = 0, nll = 0, epi2 = 0;
+    for (size_t i = 0; i < pred.size(); ++i) {
+      const double m = std::stod(pred[i].at("mean")), sd = std::stod(pred[i].at("std"));
+      const double epi = std::stod(pred[i].at("epistemic_std")), alea = std::stod(pred[i].at("aleatoric_std"));
+      const double lo = std::stod(pred[i].at("lower")), hi = std::stod(pred[i].at("upper"));
+      EXPECT_NEAR(sd * sd, epi * epi + alea * alea, 1e-8 * sd * sd) << name;
+      epi2 += epi * epi;
+      if (log_target) {
+        const double lm = (std::log(lo) + std::log(hi)) / 2, v = std::pow((std::log(hi) - lm) / 1.959963985, 2);
+        EXPECT_NEAR(m, std::exp(lm + v / 2), 1e-6 * m);
+        EXPECT_NEAR(sd * sd, (std::exp(v) - 1) * std::exp(2 * lm + v), 1e-5 * sd * sd);
+        EXPECT_NEAR(alea * alea, (std::exp(noise) - 1) * std::exp(2 * lm + 2 * v - noise), 1e-5 * alea * alea);
+        continue;
+      }
+      EXPECT_NEAR(alea, std::sqrt(noise), 1e-9 * std::sqrt(noise));
+      EXPECT_NEAR(lo, m - 1.959963985 * sd, 1e-7 * (1 + std::abs(m)));
+      EXPECT_NEAR(hi, m + 1.959963985 * sd, 1e-7 * (1 + std::abs(m)));
+      se += (m - y[i]) * (m - y[i]);
+      nll += 0.5 * std::log(2 * M_PI * sd * sd) + 0.5 * (y[i] - m) * (y[i] - m) / (sd * sd);
+    }
+    const double n = static_cast<double>(y.size());
+    EXPECT_GT(epi2 / n, 1e-6) << name;  // the split is not vacuous
+    if (log_target) continue;
+    EXPECT_GT(epi2 / n, 0.01 * noise);
+    EXPECT_NEAR(std::sqrt(se / n), split["rmse"].get<double>(), 1e-7);
+    EXPECT_NEAR(nll / n, split["mnll"].get<double>(), 1e-6);
+  }
+}
+
 // whvi predict on the stored test rows of a split agrees with eval's
 // predictions up to Monte Carlo error: predict draws each row's samples alone
 // (a row's prediction must not depend on the rows around it), eval draws them

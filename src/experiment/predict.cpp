@@ -189,7 +189,26 @@ std::string classification_lines(const torch::Tensor& f, const json& classes, co
 std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& lik, double noise_var, double interval,
                              const calibration::Fitted& cal, bool log_target, const RowNamer& where) {
   torch::Tensor mean, epi, alea, lo, hi;
-  if (log_target) {
+  if (f.dim() == 3 && std::isfinite(noise_var) && noise_var > 0) {
+    // Gaussian components from a model that integrates its uncertainty out (gp):
+    // the likelihood's σ² is the aleatoric part, the rest of each variance epistemic
+    const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
+    if (log_target) {  // y log-normal given f ~ N(mu, var − σ²): Var(y | f) = (e^σ² − 1) e^(2f + σ²)
+      const auto m = (mu + 0.5 * var).exp();
+      mean = m.mean(0);
+      const auto total = (2 * mu + 2 * var).exp().mean(0) - mean.square();
+      const auto a2 = (std::exp(noise_var) - 1) * (2 * mu + 2 * var - noise_var).exp().mean(0);
+      alea = a2.sqrt();
+      epi = (total - a2).clamp_min(0).sqrt();
+      std::tie(lo, hi) = lik.predictive_interval(f, interval);
+      lo = lo.exp(), hi = hi.exp();
+    } else {
+      mean = mu.mean(0);
+      alea = torch::full_like(mean, std::sqrt(noise_var));
+      epi = (mu.var(0, /*unbiased=*/false) + (var - noise_var).clamp_min(0).mean(0)).sqrt();
+      std::tie(lo, hi) = lik.predictive_interval(f, interval);
+    }
+  } else if (log_target) {
     // a model of ln y: the log-normal mixture's moments (law of total
     // variance over the samples) and the log scale's interval, exponentiated
     const auto [mu, var] = likelihoods::regression_samples(f, noise_var);

@@ -95,7 +95,13 @@ double Evaluation::metric(const std::string& name) const {
   return std::nan("");
 }
 
+// f [S, N]: draws of the mean, each with the noise σ²; [S, N, 2]: Gaussian components (mean,
+// log variance) from a model that integrates its own uncertainty out in closed form (gp)
 Evaluation GaussianLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
+  if (f.dim() == 3) {
+    const auto [mu, var] = regression_samples(f, noise_var_original());
+    return {metrics::to_metrics(metrics::regression_metrics(mu, y, var)), {}};
+  }
   return {metrics::to_metrics(metrics::regression_metrics(f, y, noise_var_original())), {}};
 }
 

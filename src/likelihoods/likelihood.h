@@ -127,6 +127,8 @@ class GaussianLikelihood : public Likelihood {
   double noise_var_original() const override;
   std::string log_text() const override;
   torch::Tensor& log_noise_var() { return log_noise_var_; }
+  // the training targets' standard deviation: original = f * y_std + y_mean
+  double target_scale() const { return y_std_; }
 
  private:
   GaussianOptions opt_;
