@@ -287,6 +287,7 @@ class Gp final : public Inference, public ClosedForm {
                x_.size(0), " training rows, ", a_.size(0), " weights, a ", chol_.size(0), "x", chol_.size(1),
                " factor); train that split again");
     const auto x = x_in.to(torch::kFloat64);
+    if (x.size(0) == 0) return {torch::zeros({0}, x.options()), torch::zeros({0}, x.options())};  // no rows
     const auto th = theta_;
     std::vector<torch::Tensor> mus, vars;
     const double s2 = th[d_].exp().item<double>();
