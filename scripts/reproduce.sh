@@ -84,6 +84,9 @@ recipe() {
       for g in laplace swag; do
         echo "$W --threads 1 train --config configs/toy.yaml --resume --set output.dir=results/toy/checks --set model.kind=$g --set training.steps=5000 --set output.name=toy-$g --set output.plot=false"
       done
+      for g in gp blr; do
+        echo "$W --threads 1 train --config configs/toy.yaml --resume --set output.dir=results/toy/checks --set model.kind=$g --set model.depth=0 --set output.name=toy-$g --set output.plot=false"
+      done
       ;;
     results/cifar10-mini)
       echo "bash scripts/experiments/cifar10.sh -j $j"
