@@ -978,6 +978,24 @@ TEST(Predict, SeveralThreadsGiveTheOneThreadBytes) {
   }
 }
 
+// Split 0's held-out rows of run `name` (its folder in sb.dir) written as a CSV file of their own,
+// sb.dir/<name>-test.csv, in the source file's own text; returns the source's lines (the header
+// first) and the held-out rows' 0-based data-row numbers, in the order written.
+std::pair<std::vector<std::string>, std::vector<int>> held_out_csv(const fs::path& dir, const std::string& csv,
+                                                                   const std::string& name) {
+  std::vector<std::string> lines;
+  std::stringstream all(csv);
+  for (std::string l; std::getline(all, l);) lines.push_back(l);
+  std::ofstream rows_csv(dir / (name + "-test.csv"));
+  rows_csv << lines[0] << "\n";
+  std::ifstream idx(dir / name / "split-00-test-rows.txt");
+  std::vector<int> rows;
+  for (std::string l; std::getline(idx, l);)
+    if (!l.empty() && l[0] != '#') rows.push_back(std::stoi(l));
+  for (int r : rows) rows_csv << lines[static_cast<size_t>(r) + 1] << "\n";
+  return {lines, rows};
+}
+
 // A GP's predictive is Gaussian and written exactly: on its split's test rows, whvi predict's
 // mean is the record's (the same RMSE), its aleatoric sd is the fitted noise, its epistemic sd
 // the rest (sd^2 = epistemic^2 + aleatoric^2), its interval mean +- 1.959964 sd, and the record's
@@ -1006,20 +1024,12 @@ TEST(Predict, GpWritesItsExactPredictive) {
                                name + ".yaml");
     const auto doc = experiment::run_train(opts(cfg, {"output.checkpoints=true", "output.name=" + name}));
     const auto& split = doc["splits"][0];
-    std::vector<std::string> lines;
-    std::stringstream all(csv.str());
-    for (std::string l; std::getline(all, l);) lines.push_back(l);
-    std::ofstream rows_csv(sb.dir / (name + "-test.csv"));
-    rows_csv << lines[0] << "\n";
-    std::ifstream idx(sb.dir / name / "split-00-test-rows.txt");
+    const auto [lines, test_rows] = held_out_csv(sb.dir, csv.str(), name);
     std::vector<double> y;
-    for (std::string l; std::getline(idx, l);)
-      if (!l.empty() && l[0] != '#') {
-        const auto& line = lines[static_cast<size_t>(std::stoi(l)) + 1];
-        rows_csv << line << "\n";
-        y.push_back(std::stod(line.substr(line.rfind(',') + 1)));
-      }
-    rows_csv.close();
+    for (int r : test_rows) {
+      const auto& line = lines[static_cast<size_t>(r) + 1];
+      y.push_back(std::stod(line.substr(line.rfind(',') + 1)));
+    }
     experiment::PredictOptions po;
     po.checkpoint = (sb.dir / name / "split-00.ckpt").string();
     po.input = (sb.dir / (name + "-test.csv")).string();
@@ -1088,18 +1098,8 @@ TEST(Predict, TestRowsGiveEvalsNumbers) {
     const auto doc = experiment::run_train(opts(cfg, {"output.checkpoints=true", "output.name=" + name}));
     const auto& split = doc["splits"][0];
     // the held-out rows, as a CSV of their own (the file's own text)
-    std::vector<std::string> lines;
-    std::stringstream all(csv.str());
-    for (std::string l; std::getline(all, l);) lines.push_back(l);
-    std::ofstream rows_csv(sb.dir / (name + "-test.csv"));
-    rows_csv << lines[0] << "\n";
-    std::ifstream idx(sb.dir / name / "split-00-test-rows.txt");
-    std::vector<int> test_rows;
-    for (std::string l; std::getline(idx, l);)
-      if (!l.empty() && l[0] != '#') test_rows.push_back(std::stoi(l));
+    const auto [lines, test_rows] = held_out_csv(sb.dir, csv.str(), name);
     ASSERT_EQ(static_cast<int64_t>(test_rows.size()), split["n_test"].get<int64_t>());
-    for (int r : test_rows) rows_csv << lines[static_cast<size_t>(r) + 1] << "\n";
-    rows_csv.close();
     experiment::PredictOptions po;
     po.checkpoint = (sb.dir / name / "split-00.ckpt").string();
     po.input = (sb.dir / (name + "-test.csv")).string();
