@@ -179,6 +179,39 @@ TEST(Gp, HyperParametersMaximiseTheMarginalLikelihood) {
   }
 }
 
+// With model.gp.lengthscale_prior lognormal the fitted θ maximises the marginal likelihood plus
+// ln N(ln ℓ_d; √2 + ln(D)/2, 3) summed over the inputs, written out here (zero gradient by finite
+// differences, lower a step away); the record's log_marginal_likelihood is the likelihood alone;
+// and on 20 rows with an input that carries nothing the prior keeps that length scale off the
+// 1000 bound the plain fit goes to.
+TEST(Gp, LengthscalePriorIsAMapFit) {
+  auto d = smooth_data(20, 0.2, 13);
+  d.x = torch::cat({d.x, torch::randn({20, 1}, torch::kFloat64)}, 1);  // a third input, unrelated to y
+  auto inf = fitted({"model.gp.lengthscale_prior=lognormal"}, d);
+  const auto th = theta_of(*inf);
+  const double m = std::sqrt(2.0) + 0.5 * std::log(3.0);
+  const auto log_post = [&](const std::vector<double>& t) {
+    double lp = log_marginal(d, t, "se");
+    for (int j = 0; j < 3; ++j) lp -= (t[j] - m) * (t[j] - m) / 6.0;
+    return lp;
+  };
+  const double best = log_post(th), h = 1e-4;
+  for (size_t j = 0; j < th.size(); ++j) {
+    auto up = th, down = th;
+    up[j] += h, down[j] -= h;
+    EXPECT_NEAR((log_post(up) - log_post(down)) / (2 * h), 0, 2e-3) << "theta " << j;
+    up[j] += 0.2 - h, down[j] -= 0.2 - h;
+    EXPECT_LT(log_post(up), best) << "theta " << j;
+    EXPECT_LT(log_post(down), best) << "theta " << j;
+  }
+  const auto pairs = inf->learned();
+  const std::map<std::string, double> learned(pairs.begin(), pairs.end());
+  EXPECT_NEAR(learned.at("log_marginal_likelihood"), log_marginal(d, th, "se"), 1e-8 * std::abs(best));
+  const auto plain = theta_of(*fitted({}, d));
+  EXPECT_GT(plain[2], std::log(100.0));  // the plain fit ignores the third input
+  EXPECT_LT(th[2], plain[2] - 1.0);      // the prior pulls it towards its mean
+}
+
 // More starting points never end lower: the kept start is the best one.
 TEST(Gp, RestartsKeepTheBest) {
   const auto d = smooth_data(50, 0.3, 9);

@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto|class-width] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto|class-width|...] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #   select_defaults.sh --stages prints the stages of the table below, one a line.
 #
@@ -181,6 +181,7 @@ class-width            protocol-class-width.yaml     candidates-class-width.txt 
 class-model-w128       protocol-class-model-w128.yaml candidates-class-model-w128.txt class-model-w128    class,synthetic-class                examples  none          models
 class-auto-w128        protocol-class-auto-w128.yaml candidates-class-auto-w128.txt class-auto-w128      class,synthetic-class                examples  none          models
 reg-auto-folds         protocol-reg-auto-folds.yaml  candidates-reg-auto-folds.txt   reg-auto-folds        uci,synthetic                        examples  none          wide
+gp-prior               protocol-gp-prior.yaml        candidates-gp-prior.txt         gp-prior              small,synthetic                      examples  none          wide
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")

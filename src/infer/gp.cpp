@@ -12,7 +12,8 @@
 // Wolfe line search and its analytic gradient (eq. 5.9), from model.gp.restarts starting
 // points (the first ℓ = 1, s² = 1, σ² = 0.1; the others drawn log-uniformly in
 // the bounds below from the run's initialisation stream); the highest
-// marginal likelihood wins. The bounds (standardised scale) keep K_y
+// marginal likelihood wins (with model.gp.lengthscale_prior lognormal, the
+// highest marginal likelihood times the length scales' prior). The bounds (standardised scale) keep K_y
 // well-conditioned: ℓ in [0.01, 1000], s² in [0.001, 10⁴], σ² in [1e-6, 10];
 // θ is clamped into them.
 // The predictive at x* is N(μ*, v* + σ²) with μ* = k*ᵀ a, v* = k** − |L⁻¹k*|²
@@ -53,8 +54,14 @@ constexpr std::array<double, 2> kLogLengthscale = {-4.605170185988091, 6.9077552
 constexpr std::array<double, 2> kLogSignalVar = {-6.907755278982137, 9.210340371976184};    // 0.001, 10000
 constexpr std::array<double, 2> kLogNoiseVar = {-13.815510557964274, 2.302585092994046};    // 1e-6, 10
 
+// model.gp.lengthscale_prior lognormal: ln ℓ_d ~ N(√2 + ln(D)/2, 3) for each of the D inputs
+// (Hvarfner, Hellsten & Nardi 2024's dimension-scaled prior), so θ maximises the marginal
+// likelihood plus that log prior: a MAP fit that keeps the length scales from fitting noise
+constexpr double kPriorVar = 3.0;
+double prior_mean(int64_t d) { return std::sqrt(2.0) + 0.5 * std::log(static_cast<double>(d)); }
+
 struct GpOptions {
-  std::string kernel = "se";
+  std::string kernel = "se", lengthscale_prior = "none";
   int64_t restarts = 3, iterations = 200, max_rows = 2000, depth = 0;
   double noise_var = 0;
   template <class V>
@@ -62,6 +69,10 @@ struct GpOptions {
     v.pick("model.gp.kernel", kernel, {"se", "matern52"},
            "covariance function, with one length scale per input (ARD): se = squared exponential, matern52 = "
            "Matern 5/2");
+    v.pick("model.gp.lengthscale_prior", lengthscale_prior, {"none", "lognormal"},
+           "none = the hyper-parameters maximise the marginal likelihood; lognormal = they maximise it plus a "
+           "log prior ln(length scale) ~ N(sqrt(2) + ln(D)/2, 3) on each of the D inputs (a MAP fit)");
+    v.late();
     v.num("model.gp.restarts", restarts, 1, 100,
           "starting points of the marginal-likelihood maximisation (the first fixed, the others random); the "
           "best one is kept");
@@ -133,11 +144,12 @@ class Gp final : public Inference, public ClosedForm {
     a_.resize_(a.sizes()).copy_(a);
     chol_.resize_(L.sizes()).copy_(L);
     lik().log_noise_var().detach().fill_(th[d_ + 1].item<double>());
-    lml_ = best;
+    // the starts are compared by the log posterior when there is a prior; the record keeps the marginal likelihood
+    lml_ = opt_.lengthscale_prior == "none" ? best : -objective(best_theta, x, y, false).first;
     const auto ls = th.narrow(0, 0, d_).exp();
     spdlog::info("gp: {} kernel, log marginal likelihood {:.6g} (best of {} starts{}), signal variance {:.4g}, "
                  "noise variance {:.4g} (standardised), length scales {:.3g} to {:.3g}",
-                 opt_.kernel, best, opt_.restarts, failed ? ", " + std::to_string(failed) + " failed" : "",
+                 opt_.kernel, lml_, opt_.restarts, failed ? ", " + std::to_string(failed) + " failed" : "",
                  th[d_].exp().item<double>(), th[d_ + 1].exp().item<double>(), ls.min().item<double>(),
                  ls.max().item<double>());
   }
@@ -235,7 +247,7 @@ class Gp final : public Inference, public ClosedForm {
   // ∂ ln p/∂θ_j = ½ tr((aaᵀ − K_y⁻¹) ∂K_y/∂θ_j)); the gradient is 0 in a
   // coordinate held by a bound or fixed by model.gp.noise_var
   std::pair<double, torch::Tensor> objective(const torch::Tensor& theta, const torch::Tensor& x,
-                                             const torch::Tensor& y) const {
+                                             const torch::Tensor& y, bool with_prior = true) const {
     const auto th = clamp(theta);
     const int64_t n = x.size(0);
     const auto [k, g] = kernel_and_slope(th, dist2(th, x, x));
@@ -253,8 +265,14 @@ class Gp final : public Inference, public ClosedForm {
     grad[d_] = 0.5 * (w * k).sum();      // ln s²: ∂K/∂ln s² = K
     grad[d_ + 1] = 0.5 * noise * w.diagonal().sum();  // ln σ²: ∂K_y/∂ln σ² = σ² I
     if (opt_.noise_var > 0) grad[d_ + 1] = 0;
+    double neg_log_prior = 0;
+    if (with_prior && opt_.lengthscale_prior == "lognormal") {  // −ln N(ln ℓ; m, 3) up to a constant
+      const auto z = th.narrow(0, 0, d_) - prior_mean(d_);
+      neg_log_prior = z.square().sum().item<double>() / (2 * kPriorVar);
+      grad.narrow(0, 0, d_).sub_(z / kPriorVar);
+    }
     grad.masked_fill_(th != theta, 0);  // held by a bound
-    return {nlml, -grad};
+    return {nlml + neg_log_prior, -grad};
   }
 
   // L-BFGS on −ln p(y | θ) from theta (updated in place); returns ln p at the end
