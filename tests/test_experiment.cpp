@@ -1242,6 +1242,7 @@ TEST(Fingerprint, LateKeysAreLeftOutOnlyAtTheirDefault) {
     // the component that reads the key, where the fingerprint keeps only the used one's
     std::vector<std::string> base = {"data.dataset=synthetic:linear"};
     if (spec.key.rfind("model.nng.", 0) == 0) base.push_back("model.kind=nng");
+    if (spec.key.rfind("model.gp.", 0) == 0) base.insert(base.end(), {"model.kind=gp", "model.depth=0"});
     if (spec.key == "model.batch_norm") base.push_back("model.architecture=simple-cnn");
     if (spec.key == "model.nng.kl_clip") base.push_back("model.nng.update=heavy-ball");
     const std::string yaml = sb.config("data: {dataset: synthetic:linear}\n", "late.yaml");
