@@ -996,6 +996,15 @@ std::pair<std::vector<std::string>, std::vector<int>> held_out_csv(const fs::pat
   return {lines, rows};
 }
 
+// whvi predict's options for split 0's checkpoint of run `name` on those rows (held_out_csv's file).
+experiment::PredictOptions held_out_predict(const fs::path& dir, const std::string& name) {
+  experiment::PredictOptions po;
+  po.checkpoint = (dir / name / "split-00.ckpt").string();
+  po.input = (dir / (name + "-test.csv")).string();
+  po.out = (dir / (name + "-pred.csv")).string();
+  return po;
+}
+
 // A GP's predictive is Gaussian and written exactly: on its split's test rows, whvi predict's
 // mean is the record's (the same RMSE), its aleatoric sd is the fitted noise, its epistemic sd
 // the rest (sd^2 = epistemic^2 + aleatoric^2), its interval mean +- 1.959964 sd, and the record's
@@ -1030,10 +1039,7 @@ TEST(Predict, GpWritesItsExactPredictive) {
       const auto& line = lines[static_cast<size_t>(r) + 1];
       y.push_back(std::stod(line.substr(line.rfind(',') + 1)));
     }
-    experiment::PredictOptions po;
-    po.checkpoint = (sb.dir / name / "split-00.ckpt").string();
-    po.input = (sb.dir / (name + "-test.csv")).string();
-    po.out = (sb.dir / (name + "-pred.csv")).string();
+    const auto po = held_out_predict(sb.dir, name);
     experiment::run_predict(po);
     const auto pred = read_csv_rows(po.out);
     ASSERT_EQ(pred.size(), y.size());
@@ -1100,10 +1106,7 @@ TEST(Predict, TestRowsGiveEvalsNumbers) {
     // the held-out rows, as a CSV of their own (the file's own text)
     const auto [lines, test_rows] = held_out_csv(sb.dir, csv.str(), name);
     ASSERT_EQ(static_cast<int64_t>(test_rows.size()), split["n_test"].get<int64_t>());
-    experiment::PredictOptions po;
-    po.checkpoint = (sb.dir / name / "split-00.ckpt").string();
-    po.input = (sb.dir / (name + "-test.csv")).string();
-    po.out = (sb.dir / (name + "-pred.csv")).string();
+    auto po = held_out_predict(sb.dir, name);
     experiment::run_predict(po);
     const auto pred = read_csv_rows(po.out);
     ASSERT_EQ(pred.size(), test_rows.size());

@@ -193,6 +193,7 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
     // Gaussian components from a model that integrates its uncertainty out (gp):
     // the likelihood's σ² is the aleatoric part, the rest of each variance epistemic
     const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
+    std::tie(lo, hi) = lik.predictive_interval(f, interval);
     if (log_target) {  // y log-normal given f ~ N(mu, var − σ²): Var(y | f) = (e^σ² − 1) e^(2f + σ²)
       const auto m = (mu + 0.5 * var).exp();
       mean = m.mean(0);
@@ -200,13 +201,11 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
       const auto a2 = (std::exp(noise_var) - 1) * (2 * mu + 2 * var - noise_var).exp().mean(0);
       alea = a2.sqrt();
       epi = (total - a2).clamp_min(0).sqrt();
-      std::tie(lo, hi) = lik.predictive_interval(f, interval);
       lo = lo.exp(), hi = hi.exp();
     } else {
       mean = mu.mean(0);
       alea = torch::full_like(mean, std::sqrt(noise_var));
       epi = (mu.var(0, /*unbiased=*/false) + (var - noise_var).clamp_min(0).mean(0)).sqrt();
-      std::tie(lo, hi) = lik.predictive_interval(f, interval);
     }
   } else if (log_target) {
     // a model of ln y: the log-normal mixture's moments (law of total
