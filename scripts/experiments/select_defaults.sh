@@ -182,6 +182,7 @@ class-model-w128       protocol-class-model-w128.yaml candidates-class-model-w12
 class-auto-w128        protocol-class-auto-w128.yaml candidates-class-auto-w128.txt class-auto-w128      class,synthetic-class                examples  none          models
 reg-auto-folds         protocol-reg-auto-folds.yaml  candidates-reg-auto-folds.txt   reg-auto-folds        uci,synthetic                        examples  none          wide
 gp-prior               protocol-gp-prior.yaml        candidates-gp-prior.txt         gp-prior              small,synthetic                      examples  none          wide
+gp-kernel              protocol-gp-kernel.yaml       candidates-gp-kernel.txt        gp-kernel             small,synthetic                      examples  none          wide
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
