@@ -1,7 +1,7 @@
 // Bayesian linear regression (infer/blr.cpp) against independent references:
 // the posterior from an explicit matrix inverse at fixed prior and noise, the
 // evidence as an N-dimensional Gaussian density (maximised: zero gradient,
-// lower everywhere around), and the predictive draws' moments.
+// lower everywhere around), and the exact Gaussian predictive and its metrics.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -59,7 +59,8 @@ double log_evidence(const Data& d, double alpha, double beta) {
 
 // At a fixed prior variance 1/α and noise 1/β the posterior is N(m, A⁻¹),
 // A = αI + βΦᵀΦ, m = βA⁻¹Φᵀy: the mean, the covariance factor and the noise
-// against an explicit inverse; predictions in original units (y_mean + y_std f).
+// against an explicit inverse; the exact predictive in original units
+// (y_mean + y_std f) and its metrics.
 TEST(Blr, PosteriorIsTheClosedFormAtAFixedPriorAndNoise) {
   const auto d = linear_data(30, 3, 0.5);
   auto inf = fitted({"model.blr.prior_var=0.5", "model.blr.noise_var=0.2"}, d, 2.0, 3.0);
@@ -74,22 +75,25 @@ TEST(Blr, PosteriorIsTheClosedFormAtAFixedPriorAndNoise) {
   EXPECT_DOUBLE_EQ(state_of(*inf, "blr.beta").item<double>(), 5.0);
   auto& lik = dynamic_cast<likelihoods::GaussianLikelihood&>(inf->likelihood());
   EXPECT_NEAR(std::exp(lik.log_noise_var().item<double>()), 0.2, 1e-12);
-  // predictive draws of the mean function: mean Φ*m, covariance Φ* A⁻¹ Φ*ᵀ (original units)
-  const auto xs = d.x.narrow(0, 0, 2);
-  const auto f = inf->predict(xs, 40000, make_generator(7));
-  ASSERT_EQ(f.sizes(), (torch::IntArrayRef{40000, 2}));
+  // the predictive is exact: S identical components N(Φ*m, Φ* A⁻¹ Φ*ᵀ + 1/β) in original units
+  const auto xs = d.x.narrow(0, 0, 5);
+  const auto f = inf->predict(xs, 7, make_generator(7));
+  ASSERT_EQ(f.sizes(), (torch::IntArrayRef{7, 5, 2}));
   const auto ps = design(xs);
   const auto want_mean = 2.0 + 3.0 * ps.mv(m);
-  const auto want_cov = 9.0 * ps.mm(cov).mm(ps.t());
-  const auto c = f - f.mean(0);
-  const auto got_cov = c.t().mm(c) / 39999.0;
-  for (int i = 0; i < 2; ++i) {
-    const double sd = std::sqrt(want_cov[i][i].item<double>());
-    EXPECT_NEAR(f.mean(0)[i].item<double>(), want_mean[i].item<double>(), 5 * sd / 200) << i;
-    EXPECT_NEAR(got_cov[i][i].item<double>() / want_cov[i][i].item<double>(), 1.0, 0.04) << i;
+  const auto want_var = 9.0 * ((ps.mm(cov) * ps).sum(1) + 0.2);
+  for (int64_t s = 0; s < 7; ++s) {
+    EXPECT_TRUE(torch::allclose(f[s].select(1, 0), want_mean, 1e-10, 1e-12)) << s;
+    EXPECT_TRUE(torch::allclose(f[s].select(1, 1), want_var.log(), 1e-10, 1e-12)) << s;
   }
-  EXPECT_NEAR(got_cov[0][1].item<double>() / std::sqrt(want_cov[0][0].item<double>() * want_cov[1][1].item<double>()),
-              (want_cov[0][1] / (want_cov[0][0] * want_cov[1][1]).sqrt()).item<double>(), 0.03);
+  // and scored as such: the NLL, RMSE and coverage of N(y; μ*, v*) written out
+  const auto y = 2.0 + 3.0 * (ps.mv(m) + torch::tensor({-1.5, 0.1, 2.5, -0.3, 0.6}, torch::kFloat64));
+  const auto nll = (0.5 * (2 * M_PI * want_var).log() + 0.5 * (y - want_mean).square() / want_var).mean();
+  const auto e = inf->likelihood().evaluate(f, y);
+  EXPECT_NEAR(e.metric("mnll"), nll.item<double>(), 1e-8);
+  EXPECT_NEAR(e.metric("rmse"), (y - want_mean).square().mean().sqrt().item<double>(), 1e-8);
+  const double cov95 = ((y - want_mean).abs() <= 1.959963984540054 * want_var.sqrt()).to(torch::kFloat64).mean().item<double>();
+  EXPECT_DOUBLE_EQ(e.metric("coverage_95"), cov95);
 }
 
 // With both chosen by the evidence, (α, β) is its maximum: the evidence

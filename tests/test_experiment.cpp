@@ -1005,17 +1005,19 @@ experiment::PredictOptions held_out_predict(const fs::path& dir, const std::stri
   return po;
 }
 
-// A GP's predictive is Gaussian and written exactly: on its split's test rows, whvi predict's
+// A GP's or Bayesian linear regression's predictive is Gaussian and written exactly: on its
+// split's test rows, whvi predict's
 // mean is the record's (the same RMSE), its aleatoric sd is the fitted noise, its epistemic sd
 // the rest (sd^2 = epistemic^2 + aleatoric^2), its interval mean +- 1.959964 sd, and the record's
 // MNLL is the Gaussian NLL of those means and sds. With data.target_transform log the predictive
 // is log-normal: read ln y's mean m and variance V off the interval's ends, the mean is
 // exp(m + V/2), the variance (e^V - 1) e^(2m + V), its aleatoric part (e^a - 1) e^(2m + 2V - a)
 // for the fitted noise a (the variance of y given f, averaged over f).
-TEST(Predict, GpWritesItsExactPredictive) {
-  Sandbox sb("predict-gp");
+TEST(Predict, ClosedFormsWriteTheirExactPredictive) {
+  Sandbox sb("predict-closed-form");
+  for (const std::string kind : {"gp", "blr"})
   for (const bool log_target : {false, true}) {
-    const std::string name = log_target ? "gplog" : "gp";
+    const std::string name = kind + (log_target ? "log" : "");
     std::ostringstream csv;
     csv << "a,b,y\n";
     std::mt19937_64 g(5);
@@ -1028,7 +1030,7 @@ TEST(Predict, GpWritesItsExactPredictive) {
     const auto cfg = sb.config("data: {dataset: '" + (sb.dir / (name + ".csv")).string() +
                                    "', target: y, splits: 1, test_fraction: 0.25" +
                                    (log_target ? ", target_transform: log" : "") +
-                                   "}\nmodel: {kind: gp, depth: 0}\ntraining: {stopping: 'off'}\n"
+                                   "}\nmodel: {kind: " + kind + ", depth: 0}\ntraining: {stopping: 'off'}\n"
                                    "evaluation: {mc_samples: 16}\n",
                                name + ".yaml");
     const auto doc = experiment::run_train(opts(cfg, {"output.checkpoints=true", "output.name=" + name}));

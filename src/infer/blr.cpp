@@ -13,11 +13,14 @@
 // model.blr.prior_var / model.blr.noise_var fix 1/α / 1/β instead (> 0).
 //
 // Choices: the bias has the weights' prior (the targets are standardised, so
-// its posterior mean is near 0 either way); the predictive is scored like every
-// other model's, the mixture over evaluation.mc_samples draws of (w, b) from the
-// posterior with the noise 1/β, which approaches the exact Gaussian predictive
-// N(Φ* m, Φ* A⁻¹ Φ*ᵀ + 1/β) as the draws grow. Regression with the gaussian
-// likelihood and the plain MLP input only.
+// its posterior mean is near 0 either way); the predictive at α, β is the exact
+// Gaussian N(Φ* m, Φ* A⁻¹ Φ*ᵀ + 1/β), returned as the GP's is (infer/gp.cpp):
+// evaluation.mc_samples identical Gaussian components [S, N, 2] (mean, log
+// variance, original units), so every metric and interval is of the exact
+// predictive, not of a mixture of weight draws, whose NLL is biased upwards
+// (Jensen) by the Monte Carlo error; `whvi predict` splits the variance into 1/β
+// (aleatoric) and Φ* A⁻¹ Φ*ᵀ (epistemic). Regression with the gaussian likelihood
+// and the plain MLP input only.
 //
 // The network is a depth-0 "linear" layer holding m (its w, b), so the mean
 // prediction, checkpoints and `whvi predict` go through the usual paths; the
@@ -26,7 +29,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/draws.h"
 #include "common/errors.h"
 #include "infer/inference.h"
 
@@ -117,12 +119,17 @@ class Blr final : public Inference, public ClosedForm {
   }
 
   bool predicts_concurrently() const override { return true; }  // no state changes
-  torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator& gen) override {
+  // [S, N, 2]: S copies of the exact predictive N(Φ* m, |Φ* L|² + 1/β) per row (mean, log
+  // variance; original units); nothing is drawn
+  torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator&) override {
     torch::NoGradGuard ng;
     WHVI_CHECK(alpha_.item<double>() > 0, "blr: the model was not fitted");
     const auto phi = design(x_in);
-    const auto w = mean_weights().unsqueeze(0) + whvi::randn({S, p_}, gen, chol_.options()).mm(chol_.t());
-    return lik().to_original(w.mm(phi.t()));
+    const auto mu = phi.mv(mean_weights());
+    const auto var = phi.mm(chol_).square().sum(1);  // diag(Φ* A⁻¹ Φ*ᵀ)
+    const double scale = lik().target_scale();
+    const auto log_var = ((var + 1 / beta_.item<double>()) * (scale * scale)).log();
+    return torch::stack({lik().to_original(mu), log_var}, 1).unsqueeze(0).expand({S, mu.size(0), 2}).contiguous();
   }
 
   torch::Tensor mean_standardized(const torch::Tensor& x) override {
