@@ -110,6 +110,17 @@
 # configs/selection/protocol-class-width.yaml, on the sets of stage class-budget,
 # ranked by validation MNLL and ECE together; results in results/selection/class-width/.
 #
+# Stages class-model-w128 and class-auto-w128 repeat class-example-auto's question at the
+# classification example's width of 128; reg-auto-folds: model.kind auto's number of
+# validation blocks on the regression example; gp-prior and gp-kernel: the exact GP's
+# length-scale prior and covariance function on the sets within its size limit, ranked
+# like the wide stage.
+#
+# Stage table6-select: every model of Table 6 (configs/uci-shallow/) on 3 splits of the 8
+# UCI sets, 20% validation; per set the model of lowest validation MNLL is chosen and its
+# Table 6 test MNLL read from results/uci-shallow/ (scripts/render/validation_choice.py
+# writes CHOSEN.md); results in results/selection/table6-select/.
+#
 # The table STAGES below gives each stage's files, data sets, base configs,
 # pinned defaults and judge: a new stage is one row there, its protocol and
 # candidates files, and a paragraph here.
@@ -134,7 +145,8 @@ if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 #           regression problems), small (the UCI sets under 2,000 rows),
 #           class (the 3 UCI classification sets), synthetic-class (10
 #           synthetic problems as classification: their target's quantile
-#           bins, 2 classes for the first five, 3 for the rest, 600 rows)
+#           bins, 2 classes for the first five, 3 for the rest, 600 rows),
+#           table6 (the 8 UCI sets with the configs of configs/uci-shallow/)
 #   base:   folder (configs/<folder>/<set>-<model>.yaml, the papers'
 #           schedules) or examples (configs/examples/csv-<task>.yaml: the
 #           schedule a user's table gets)
@@ -156,7 +168,9 @@ if [[ ${1:-} == --configs-only ]]; then CONFIGS_ONLY=1; shift; fi
 #           gave it 3), none
 #   judge:  select (`whvi select`), wide (scripts/render/wide_criterion.py),
 #           models (scripts/render/model_criterion.py: the models against each other),
-#           curves (scripts/render/stopping_rule.py)
+#           curves (scripts/render/stopping_rule.py), choice
+#           (scripts/render/validation_choice.py: per set the model of lowest validation
+#           MNLL, and its test MNLL in the folder the configs came from)
 # stage                protocol                      candidates                      out                   data                                 base      pins          judge
 STAGES='
 1                      protocol.yaml                 candidates.txt                  runs                  uci                                  folder    old           select
@@ -183,6 +197,7 @@ class-auto-w128        protocol-class-auto-w128.yaml candidates-class-auto-w128.
 reg-auto-folds         protocol-reg-auto-folds.yaml  candidates-reg-auto-folds.txt   reg-auto-folds        uci,synthetic                        examples  none          wide
 gp-prior               protocol-gp-prior.yaml        candidates-gp-prior.txt         gp-prior              small,synthetic                      examples  none          wide
 gp-kernel              protocol-gp-kernel.yaml       candidates-gp-kernel.txt        gp-kernel             small,synthetic                      examples  none          wide
+table6-select          protocol-table6-select.yaml   candidates-table6-select.txt    table6-select         table6                               folder    none          choice
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
 row=$(awk -v s="$STAGE" '$1 == s' <<< "$STAGES")
@@ -200,6 +215,8 @@ UCI=(uci/boston uci/concrete uci/energy uci/kin8nm uci/naval uci/power uci/prote
 # stopping-rule measures two held-out sets every 50 steps: on kin8nm's 8,192 rows that took
 # 12 minutes a run against 45 s of training, so `small` keeps the sets under 2,000 rows
 SMALL=(uci/boston uci/concrete uci/energy uci/yacht)
+TABLE6=(uci-shallow/boston uci-shallow/concrete uci-shallow/energy uci-shallow/kin8nm uci-shallow/naval
+        uci-shallow/power uci-shallow/protein uci-shallow/yacht)
 SYNTHETIC=(synthetic/friedman synthetic/gap synthetic/hetero synthetic/highdim synthetic/linear)
 CLASS=(uci-class/eeg uci-class/magic uci-class/letter)
 SYNTHETIC_CLASS=(synthetic-class/friedman synthetic-class/gap synthetic-class/hetero synthetic-class/highdim
@@ -210,6 +227,7 @@ for part in ${DATA//,/ }; do
   case $part in
     uci) DATASETS+=("${UCI[@]}") ;;
     small) DATASETS+=("${SMALL[@]}") ;;
+    table6) DATASETS+=("${TABLE6[@]}") ;;
     synthetic) DATASETS+=("${SYNTHETIC[@]}") ;;
     class) DATASETS+=("${CLASS[@]}") ;;
     synthetic-class) DATASETS+=("${SYNTHETIC_CLASS[@]}") ;;
@@ -225,6 +243,8 @@ pin() {  # KEY VALUE: written into a generated config unless its candidate ($set
 while read -r model name sets; do
   [[ -z $model || $model == \#* ]] && continue
   for folder_set in "${DATASETS[@]}"; do
+    # a folder stage runs a model only where the folder has its config (the GP: the sets within its size limit)
+    [[ $BASE == folder && ! -f configs/$folder_set-$model.yaml ]] && continue
     d=${folder_set#*/}
     # a stage on both synthetic kinds names the classification problems <name>-class
     tag=$d; [[ $folder_set == synthetic-class/* && ,$DATA, == *,synthetic,* ]] && tag=$d-class
@@ -290,6 +310,12 @@ if [[ $JUDGE == models ]]; then  # models against each other (auto's own candida
     python3 scripts/render/model_criterion.py "$OUT" "$task" "$name" "$models" > "$OUT/CRITERION-$task.md.tmp" 2> /dev/null \
       && mv "$OUT/CRITERION-$task.md.tmp" "$OUT/CRITERION-$task.md" || rm -f "$OUT/CRITERION-$task.md.tmp"
   done
+  exit "$rc"
+fi
+if [[ $JUDGE == choice ]]; then  # per set the model of lowest validation MNLL, and its test MNLL in its configs' folder
+  folder=${DATASETS[0]%%/*}
+  ((${#runs[@]})) && python3 scripts/render/validation_choice.py "$OUT" "$CANDIDATES" "results/$folder" > "$OUT/CHOSEN.md.tmp" \
+    && mv "$OUT/CHOSEN.md.tmp" "$OUT/CHOSEN.md"
   exit "$rc"
 fi
 if [[ $JUDGE == curves ]]; then  # one run per model: the rules are replayed on its curves
