@@ -12,10 +12,8 @@ cd "$(dirname "$0")/../.."
 DIR=${1:-results/uci-class}
 CONFIG_DIR=${CONFIG_DIR:-configs/uci-class}
 WHVI=${WHVI:-build/whvi}
-[[ -x $WHVI ]] || { echo "render/uci_class: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
-shopt -s nullglob
-all=("$DIR"/*-w*.json)
-((${#all[@]})) || { echo "render/uci_class: no results in $DIR" >&2; exit 2; }
+. scripts/render/widths.sh
+widths_prelude uci_class "$DIR"
 {
   echo "# UCI classification (the paper's Table 13)"
   echo
@@ -27,13 +25,6 @@ all=("$DIR"/*-w*.json)
   echo
   bash scripts/render/list_missing.sh "$CONFIG_DIR" "$DIR" scripts/experiments/uci_class.sh
   echo
-  for w in 64 128 256 512; do
-    files=("$DIR"/*-w$w.json)
-    ((${#files[@]})) || { echo "## NF = $w"; echo; echo "No results yet (scripts/experiments/uci_class.sh '*-w$w')."; echo; continue; }
-    paper=results/paper/whvi-neurips2020-table13-w$w.json
-    [[ -f $paper ]] || paper=''
-    "$WHVI" table "${files[@]}" --paper "$paper" --title "NF = $w" | sed 's/^# /## /; s/^## /### /; s/^### NF/## NF/'
-    echo
-  done
+  width_sections "$DIR" results/paper/whvi-neurips2020-table13-w " (scripts/experiments/uci_class.sh '*-w{w}')"
 } >"$DIR/TABLE.md.tmp" && mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
 echo "render/uci_class: wrote $DIR/TABLE.md"

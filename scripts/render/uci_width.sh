@@ -13,10 +13,8 @@ cd "$(dirname "$0")/../.."
 DIR=${1:-results/uci-width}
 CONFIG_DIR=${CONFIG_DIR:-configs/uci-width}
 WHVI=${WHVI:-build/whvi}
-[[ -x $WHVI ]] || { echo "render/uci_width: $WHVI not built (scripts/setup.sh)" >&2; exit 2; }
-shopt -s nullglob
-all=("$DIR"/*-w*.json)
-((${#all[@]})) || { echo "render/uci_width: no results in $DIR" >&2; exit 2; }
+. scripts/render/widths.sh
+widths_prelude uci_width "$DIR"
 {
   echo "# UCI regression against the number of hidden units (the paper's Tables 11 and 12)"
   echo
@@ -25,12 +23,7 @@ all=("$DIR"/*-w*.json)
   echo
   bash scripts/render/list_missing.sh "$CONFIG_DIR" "$DIR" scripts/experiments/uci_width.sh
   echo
-  for w in 64 128 256 512; do
-    files=("$DIR"/*-w$w.json)
-    ((${#files[@]})) || { echo "## NF = $w"; echo; echo "No results yet."; echo; continue; }
-    "$WHVI" table "${files[@]}" --paper '' --title "NF = $w" | sed 's/^# /## /; s/^## /### /; s/^### NF/## NF/'
-    echo
-  done
+  width_sections "$DIR" '' ''
 } >"$DIR/TABLE.md.tmp" && mv "$DIR/TABLE.md.tmp" "$DIR/TABLE.md"
 echo "render/uci_width: wrote $DIR/TABLE.md"
 command -v gnuplot >/dev/null || { echo "render/uci_width: gnuplot missing, no figures" >&2; exit 0; }

@@ -13,7 +13,7 @@ fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
 # the sourced helpers and the Slurm batch file (sbatch runs a copy, away from scripts/)
-not_commands=(scripts/help.sh scripts/sweep/lib.sh)
+not_commands=(scripts/help.sh scripts/sweep/lib.sh scripts/render/widths.sh)
 while IFS= read -r f; do
   [[ " ${not_commands[*]} " == *" $f "* ]] && continue
   first=$(awk 'NR > 1 && !/^#/ { print; exit }' "$f")
