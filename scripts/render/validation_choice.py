@@ -96,7 +96,7 @@ def main():
             print(f"| {s} | {m or 'none'} | – | – | {best_cell} |")
             continue
         mean, se, n = tests[m]
-        print(f"| {s} | {m} | {mean:.3f} ± {se:.3f} | {n} | {best_cell} |")
+        print(f"| {s} | {m} | {mean:.3f}{f' ± {se:.3f}' if n > 1 else ''} | {n} | {best_cell} |")
 
 
 if __name__ == "__main__":
