@@ -190,7 +190,7 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
                              const calibration::Fitted& cal, bool log_target, const RowNamer& where) {
   torch::Tensor mean, epi, alea, lo, hi;
   if (f.dim() == 3 && std::isfinite(noise_var) && noise_var > 0) {
-    // Gaussian components from a model that integrates its uncertainty out (gp):
+    // Gaussian components from a model that integrates its uncertainty out (gp, blr):
     // the likelihood's σ² is the aleatoric part, the rest of each variance epistemic
     const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
     std::tie(lo, hi) = lik.predictive_interval(f, interval);

@@ -125,11 +125,8 @@ class Blr final : public Inference, public ClosedForm {
     torch::NoGradGuard ng;
     WHVI_CHECK(alpha_.item<double>() > 0, "blr: the model was not fitted");
     const auto phi = design(x_in);
-    const auto mu = phi.mv(mean_weights());
     const auto var = phi.mm(chol_).square().sum(1);  // diag(Φ* A⁻¹ Φ*ᵀ)
-    const double scale = lik().target_scale();
-    const auto log_var = ((var + 1 / beta_.item<double>()) * (scale * scale)).log();
-    return torch::stack({lik().to_original(mu), log_var}, 1).unsqueeze(0).expand({S, mu.size(0), 2}).contiguous();
+    return lik().exact_components(phi.mv(mean_weights()), var + 1 / beta_.item<double>(), S);
   }
 
   torch::Tensor mean_standardized(const torch::Tensor& x) override {

@@ -160,9 +160,7 @@ class Gp final : public Inference, public ClosedForm {
   torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator&) override {
     torch::NoGradGuard ng;
     const auto [mu, var] = posterior(x_in);
-    const double scale = lik().target_scale();
-    const auto log_var = ((var + std::exp(lik().log_noise_var().item<double>())) * (scale * scale)).log();
-    return torch::stack({lik().to_original(mu), log_var}, 1).unsqueeze(0).expand({S, mu.size(0), 2}).contiguous();
+    return lik().exact_components(mu, var + std::exp(lik().log_noise_var().item<double>()), S);
   }
 
   torch::Tensor mean_standardized(const torch::Tensor& x) override {

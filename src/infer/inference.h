@@ -100,7 +100,7 @@ class Inference {
   virtual void end() = 0;
   // S predictive samples of the mean function in ORIGINAL units, [S', N]
   // float64 (classification: log class probabilities, [S', N, C]; regression
-  // with a variance per sample, hetero-gaussian's or gp's exact predictive:
+  // with a variance per sample, hetero-gaussian's, or gp's and blr's exact predictive:
   // Gaussian components [S', N, 2], mean and log variance); S' = S for
   // the variational methods, the size of the sample bank for SGHMC (it
   // predicts with every stored sample).

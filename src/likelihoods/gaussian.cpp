@@ -95,8 +95,14 @@ double Evaluation::metric(const std::string& name) const {
   return std::nan("");
 }
 
+torch::Tensor GaussianLikelihood::exact_components(const torch::Tensor& mu, const torch::Tensor& var,
+                                                   int64_t S) const {
+  const auto log_var = (var * (y_std_ * y_std_)).log();
+  return torch::stack({to_original(mu), log_var}, 1).unsqueeze(0).expand({S, mu.size(0), 2}).contiguous();
+}
+
 // f [S, N]: draws of the mean, each with the noise σ²; [S, N, 2]: Gaussian components (mean,
-// log variance) from a model that integrates its own uncertainty out in closed form (gp)
+// log variance) from a model that integrates its own uncertainty out in closed form (gp, blr)
 Evaluation GaussianLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {
   if (f.dim() == 3) {
     const auto [mu, var] = regression_samples(f, noise_var_original());

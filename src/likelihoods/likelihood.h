@@ -127,8 +127,10 @@ class GaussianLikelihood : public Likelihood {
   double noise_var_original() const override;
   std::string log_text() const override;
   torch::Tensor& log_noise_var() { return log_noise_var_; }
-  // the training targets' standard deviation: original = f * y_std + y_mean
-  double target_scale() const { return y_std_; }
+  // A closed-form model's exact predictive (gp, blr) as predict() returns it: S copies of
+  // N(mu, var) per row, Gaussian components [S, N, 2] (mean, log variance) in original units,
+  // from mu and var [N] on the standardised scale (var with the noise)
+  torch::Tensor exact_components(const torch::Tensor& mu, const torch::Tensor& var, int64_t S) const;
 
  private:
   GaussianOptions opt_;
