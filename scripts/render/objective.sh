@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Draws the KL term and the data term of variational runs over training from
-# their split records' `objective` (step, loss, kl, kl_weight; data term =
-# loss - kl_weight x kl, the expected negative log likelihood scaled to the
-# training set), one line per record, log scale; and writes the numbers as CSV.
+# the `objective` of each record's first split (step, loss, kl, kl_weight; data
+# term = loss - kl_weight x kl, the expected negative log likelihood scaled to
+# the training set), one line per record, log scale; and writes the numbers as CSV.
 #
-#   scripts/render/objective.sh OUT.png SPLIT.json[:LABEL]...
+#   scripts/render/objective.sh OUT.png RECORD.json[:LABEL]...
 #
+# RECORD.json is an experiment record (output.dir/NAME.json: its `splits` array, split 0)
+# or the record of one split (output.dir/NAME/split-KK.json), which holds the same entry.
 # e.g. scripts/render/objective.sh results/fashion-mnist/vsd-selection/objective.png \
-#        results/fashion-mnist/vsd-selection/fashion-mnist-vsd-paper/split-00.json:paper
+#        results/fashion-mnist/vsd-selection/fashion-mnist-vsd-paper.json:paper
 # Needs python3 and gnuplot (scripts/setup.sh installs gnuplot-nox).
 . "$(dirname "$0")/../help.sh"
 set -euo pipefail
@@ -15,7 +17,7 @@ die() {
   echo "render/objective: $*" >&2
   exit 2
 }
-(($# >= 2)) || die "usage: scripts/render/objective.sh OUT.png SPLIT.json[:LABEL]..."
+(($# >= 2)) || die "usage: scripts/render/objective.sh OUT.png RECORD.json[:LABEL]..."
 OUT=$1
 shift
 command -v gnuplot >/dev/null 2>&1 || die "gnuplot is not installed: run scripts/setup.sh"
@@ -26,7 +28,10 @@ out, specs = sys.argv[1], sys.argv[2:]
 rows = ["label,step,loss,kl,kl_weight,data"]
 for spec in specs:
     path, _, label = spec.partition(":")
-    o = json.load(open(path)).get("objective")
+    r = json.load(open(path))
+    if "splits" in r:  # an experiment record: its first split's entry
+        r = (r["splits"] or [{}])[0]
+    o = r.get("objective")
     if not o:
         sys.exit(f"{path} has no objective (a run of a method without a KL term, or an older record)")
     label = label or path
