@@ -15,8 +15,12 @@
 # the machine that trained it) is kept, not retrained; checkpoints are not committed,
 # so on a fresh clone every split is trained again. The experiment records, tables and
 # figures are written again (an experiment record then names this run's command and
-# commit; each split record keeps its own). To recompute splits, delete their records
-# first (git keeps the committed ones). Measurements that do not
+# commit; each split record keeps its own). Split records (NAME/split-KK.json), the
+# selection stages' generated configs and their reliability plots are written by the runs
+# and not committed (git ignores them; each experiment record holds its splits). To
+# recompute splits on the machine that trained them, delete their split records first.
+# scripts/render/tables.sh renders every committed table again from the committed records
+# alone and checks each is the same bytes. Measurements that do not
 # resume (results/bench, results/analysis/fwht-vs-matmul, results/analysis/approximation)
 # write new files named after $BENCH_LABEL (default cpu-<host>) beside the committed ones,
 # which whvi never overwrites.
