@@ -2,18 +2,21 @@
 # Renders every committed table of results/ again from the committed records alone, with
 # the commands that wrote them, and checks that each comes out the same bytes as committed.
 #
-#   scripts/render/tables.sh [--whvi PATH] [--rev REV] [--keep] [--list]
+#   scripts/render/tables.sh [--whvi PATH] [--rev REV] [--keep] [--write] [--list]
 #
 #   --rev REV    the commit whose files it renders from and compares with (default HEAD)
 #   --whvi PATH  the binary `whvi table` and `whvi select` run (default $WHVI, else build/whvi)
 #   --keep       keep the copy it rendered in (its path is printed)
+#   --write      copy each table that came out different into the working tree (to commit a
+#                table an older whvi rendered, as the current one renders it from the records)
 #   --list       print the tables it renders, one per line, and exit
 #
 # It works in a copy of a commit (`git archive REV`: the files a clone has; no
 # split records, generated selection configs or selection plots, which git ignores), deletes
 # each table there, runs the render commands below and compares every table with the
-# committed one. The working tree is not touched. Exit 0 when every table is the same bytes,
-# 1 when one differs or is not written again.
+# committed one. The working tree is not touched (but by --write). Exit 0 when every table is
+# the same bytes (or differs only in the binary's name its Rendered-by line gives, see
+# below), 1 when one differs or is not written again.
 #
 # Not rendered here: the tables of results/bench and results/external*, written by the
 # measurement that produced their numbers from files that are not committed (scripts/bench/*,
@@ -25,6 +28,7 @@ die() { echo "render/tables: $*" >&2; exit 2; }
 
 WHVI=${WHVI:-build/whvi}
 KEEP=0
+WRITE=0
 LIST=0
 REV=HEAD
 while (($#)); do
@@ -32,6 +36,7 @@ while (($#)); do
     --whvi) (($# >= 2)) || die "--whvi needs a path"; WHVI=$2; shift 2 ;;
     --rev) (($# >= 2)) || die "--rev needs a commit"; REV=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --write) WRITE=1; shift ;;
     --list) LIST=1; shift ;;
     *) die "unknown argument '$1' (see scripts/render/tables.sh --help)" ;;
   esac
@@ -58,11 +63,35 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/whvi-tables.XXXXXX")
 ((KEEP)) || trap 'rm -rf "$work"' EXIT
 git rev-parse --verify -q "$REV^{commit}" >/dev/null || die "'$REV' is not a commit"
 git archive "$REV" | tar -x -C "$work"
+# `whvi table` and `whvi select` end a table with "Rendered by: `COMMAND`", COMMAND starting
+# with the binary as it was called (build/whvi, build-s10/whvi, ...: a build folder of the
+# machine). The renders here call the binary by the name the committed table's line gives
+# (its --out file's), so a table that re-renders is the same bytes, that line included. A
+# name that was an absolute path cannot be given again (whvi writes "whvi" for one): such a
+# table is reported as the same but for the binary's name.
+export REAL_WHVI=$WHVI REV
+WHVI=$work/.whvi-as-rendered
+cat >"$WHVI" <<'SH'
+#!/usr/bin/env bash
+out= prev= sel=0
+for a in "$@"; do [[ $prev == --out ]] && out=$a; [[ $a == select ]] && sel=1; prev=$a; done
+name=whvi
+if [[ -n $out ]]; then
+  ((sel)) && out=$out/SUMMARY.md
+  n=$(git -C "$REPO" show "$REV:$out" 2>/dev/null | awk '/^Rendered by: `/ { sub(/^Rendered by: `/, ""); print $1; exit }')
+  [[ -n $n && $n != /* ]] && name=$n
+fi
+exec -a "$name" "$REAL_WHVI" "$@"
+SH
+chmod +x "$WHVI"
 mapfile -t list < <(tables)
 (cd "$work" && rm -f "${list[@]}")
 
 # the written-by line of a criterion: `python3 scripts/render/...` (stdout is the file)
-written_by() { git show "$REV:$1" | grep -m1 -o 'Written by `python3 scripts/render/[^`]*`' | sed 's/^Written by `//; s/`$//'; }
+written_by() {  # (awk reads all its input: no early exit for pipefail to see)
+  git show "$REV:$1" | awk '!f && match($0, /Written by `python3 scripts\/render\/[^`]*`/) {
+    print substr($0, RSTART + 12, RLENGTH - 13); f = 1 } END { exit !f }'
+}
 
 cmds=()
 cmds+=("\"\$WHVI\" table results/uci/*.json --paper results/paper/whvi-neurips2020-table3.json --out results/uci/TABLE.md")
@@ -111,19 +140,24 @@ for c in "${cmds[@]}"; do
     rc=1
   }
 done
-same=0
+same=0 named=0
+binary_name() { sed -E 's/^(Rendered by: `)[^ `]*/\1whvi/'; }  # the binary's name in that line
 for t in "${list[@]}"; do
   if [[ ! -f $work/$t ]]; then
     echo "render/tables: NOT WRITTEN $t" >&2
     rc=1
   elif git show "$REV:$t" | cmp -s - "$work/$t"; then
     same=$((same + 1))
+  elif cmp -s <(git show "$REV:$t" | binary_name) <(binary_name <"$work/$t"); then
+    echo "render/tables: the same but for the binary's name in its Rendered-by line: $t"
+    named=$((named + 1))
   else
     echo "render/tables: DIFFERS $t" >&2
     { git show "$REV:$t" | diff - "$work/$t" | head -20 | sed 's/^/  /' >&2; } || true
+    if ((WRITE)); then cp "$work/$t" "$repo/$t" && echo "render/tables: wrote $t" >&2; fi
     rc=1
   fi
 done
-echo "render/tables: $same of ${#list[@]} tables the same bytes as committed (at $(git rev-parse --short "$REV"))"
+echo "render/tables: $same of ${#list[@]} tables the same bytes as committed, $named the same but for the binary's name (at $(git rev-parse --short "$REV"))"
 ((KEEP)) && echo "render/tables: rendered in $work"
 exit "$rc"
