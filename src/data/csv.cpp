@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,15 +45,40 @@ std::string trim(const std::string& s) {
 // A column name in a message: at most 60 characters.
 std::string col(const std::string& name) { return "'" + (name.size() > 60 ? name.substr(0, 60) + "..." : name) + "'"; }
 
-// 1: a finite number within kMaxAbsValue; 2: a number out of that range; 0: not a number.
+// What parse_number found in a cell.
+enum NumberKind {
+  kText = 0,      // not a number: text
+  kNumber = 1,    // a finite number within kMaxAbsValue
+  kTooLarge = 2,  // a number (or infinity) beyond kMaxAbsValue
+  kNaN = 3,       // a NaN strtod reads ("-NaN", "+nan", "nan(1)"; plain NaN is a missing cell)
+  kTooSmall = 4,  // nonzero but below the smallest normal double (1e-320: subnormal; 1e-400: underflow)
+};
+
 int parse_number(const std::string& s, double& v) {
-  if (s.empty()) return 0;
+  if (s.empty()) return kText;
   errno = 0;
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) return 0;
-  if (errno == ERANGE || !std::isfinite(v) || std::fabs(v) > kMaxAbsValue) return 2;
-  return 1;
+  if (end != s.c_str() + s.size()) return kText;
+  if (std::isnan(v)) return kNaN;
+  if ((errno == ERANGE && std::fabs(v) < 1.0) || (v != 0 && std::fabs(v) < DBL_MIN))
+    return kTooSmall;  // underflow: a subnormal or 0
+  if (errno == ERANGE || !std::isfinite(v) || std::fabs(v) > kMaxAbsValue) return kTooLarge;
+  return kNumber;
+}
+
+// Why a cell parse_number read as a number cannot be used, with the fix ("" when it can).
+std::string unusable_number(int kind, const std::string& rescale) {
+  std::ostringstream os;
+  switch (kind) {
+    case kTooLarge: os << "a number too large (or infinite) to use; at most " << kMaxAbsValue << " in magnitude: " << rescale; break;
+    case kNaN: os << "not a number (NaN): leave the cell empty (or write NA) to mark it missing, or fix it"; break;
+    case kTooSmall:  // under flush-to-zero (LibTorch's) strtod returns 0 for a subnormal: one message for both
+      os << "a subnormal number too small to be represented (nonzero magnitudes start at 2.2e-308): use 0";
+      break;
+    default: break;
+  }
+  return os.str();
 }
 
 }  // namespace
@@ -309,10 +335,10 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
         ++missing[j];
         continue;
       }
-      const int kind = as_text[j] ? 0 : parse_number(cell, numeric[j][i]);
-      WHVI_CHECK(kind != 2, "'", path, "' row ", c.rows[i], ", column ", col(ic.name), ": a number too large (or "
-                 "infinite) to use; at most ", kMaxAbsValue, " in magnitude: rescale the column");
-      if (kind == 0 && text_cells++ == 0) first_text = i;
+      const int kind = as_text[j] ? kText : parse_number(cell, numeric[j][i]);
+      WHVI_CHECK(kind == kText || kind == kNumber, "'", path, "' row ", c.rows[i], ", column ", col(ic.name), ": ",
+                 unusable_number(kind, "rescale the column"));
+      if (kind == kText && text_cells++ == 0) first_text = i;
       cats.insert(cell);
     }
     if (text_cells > 0) {
@@ -377,9 +403,9 @@ void encode_numeric_target(RegressionData& d, const Cells& c, const std::string&
   for (int64_t i = 0; i < n; ++i) {
     double v = 0;
     const int kind = parse_number(c.labels[i], v);
-    WHVI_CHECK(kind == 1, "'", path, "' row ", c.rows[i], ", target column ", col(d.target_name), ": ",
-               kind == 2 ? "a number too large (or infinite) to use" : "not a number",
-               kind == 2 ? "; rescale the column" : "; for class labels set likelihood.kind: softmax");
+    WHVI_CHECK(kind == kNumber, "'", path, "' row ", c.rows[i], ", target column ", col(d.target_name), ": ",
+               kind == kText ? "not a number; for class labels set likelihood.kind: softmax"
+                             : unusable_number(kind, "rescale the column"));
     ya[i][0] = v;
   }
 }
@@ -395,7 +421,7 @@ void encode_class_target(RegressionData& d, const Cells& c, const std::string& p
   std::map<std::string, double> value;
   for (const auto& l : names) {
     double v = 0;
-    all_numbers = all_numbers && parse_number(l, v) == 1;
+    all_numbers = all_numbers && parse_number(l, v) == kNumber;
     value[l] = v;
   }
   // Labels that are all numbers name a class by their value: 1, 1.0 and 01
