@@ -73,12 +73,15 @@ Run read_run_fields(const std::string& f, const json& j) {
   const auto at = name.rfind(base, 0) == 0 ? name.find(mid, base.size()) : std::string::npos;
   WHVI_CHECK(at != std::string::npos && (at == base.size() || name[base.size()] == '-') &&
                  name.size() > at + mid.size(),
-             f, ": experiment name '", printable(name, 80), "' is not <dataset>-<model>-<candidate> (", base, mid,
+             f, ": experiment name '", printable(name, 80), "' is not <dataset>-<model>-<candidate> (", plain_text(base + mid),
              "...)");
   r.dataset += name.substr(base.size(), at - base.size());
   r.candidate = name.substr(at + mid.size());
   r.complete = j.value("complete", false);
   const auto& s = j.at("summary");
+  WHVI_CHECK(s.is_object(), f, ": its 'summary' is ", s.is_null() ? "null" : "not a mapping of metrics",
+             ", so the run has no validation MNLL to rank: give the record of a finished run (rerun it with whvi "
+             "train)");
   auto mean = [&](const char* k) {
     return s.contains(k) && s.at(k).contains("mean") && s.at(k).at("mean").is_number() ? s.at(k).at("mean").get<double>()
                                                                                       : NAN;
@@ -147,12 +150,14 @@ void write_heading(std::ostringstream& md, json& jm, const std::string& model, C
   jm["data_sets_ranked"] = k.used;
   jm["data_sets_incomplete"] = k.skipped;
   jm["varying_settings"] = std::vector<std::string>(k.varying.begin(), k.varying.end());
-  md << "\n## " << model << "\n\nChosen: **" << (k.chosen.empty() ? "none (no complete data set)" : k.chosen) << "**";
+  md << "\n## " << plain_text(model) << "\n\nChosen: **"
+     << (k.chosen.empty() ? "none (no complete data set)" : markdown_cell(k.chosen)) << "**";
   if (!k.chosen.empty()) {
     md << " (";
     bool first = true;
     for (const auto& key : k.varying) {
-      md << (first ? "" : ", ") << "`" << key << "` = " << cands[k.chosen].begin()->second.config[key].dump();
+      md << (first ? "" : ", ") << "`" << markdown_cell(key)
+         << "` = " << markdown_cell(cands[k.chosen].begin()->second.config[key].dump());
       jm["settings"][key] = cands[k.chosen].begin()->second.config[key];
       first = false;
     }
@@ -161,7 +166,7 @@ void write_heading(std::ostringstream& md, json& jm, const std::string& model, C
   md << ". Ranked on " << k.used.size() << " data set(s)";
   if (!k.skipped.empty()) {
     md << "; not ranked (a candidate's run missing or incomplete):";
-    for (const auto& s : k.skipped) md << " " << s;
+    for (const auto& s : k.skipped) md << " " << markdown_cell(s);
   }
   md << ".\n\n";
 }
@@ -169,9 +174,9 @@ void write_heading(std::ostringstream& md, json& jm, const std::string& model, C
 // The model's table: one row per candidate, best mean rank first.
 void write_table(std::ostringstream& md, json& jm, Candidates& cands, Ranking& k) {
   md << "| candidate |";
-  for (const auto& key : k.varying) md << " `" << key << "` |";
+  for (const auto& key : k.varying) md << " `" << markdown_cell(key) << "` |";
   md << " mean rank | mean excess MNLL |";
-  for (const auto& ds : k.used) md << " " << ds << " MNLL (rank) |";
+  for (const auto& ds : k.used) md << " " << markdown_cell(ds) << " MNLL (rank) |";
   // classifiers have no coverage: their validation error instead
   bool classifier = true;
   for (auto& [c, by_ds] : cands)
@@ -184,10 +189,10 @@ void write_table(std::ostringstream& md, json& jm, Candidates& cands, Ranking& k
   std::sort(order.begin(), order.end());
   for (const auto& [r_, c] : order) {
     auto& by_ds = cands[c];
-    md << "| " << (c == k.chosen ? "**" + c + "**" : c) << " |";
+    md << "| " << (c == k.chosen ? "**" + markdown_cell(c) + "**" : markdown_cell(c)) << " |";
     json jc;
     for (const auto& key : k.varying) {
-      md << " " << by_ds.begin()->second.config[key].dump() << " |";
+      md << " " << markdown_cell(by_ds.begin()->second.config[key].dump()) << " |";
       jc["settings"][key] = by_ds.begin()->second.config[key];
     }
     md << " " << fmt(k.mean_rank[c], 3) << " | " << fmt(k.mean_excess[c], 3) << " |";
@@ -215,7 +220,8 @@ SelectionResult select_defaults(const std::vector<std::string>& files) {
   for (const auto& f : files) {
     Run r = read_run(f);
     auto& slot = runs[r.model][r.candidate][r.dataset];
-    WHVI_CHECK(slot.file.empty(), "two runs for ", r.model, " candidate ", r.candidate, " on ", r.dataset, ": ",
+    WHVI_CHECK(slot.file.empty(), "two runs for ", plain_text(r.model), " candidate ", plain_text(r.candidate), " on ",
+               plain_text(r.dataset), ": ",
                slot.file, " and ", f);
     slot = std::move(r);
   }
@@ -225,13 +231,21 @@ SelectionResult select_defaults(const std::vector<std::string>& files) {
      << "Every number below is a mean over splits of a metric measured on validation rows carved out of the "
         "training split (the test rows were never read). Candidates are ranked per data set by validation "
         "MNLL (1 = best); the chosen candidate has the lowest mean rank.\n";
+  bool any_chosen = false;
+  std::string unranked;
   for (auto& [model, cands] : runs) {
     auto k = rank_candidates(cands);
     json jm;
     write_heading(md, jm, model, cands, k);
     write_table(md, jm, cands, k);
     out.summary[model] = jm;
+    any_chosen |= !k.chosen.empty();
+    if (k.chosen.empty()) unranked += (unranked.empty() ? "" : ", ") + plain_text(model);
   }
+  // Nothing chosen for any model is no answer: an error, not "Chosen: none".
+  WHVI_CHECK(any_chosen, "whvi select: no candidate can be chosen (model ", unranked,
+             "): no data set has a complete run with a finite validation MNLL for every candidate; finish the "
+             "incomplete runs (whvi train --resume) or leave out the candidates that lack them");
   out.markdown = md.str();
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -89,18 +90,7 @@ int decimals_for(double a, double b) {
   return std::clamp(2 - e, 0, 12);
 }
 
-std::string escape_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += '\\';
-    if (c == '\n' || c == '\r') {
-      out += ' ';
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
+std::string escape_cell(const std::string& s) { return markdown_cell(s); }
 
 std::string code_span(const std::string& s) {
   if (s.empty()) return kDash;
@@ -296,7 +286,7 @@ void calibration_table(std::ostringstream& os, const std::vector<std::string>& d
         "(0 is perfect); *CRPS*: continuous ranked probability score in the target's units (lower is better).\n\n";
   std::vector<std::string> head = {"dataset"}, rule = {"---"};
   for (const auto& m : models) {
-    for (const char* c : {" cov95", " cal.err", " CRPS"}) head.push_back(upper(m) + c);
+    for (const char* c : {" cov95", " cal.err", " CRPS"}) head.push_back(escape_cell(upper(m)) + c);
     rule.insert(rule.end(), {"---:", "---:", "---:"});
   }
   row(os, head);
@@ -324,7 +314,7 @@ void classification_tables(std::ostringstream& os, const std::vector<std::string
       if (has_paper || c.first != "paper") shown.push_back(c);
     std::vector<std::string> head = {"dataset"}, rule = {"---"};
     for (const auto& m : models)
-      for (const auto& c : shown) head.push_back(upper(m) + " " + c.first), rule.push_back("---:");
+      for (const auto& c : shown) head.push_back(escape_cell(upper(m)) + " " + c.first), rule.push_back("---:");
     row(os, head);
     row(os, rule);
     for (const auto& d : datasets) {
@@ -366,7 +356,7 @@ void classification_tables(std::ostringstream& os, const std::vector<std::string
             ood_sets.insert(sp["ood"]["dataset"].get<std::string>());
   if (ood_sets.empty()) return;
   std::string names;
-  for (const auto& n : ood_sets) names += (names.empty() ? "" : ", ") + n;
+  for (const auto& n : ood_sets) names += (names.empty() ? "" : ", ") + escape_cell(n);
   section("Out-of-distribution detection",
           "How well each model tells the test rows from the stored test rows of " + names +
               " (out of distribution, the positives) by its predictive entropy (*H*: total uncertainty) and by "
@@ -394,20 +384,78 @@ void best_per_dataset(std::ostringstream& os, const std::vector<std::string>& da
         if (const Entry* e = find(d, m))
           if (auto st = stat_of(*e->r, metric); st && std::isfinite(st->mean) && (best.empty() || st->mean < best_v))
             best = m, best_v = st->mean;
-      cells.push_back(best.empty() ? kDash : upper(best));
+      cells.push_back(best.empty() ? kDash : escape_cell(upper(best)));
       if (!best.empty() && std::string(metric) == "rmse") ++wins_rmse[best];
       if (!best.empty() && std::string(metric) == "mnll") ++wins_mnll[best];
     }
     row(os, cells);
   }
   os << "\nLowest mean RMSE on:";
-  for (const auto& m : models) os << " " << upper(m) << " " << wins_rmse[m] << ",";
+  for (const auto& m : models) os << " " << escape_cell(upper(m)) << " " << wins_rmse[m] << ",";
   os << " of " << datasets.size() << " data sets; lowest predictive MNLL on:";
-  for (const auto& m : models) os << " " << upper(m) << " " << wins_mnll[m] << ",";
+  for (const auto& m : models) os << " " << escape_cell(upper(m)) << " " << wins_mnll[m] << ",";
   os << " of " << datasets.size() << ". Differences within a split-to-split std are not significant.\n";
 }
 
 }  // namespace
+
+std::string plain_text(const std::string& s) {
+  static const char* const kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // a UTF-8 sequence: its length by the lead byte, then continuation bytes
+    const std::size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    std::uint32_t cp = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
+    bool ok = len > 0 && i + len <= s.size();
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      ok = (b & 0xC0) == 0x80;
+      cp = (cp << 6) | (b & 0x3Fu);
+    }
+    ok = ok && !(len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) &&
+         !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+    if (!ok) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    if (cp == 0x2028 || cp == 0x2029) {
+      out += ' ';  // line and paragraph separators
+    } else if (cp <= 0x9F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+      out += kReplacement;  // C1 controls (U+0080..U+009F: 0x9B is CSI), bidirectional overrides
+    } else {
+      out.append(s, i, len);
+    }
+    i += len;
+  }
+  return out;
+}
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char c : plain_text(s)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
 
 std::string format_mean_std(double mean, double std) {
   const int d = decimals_for(mean, std);
@@ -451,7 +499,7 @@ namespace {
 using Finder = std::function<const Entry*(const std::string&, const std::string&)>;
 
 std::string name_of(const Entry& e) {
-  return e.source.empty() ? "result #" + std::to_string(e.order + 1) + " ('" + e.label + "')"
+  return e.source.empty() ? "result #" + std::to_string(e.order + 1) + " ('" + plain_text(e.label) + "')"
                           : "'" + e.source + "'";
 }
 
@@ -482,7 +530,7 @@ Grid make_grid(const std::vector<json>& results, const std::vector<std::string>&
       continue;
     }
     const Entry& first = g.entries[it->second];
-    throw Error("two results for the same cell (dataset '" + key.first + "', model '" + key.second +
+    throw Error("two results for the same cell (dataset '" + plain_text(key.first) + "', model '" + plain_text(key.second) +
                 "'): " + name_of(first) + " and " + name_of(g.entries[i]) +
                 ". Pass one result file per (dataset, model): drop one of them from the command line");
   }
@@ -506,7 +554,7 @@ void intro(std::ostringstream& os, const json& paper) {
   os << "*ours*: mean ± std over the splits done (population std, ddof 0). ";
   if (paper.is_object() && paper.contains("results"))
     os << "*paper*: "
-       << (paper.contains("format") && paper["format"].is_string() ? paper["format"].get<std::string>()
+       << (paper.contains("format") && paper["format"].is_string() ? plain_text(paper["format"].get<std::string>())
                                                                    : std::string("mean (std) over 8 random 90/10 splits"))
        << ", as printed in the paper (" << kDash << " where it has no value).\n\n";
   else
@@ -521,10 +569,10 @@ void rmse_table(std::ostringstream& os, const Grid& g, const json& paper, bool a
   std::vector<std::string> head = {"dataset"}, rule = {"---"};
   if (any_floor) head.push_back("noise floor"), rule.push_back("---:");
   for (const auto& m : g.models) {
-    head.push_back(upper(m) + " ours");
+    head.push_back(escape_cell(upper(m)) + " ours");
     rule.push_back("---:");
     if (!with_paper) continue;
-    head.push_back(upper(m) + " paper");
+    head.push_back(escape_cell(upper(m)) + " paper");
     rule.push_back("---:");
   }
   row(os, head);
@@ -561,10 +609,11 @@ void mnll_table(std::ostringstream& os, const Grid& g, const json& paper, bool a
   }
   for (const auto& m : g.models) {
     if (with_paper) {
-      head.insert(head.end(), {upper(m) + " ours", upper(m) + " paper", upper(m) + " ours pred."});
+      const std::string M = escape_cell(upper(m));
+      head.insert(head.end(), {M + " ours", M + " paper", M + " ours pred."});
       rule.insert(rule.end(), {"---:", "---:", "---:"});
     } else {
-      head.push_back(upper(m) + " ours");
+      head.push_back(escape_cell(upper(m)) + " ours");
       rule.push_back("---:");
     }
   }
@@ -635,14 +684,14 @@ void paper_section(std::ostringstream& os, const json& paper) {
   if (!paper.is_object() || paper.empty()) return;
   os << "\n## Paper\n\n";
   const std::string citation = string_field(paper, "citation");
-  if (!citation.empty()) os << citation << "\n\n";
+  if (!citation.empty()) os << plain_text(citation) << "\n\n";
   const std::string source = string_field(paper, "source");
-  if (!source.empty()) os << "Source: " << source << "\n\n";
+  if (!source.empty()) os << "Source: " << plain_text(source) << "\n\n";
   auto notes = paper.find("notes");
   if (notes != paper.end() && notes->is_array() && !notes->empty()) {
     os << "Notes:\n\n";
     for (const auto& n : *notes)
-      if (n.is_string()) os << "- " << n.get<std::string>() << '\n';
+      if (n.is_string()) os << "- " << plain_text(n.get<std::string>()) << '\n';
   }
 }
 }  // namespace
@@ -651,7 +700,7 @@ std::string render_markdown_table(const std::vector<json>& results, const json& 
                                   const std::vector<std::string>& model_order) {
   const Grid g = make_grid(results, model_order);
   std::ostringstream os;
-  os << "# " << title << "\n\n";
+  os << "# " << plain_text(title) << "\n\n";
   if (g.entries.empty()) {
     os << "No result files.\n";
     return os.str();
@@ -747,6 +796,12 @@ std::string render_csv_from_files(const std::vector<std::string>& result_paths) 
   os << "file,dataset,model,depth,width,params,splits,rmse_mean,rmse_std,mnll_mean,mnll_std,"
         "mnll_paper_mean,mnll_paper_std,error_mean,error_std,ece_mean,ece_std\n";
   auto num = [](const std::optional<double>& v) { return v ? fixed(*v, 12) : std::string(); };
+  // a count (depth, width, parameters) as the integer it is: 2, not 2.000000000000
+  auto count = [&](const std::optional<double>& v) {
+    if (v && std::isfinite(*v) && *v == std::floor(*v) && std::fabs(*v) < 9007199254740992.0)
+      return std::to_string(static_cast<long long>(*v));
+    return num(v);
+  };
   for (const auto& p : result_paths) {
     const json r = load_json_file(p);
     check_not_split_record(r, p);
@@ -755,9 +810,9 @@ std::string render_csv_from_files(const std::vector<std::string>& result_paths) 
     std::optional<double> params;
     if (auto it = r.find("splits"); it != r.end() && it->is_array() && !it->empty())
       params = number(object_field((*it)[0], "params"), "total");
-    os << csv_quoted(p) << ',' << csv_quoted(string_field(r, "dataset")) << ',' << csv_quoted(string_field(r, "model"))
-       << ','
-       << num(number(model, "depth")) << ',' << num(number(model, "width")) << ',' << num(params) << ',';
+    os << csv_quoted(plain_text(p)) << ',' << csv_quoted(plain_text(string_field(r, "dataset"))) << ','
+       << csv_quoted(plain_text(string_field(r, "model"))) << ',' << count(number(model, "depth")) << ','
+       << count(number(model, "width")) << ',' << count(params) << ',';
     const auto n_of = stat_of(r, "mnll");
     os << (n_of && n_of->n ? std::to_string(*n_of->n) : std::string());
     for (const char* m : {"rmse", "mnll", "mnll_paper", "error", "ece"}) {

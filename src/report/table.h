@@ -53,6 +53,14 @@ std::string render_from_files(const std::vector<std::string>& result_paths, cons
 // then mean and std of rmse, mnll and mnll_paper (for plots such as the paper's Fig. 5).
 std::string render_csv_from_files(const std::vector<std::string>& result_paths);
 
+// A string a record (or a command line) supplies, safe to print in Markdown or
+// CSV: line breaks and tabs become spaces, other control characters (C0, DEL,
+// the C1 range, bidirectional overrides) and bytes that are not UTF-8 become
+// U+FFFD, so a name can neither drive the terminal nor start a line of its own.
+std::string plain_text(const std::string& s);
+// plain_text, with '|' escaped: safe in a Markdown table's cell.
+std::string markdown_cell(const std::string& s);
+
 // "mean ± std" with 3 significant digits of the larger of |mean| and std, both to the same
 // decimals (e.g. "3.14 ± 0.71", "0.00123 ± 0.00016", "-6.25 ± 0.01"). Exposed for tests.
 std::string format_mean_std(double mean, double std);
