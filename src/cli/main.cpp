@@ -523,14 +523,26 @@ struct ConfigCommand : Command {
     app->add_flag("--describe", describe, "Every key with its type, default, bounds and meaning (Markdown)");
     app->add_option("--dump", dump_path, "Print the fully resolved config of this file");
     app->add_option("--set", overrides, "Overrides for --dump");
+    // Nothing to do is a usage error (exit 2 and a hint), as `whvi data` alone is.
+    app->callback([this] {
+      const auto* version = app->get_parent()->get_option_no_throw("--version");
+      if (version && version->count() > 0) return;  // whvi config --version: the version
+      const bool dump = app->count("--dump") > 0;
+      if (!dump && !overrides.empty())
+        throw CLI::RequiredError("config: --set applies to --dump FILE only: give the config file it overrides "
+                                 "(e.g. whvi config --dump configs/toy.yaml --set model.width=64)",
+                                 CLI::ExitCodes::RequiredError);
+      if (!dump && !describe)
+        throw CLI::RequiredError("config: nothing to do: give --describe (every key, as Markdown) or --dump FILE "
+                                 "(the resolved config of FILE), e.g. whvi config --describe",
+                                 CLI::ExitCodes::RequiredError);
+    });
   }
   void run(const std::string&) override {
-    if (!dump_path.empty())
+    if (app->count("--dump") > 0)
       std::cout << whvi::experiment::load_config(dump_path, overrides).dump_yaml();
-    else if (describe)
-      std::cout << whvi::config::Config::describe_markdown(whvi::experiment::recipe_defaults_markdown());
     else
-      std::cout << app->help();
+      std::cout << whvi::config::Config::describe_markdown(whvi::experiment::recipe_defaults_markdown());
   }
 };
 
