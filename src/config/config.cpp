@@ -10,6 +10,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -96,7 +97,7 @@ const char* type_name(Type t) {
     case Type::kInt: return "an integer";
     case Type::kFloat: return "a number";
     case Type::kString: return "a string";
-    case Type::kBool: return "true or false";
+    case Type::kBool: return "true or false (also yes/no, on/off, in any case)";
   }
   return "?";
 }
@@ -139,13 +140,56 @@ void check_output_name(const std::string& s, const std::function<void(const std:
 
 using Fail = std::function<void(const std::string&)>;
 
+// Keys whose value is a list of column names: a YAML list ([a, b]) in a file or
+// in --set, or the same names comma-separated.
+bool is_name_list_key(const std::string& key) { return key == "data.features" || key == "data.categorical"; }
+
+// The names of a YAML list for a name-list key, comma-joined.
+std::string join_name_list(const YAML::Node& v, const Fail& fail) {
+  std::string joined;
+  for (const auto& n : v) {
+    if (!n.IsScalar())
+      fail("expected a list of column names ([a, b] or a,b), but an item is a " +
+           std::string(n.IsMap() ? "mapping" : n.IsSequence() ? "list" : "null") + ": list plain names");
+    if (n.Scalar().find(',') != std::string::npos)
+      fail("a column name with a comma cannot be listed; rename that column");
+    joined += (joined.empty() ? "" : ",") + n.Scalar();
+  }
+  return joined;
+}
+
+// A boolean's spelling (true/false, yes/no, on/off in any case): 1 true, 0 false, -1 neither.
+int bool_spelling(const std::string& s) {
+  std::string l;
+  for (unsigned char c : s) l += static_cast<char>(std::tolower(c));
+  if (l == "true" || l == "yes" || l == "on") return 1;
+  if (l == "false" || l == "no" || l == "off") return 0;
+  return -1;
+}
+
+// A bound of `p` as the docs and messages print it: an integer key's in full
+// (1048576, not 1.04858e+06), a float's in the fewest digits that read back
+// as the same double.
+std::string bound_text(const Param& p, double v) {
+  if (p.type == Type::kInt && std::isfinite(v)) {
+    if (v >= 9223372036854775807.0) return "9223372036854775807";
+    if (v <= -9223372036854775808.0) return "-9223372036854775808";
+    return std::to_string(static_cast<long long>(v));
+  }
+  std::ostringstream os;
+  for (int prec = 6; prec <= 17; ++prec) {
+    os.str("");
+    os.precision(prec);
+    os << v;
+    if (!std::isfinite(v) || std::strtod(os.str().c_str(), nullptr) == v) break;
+  }
+  return os.str();
+}
+
 // `v` within p's bounds, else a failure naming them.
 void check_range(const Param& p, const std::string& s, double v, const Fail& fail) {
   if (v >= p.min && v <= p.max) return;
-  std::ostringstream os;
-  os.precision(17);  // integer bounds in full (1048576, not 1.04858e+06)
-  os << "value " << shown(s) << " is out of range [" << p.min << ", " << p.max << "]";
-  fail(os.str());
+  fail("value " + shown(s) + " is out of range [" + bound_text(p, p.min) + ", " + bound_text(p, p.max) + "]");
 }
 
 int64_t parse_int(const Param& p, const std::string& s, const Fail& fail) {
@@ -154,10 +198,8 @@ int64_t parse_int(const Param& p, const std::string& s, const Fail& fail) {
   const long long v = std::strtoll(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || end == s.c_str()) fail("expected an integer, got '" + shown(s) + "'");
   if (errno == ERANGE) {
-    std::ostringstream os;
-    os << "value " << shown(s) << " is out of range for a 64-bit integer; the allowed range is [" << p.min << ", "
-       << p.max << "]";
-    fail(os.str());
+    fail("value " + shown(s) + " is out of range for a 64-bit integer; the allowed range is [" + bound_text(p, p.min) +
+         ", " + bound_text(p, p.max) + "]");
   }
   check_range(p, s, static_cast<double>(v), fail);
   return static_cast<int64_t>(v);
@@ -216,6 +258,9 @@ Value parse_value(const Param& p, const std::string& text, const std::string& fi
   } catch (const YAML::Exception& e) {
     fail("cannot parse value '" + shown(text) + "': " + e.msg);
   }
+  // a list of column names ([a, b]) is the comma-separated string
+  if (p.type == Type::kString && is_name_list_key(p.key) && n.IsSequence())
+    return parse_string(p, join_name_list(n, fail), fail);
   if (!n.IsScalar() && !(p.type == Type::kString && n.IsNull()))
     fail("expected " + std::string(type_name(p.type)) + ", got '" + shown(text) + "'");
   const std::string s = n.IsNull() ? "" : n.Scalar();
@@ -224,9 +269,8 @@ Value parse_value(const Param& p, const std::string& text, const std::string& fi
     case Type::kFloat: return parse_float(p, s, fail);
     case Type::kString: return parse_string(p, s, fail);
     case Type::kBool:
-      if (s == "true" || s == "True" || s == "yes") return true;
-      if (s == "false" || s == "False" || s == "no") return false;
-      fail("expected true or false, got '" + shown(s) + "'");
+      if (const int b = bool_spelling(s); b >= 0) return b == 1;
+      fail("expected true or false, got '" + shown(s) + "' (accepted, in any case: true/false, yes/no, on/off)");
   }
   return int64_t{0};  // not reached: fail throws
 }
@@ -284,19 +328,13 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
                         "unknown key" + suggestion(key) + "; known keys " + where + ": " +
                             keys_under(prefix) + (prefix.empty() ? ", base" : ""));
     // a list of names (data.features: [a, b], data.categorical) is the comma-separated string
-    const bool name_list = p->type == Type::kString && v.IsSequence() &&
-                           (key == "data.features" || key == "data.categorical") &&
-                           std::all_of(v.begin(), v.end(), [](const YAML::Node& n) { return n.IsScalar(); });
+    const bool name_list = p->type == Type::kString && v.IsSequence() && is_name_list_key(key);
     if (!v.IsScalar() && !v.IsNull() && !name_list)
       throw ConfigError(file, line, key, "expected " + std::string(type_name(p->type)) +
                                              ", got a " + (v.IsMap() ? "mapping" : "list"));
-    std::string joined;
-    if (name_list)
-      for (const auto& n : v) {
-        WHVI_CHECK(n.Scalar().find(',') == std::string::npos, file, ":", line, ": key '", key, "': a column name "
-                   "with a comma cannot be listed; rename that column");
-        joined += (joined.empty() ? "" : ",") + n.Scalar();
-      }
+    const std::string joined =
+        name_list ? join_name_list(v, [&](const std::string& msg) { throw ConfigError(file, line, key, msg); })
+                  : std::string();
     Entry e{name_list ? joined : v.IsNull() ? "" : v.Scalar(), file, line};
     if (name_list || (v.IsScalar() && v.Tag() == "!")) {  // quoted or block strings: keep them strings
       const std::string text = name_list ? joined : v.Scalar();
@@ -579,16 +617,16 @@ std::string Config::describe_markdown(const std::string& appendix) {
   os << "# Configuration keys\n\nEvery key a config file (or `--set section.key=value`) may set, with its type, "
         "default, allowed values and meaning. Generated by `whvi config --describe` from the declarations in "
         "the components' option structs (gathered by `src/experiment/schema.cpp`); the test `docs_configuration_current` fails when docs/configuration.md differs "
-        "from it (regenerate: `build/whvi config --describe > docs/configuration.md`).\n\n";
+        "from it (regenerate: `build/whvi config --describe > docs/configuration.md`). A bool is true or false "
+        "(also yes/no, on/off, in any case); a list of column names (`data.features`, `data.categorical`) is a "
+        "YAML list, `[a, b]`, or comma-separated, `a,b`, in a file and in `--set` alike.\n\n";
   os << "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
   for (const auto& p : schema()) {
     std::string allowed;
     if (!p.choices.empty()) {
       for (const auto& c : p.choices) allowed += (allowed.empty() ? "" : " \\| ") + c;
     } else if (p.type == Type::kInt || p.type == Type::kFloat) {
-      std::ostringstream r;
-      r << "[" << p.min << ", " << p.max << "]";
-      allowed = r.str();
+      allowed = "[" + bound_text(p, p.min) + ", " + bound_text(p, p.max) + "]";
     }
     const char* t = p.type == Type::kInt ? "int" : p.type == Type::kFloat ? "float"
                     : p.type == Type::kBool ? "bool" : "string";
