@@ -199,4 +199,65 @@ TEST(ConfigHardening, DirectoriesAreNotConfigs) {
   whvi::remove_tree(fs::path(dir).string());
 }
 
+// ---- issue 69: --set lists, boolean spellings, exact integer bounds ---------------
+
+// data.features and data.categorical take a YAML list in --set as in a file;
+// other keys still refuse a list.
+TEST(ConfigHardening, SetTakesAListForTheNameListKeys) {
+  const auto c = Config::parse("", "inline", {"data.features=[a, b]", "data.categorical=[x, \"y z\"]"});
+  EXPECT_EQ(c.get_string("data.features"), "a,b");
+  EXPECT_EQ(c.get_string("data.categorical"), "x,y z");
+  EXPECT_EQ(Config::parse("data: {features: [a, b]}\n", "inline").get_string("data.features"), "a,b");
+  EXPECT_EQ(Config::parse("", "inline", {"data.features=a,b"}).get_string("data.features"), "a,b");
+  EXPECT_EQ(Config::parse("", "inline", {"data.features=[]"}).get_string("data.features"), "");
+  expect_has(parse_error("", {"data.features=[a, [b]]"}), {"--set data.features=", "list of column names"});
+  expect_has(parse_error("", {"data.features=[\"a,b\", c]"}), {"with a comma cannot be listed"});
+  expect_has(parse_error("data: {features: [a, {b: 1}]}\n"), {"hostile.yaml:1", "list of column names"});
+  expect_has(parse_error("", {"model.width=[1, 2]"}), {"expected an integer"});
+  expect_has(parse_error("", {"data.target=[a, b]"}), {"expected a string"});
+}
+
+// true/false, yes/no and on/off in any case, the same in a file and in --set.
+TEST(ConfigHardening, BooleansAcceptTheSameSpellingsInAnyCase) {
+  for (const char* t : {"true", "True", "TRUE", "tRuE", "yes", "Yes", "YES", "on", "On", "ON"}) {
+    SCOPED_TRACE(t);
+    EXPECT_TRUE(Config::parse("", "inline", {std::string("output.checkpoints=") + t}).get_bool("output.checkpoints"));
+    EXPECT_TRUE(Config::parse(std::string("output: {checkpoints: ") + t + "}\n", "inline")
+                    .get_bool("output.checkpoints"));
+  }
+  for (const char* f : {"false", "False", "FALSE", "fAlSe", "no", "No", "NO", "off", "Off", "OFF"}) {
+    SCOPED_TRACE(f);
+    EXPECT_FALSE(Config::parse("", "inline", {std::string("output.checkpoints=") + f}).get_bool("output.checkpoints"));
+    EXPECT_FALSE(Config::parse(std::string("output: {checkpoints: \"") + f + "\"}\n", "inline")
+                     .get_bool("output.checkpoints"));
+  }
+  for (const char* bad : {"maybe", "1", "0", "y", "n", "truee", ""}) {
+    SCOPED_TRACE(bad);
+    expect_has(parse_error("", {std::string("output.checkpoints=") + bad}),
+               {"output.checkpoints", "expected true or false", "yes/no, on/off"});
+  }
+}
+
+// Integer bounds are printed in full (1048576, not 1.04858e+06), in the docs
+// table and in messages, and the documented maximum is accepted.
+TEST(ConfigHardening, IntegerBoundsArePrintedExactly) {
+  const std::string md = Config::describe_markdown();
+  EXPECT_NE(md.find("| `model.width` | int | `128` | [1, 1048576] |"), std::string::npos);
+  for (const auto& p : whvi::config::schema()) {
+    if (p.type != whvi::config::Type::kInt) continue;
+    const auto row = md.find("| `" + p.key + "` | int |");
+    ASSERT_NE(row, std::string::npos) << p.key;
+    const std::string line = md.substr(row, md.find('\n', row) - row);
+    const auto lo = line.find("| ["), comma = line.find(", ", lo), hi = line.find("] |", comma);
+    ASSERT_NE(hi, std::string::npos) << line;
+    const std::string min = line.substr(lo + 3, comma - lo - 3), max = line.substr(comma + 2, hi - comma - 2);
+    EXPECT_EQ(min.find_first_not_of("-0123456789"), std::string::npos) << line;
+    EXPECT_EQ(max.find_first_not_of("-0123456789"), std::string::npos) << line;
+    // the documented bounds are accepted; one past them is refused
+    EXPECT_EQ(Config::parse("", "inline", {p.key + "=" + max}).get_int(p.key), std::stoll(max)) << p.key;
+    EXPECT_EQ(Config::parse("", "inline", {p.key + "=" + min}).get_int(p.key), std::stoll(min)) << p.key;
+  }
+  expect_has(parse_error("", {"model.width=1048577"}), {"out of range [1, 1048576]"});
+}
+
 }  // namespace

@@ -807,6 +807,22 @@ TEST(Csv, BadFilesAreNamed) {
   expect_has(csv_error("a,y\n1,u\n2,u\n", cls), {"one class only"});
 }
 
+// A NaN that strtod reads ("-NaN"; a plain NaN is a missing cell) and a number
+// below the smallest normal double (1e-320, 1e-400) are named as what they are,
+// with the fix, never as "a number too large".
+TEST(Csv, NanAndSubnormalCellsAreNamedAsSuch) {
+  expect_has(csv_error("a,y\n1,2\n-NaN,4\n5,6\n"), {"row 3", "column 'a'", "not a number (NaN)", "NA"});
+  expect_has(csv_error("a,y\n1,2\n3,-nan\n5,6\n"), {"row 3", "target column 'y'", "not a number (NaN)"});
+  expect_has(csv_error("a,y\n1,2\n1e-320,4\n5,6\n"), {"row 3", "column 'a'", "subnormal", "use 0"});
+  expect_has(csv_error("a,y\n1,2\n3,-1e-400\n5,6\n"), {"row 3", "target column 'y'", "too small", "use 0"});
+  expect_has(csv_error("a,y\n1,2\n3,1e200\n5,6\n"), {"row 3", "too large", "rescale the column"});
+  for (const char* t : {"a,y\n1,2\n-NaN,4\n5,6\n", "a,y\n1,2\n3,-nan\n5,6\n", "a,y\n1,2\n1e-320,4\n5,6\n",
+                        "a,y\n1,2\n3,-1e-400\n5,6\n"})
+    EXPECT_EQ(csv_error(t).find("too large"), std::string::npos) << t;
+  // the smallest normal double is a number like any other
+  EXPECT_EQ(csv("a,y\n1,2\n2.2250738585072014e-308,4\n5,6\n").x[1][0].item<double>(), 2.2250738585072014e-308);
+}
+
 // Classes sorted, numerically when every label is a number; names kept.
 TEST(Csv, ClassesAreSortedAndNamed) {
   CsvOptions cls;

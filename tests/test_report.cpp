@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -270,7 +271,8 @@ TEST(ReportFiles, CsvHasOneRowPerFileWithWidthParamsAndStats) {
   EXPECT_EQ(csv.substr(0, nl),
             "file,dataset,model,depth,width,params,splits,rmse_mean,rmse_std,mnll_mean,mnll_std,"
             "mnll_paper_mean,mnll_paper_std,error_mean,error_std,ece_mean,ece_std");
-  EXPECT_TRUE(contains(csv, ",yacht,whvi,2.000000000000,64.000000000000,2100.000000000000,8,0.712300000000,"
+  // counts as the integers they are (2, not 2.000000000000)
+  EXPECT_TRUE(contains(csv, ",yacht,whvi,2,64,2100,8,0.712300000000,"
                             "0.104900000000,1.234500000000,0.333300000000,1.456700000000,0.432100000000,,,,\n"))
       << csv;
   std::filesystem::remove(f);
@@ -305,4 +307,41 @@ TEST(ReportTable, OutOfDistributionSection) {
   EXPECT_NE(md.find("0.625"), std::string::npos) << md;
   r["splits"][0].erase("ood");
   EXPECT_EQ(render_markdown_table({r}, json::object(), "t").find("Out-of-distribution"), std::string::npos);
+}
+
+// A record's names reach the Markdown and the CSV with no control byte (an
+// escape sequence, a bell, a NUL, a C1 CSI, a bidirectional override) and no
+// line break (a forged table row or heading); '|' is escaped in cells.
+TEST(ReportTable, RecordNamesCannotDriveTheTerminalOrForgeRows) {
+  EXPECT_EQ(whvi::report::plain_text("a\x1b[2Jb\nc\td\r"), "a\xEF\xBF\xBD[2Jb c d ");
+  EXPECT_EQ(whvi::report::plain_text(std::string("x\0y", 3)), "x\xEF\xBF\xBDy");
+  EXPECT_EQ(whvi::report::plain_text("\xC2\x9B" "1m \xE2\x80\xAE" "abc \xFF"), "\xEF\xBF\xBD" "1m \xEF\xBF\xBD" "abc \xEF\xBF\xBD");
+  EXPECT_EQ(whvi::report::plain_text("donn\xC3\xA9" "es \xE2\x80\x93 \xF0\x9F\x99\x82"), "donn\xC3\xA9" "es \xE2\x80\x93 \xF0\x9F\x99\x82");
+  EXPECT_EQ(whvi::report::markdown_cell("a|b\nc"), "a\\|b c");
+  json r = yacht_whvi();
+  r["dataset"] = "ya\x1b[31mcht\n| forged | row |" + std::string(1, '\0');
+  r["model"] = "w|h\x07vi";
+  r["experiment"] = "x\ny";
+  r["command"] = "a\x1b]0;title\x07";
+  r["protocol"]["shortened"] = true;
+  r["protocol"]["note"] = "n\nq";
+  auto clean = [](const std::string& out) {
+    for (unsigned char c : out)
+      if ((c < 0x20 && c != '\n') || c == 0x7f) return false;
+    return out.find("\n| forged") == std::string::npos;
+  };
+  const std::string md = render_markdown_table({r}, json::object(), "");
+  EXPECT_TRUE(clean(md)) << md;
+  EXPECT_TRUE(contains(md, "W\\|H\xEF\xBF\xBDVI ours")) << md;
+  const std::string titled = whvi::report::render_from_files({[&] {
+                                                               const std::string f = temp_path("ctl.json");
+                                                               write(f, r.dump());
+                                                               return f;
+                                                             }()},
+                                                             "", "");
+  EXPECT_TRUE(clean(titled)) << titled;
+  const std::string csv = whvi::report::render_csv_from_files({temp_path("ctl.json")});
+  EXPECT_TRUE(clean(csv)) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 2) << csv;
+  std::filesystem::remove(temp_path("ctl.json"));
 }
