@@ -11,6 +11,7 @@ namespace whvi::likelihoods {
   X(gaussian)                    \
   X(hetero_gaussian)             \
   X(student_t)                   \
+  X(mixture)                     \
   X(softmax)
 
 #define WHVI_DECLARE(name) LikelihoodKind name##_likelihood_kind();
