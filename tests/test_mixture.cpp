@@ -283,3 +283,33 @@ TEST(Mixture, BimodalTargetsBeatTheGaussian) {
   EXPECT_LT(mix, gauss - 1.0) << mix << " " << gauss;
   EXPECT_LT(mix, 0.0) << mix;
 }
+
+// The end-of-training checks on the training rows' outputs: a component with
+// almost no weight is reported (learned min_component_weight, a log warning)
+// without failing the run, and a mixture mean far from the targets is a
+// divergence. Catches the weight taken over the wrong axis (per row instead of
+// per component), a collapse that fails the run, and the fit check applied to
+// a raw output column instead of the mixture's mean.
+TEST(Mixture, CollapsedComponentIsReportedNotFatal) {
+  auto lik = mixture(3);
+  const int64_t M = 100;
+  const auto gen = make_generator(6);
+  const auto y = torch::randn({M}, gen, torch::kFloat64);
+  auto f = torch::zeros({M, 9}, torch::kFloat64);
+  f.select(1, 2).fill_(-20.0);  // component 2's logit: weight about 2e-9 on every row
+  EXPECT_TRUE(lik->learned().empty());  // nothing seen yet
+  EXPECT_FALSE(lik->fit_problem(f, y).has_value());
+  ASSERT_EQ(lik->learned().size(), 1u);
+  EXPECT_EQ(lik->learned()[0].first, "min_component_weight");
+  EXPECT_LT(lik->learned()[0].second, 1e-3);
+  EXPECT_FALSE(lik->health_problem().has_value());
+  // a balanced mixture: its smallest mean weight is about 1/3
+  auto g = torch::zeros({M, 9}, torch::kFloat64);
+  g.narrow(1, 0, 3).copy_(torch::randn({M, 3}, gen, torch::kFloat64) * 0.1);
+  EXPECT_FALSE(lik->fit_problem(g, y).has_value());
+  EXPECT_NEAR(lik->learned()[0].second, 1.0 / 3, 0.05);
+  // every component's mean 50 target sds away, log weights and variances untouched: diverged
+  auto h = g.clone();
+  h.narrow(1, 3, 3).fill_(50.0);
+  EXPECT_TRUE(lik->fit_problem(h, y).has_value());
+}

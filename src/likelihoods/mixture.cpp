@@ -239,14 +239,14 @@ class MixtureLikelihood : public Likelihood {
     const auto w = logw.exp();
     const auto mean_w = w.mean(0);
     min_weight_ = mean_w.min().item<double>();
-    std::string collapsed;
+    std::ostringstream collapsed;
+    collapsed.precision(3);
     for (int64_t k = 0; k < opt_.components; ++k)
-      if (mean_w[k].item<double>() < kCollapsedWeight)
-        collapsed += (collapsed.empty() ? "" : ", ") + std::to_string(k) + " (" +
-                     std::to_string(mean_w[k].item<double>()) + ")";
-    if (!collapsed.empty())
+      if (const double wk = mean_w[k].item<double>(); wk < kCollapsedWeight)
+        collapsed << (collapsed.tellp() > 0 ? ", " : "") << k << " (mean weight " << wk << ")";
+    if (collapsed.tellp() > 0)
       spdlog::warn("mixture likelihood: component(s) {} of {} collapsed: mean weight over the training rows below {} "
-                   "(fewer components may do as well)", collapsed, opt_.components, kCollapsedWeight);
+                   "(fewer components may do as well)", collapsed.str(), opt_.components, kCollapsedWeight);
     return regression_fit_problem((w * mu).sum(1), y);
   }
 
