@@ -25,8 +25,7 @@ std::string fused_unsupported(const models::RegressionModel& model) {
     return "training.engine fused: model.activation '" + a + "' has no fused step (relu, tanh); set "
            "training.engine: autograd";
   auto& lik = const_cast<models::RegressionModel&>(model).likelihood();
-  if (!dynamic_cast<const likelihoods::GaussianLikelihood*>(&lik) &&
-      !dynamic_cast<const likelihoods::SoftmaxLikelihood*>(&lik))
+  if (*lik.fused_loss() == '\0')
     return "training.engine fused: this likelihood.kind has no fused step (supported: " +
            likelihoods::likelihoods_that(likelihoods::Capability::kFusedStep) + "); set training.engine: autograd";
   for (const auto& l : model.layers())
@@ -82,7 +81,7 @@ double FusedStep::loss_and_grad(const torch::Tensor& xb_in, const torch::Tensor&
     h = a;
   }
   const double scale = static_cast<double>(n_train) / static_cast<double>(B) / static_cast<double>(S);
-  const double nll = dynamic_cast<likelihoods::SoftmaxLikelihood*>(&model_.likelihood())
+  const double nll = std::string(model_.likelihood().fused_loss()) == "softmax"
                          ? softmax_nll_and_grad(z[L - 1], yb, scale)
                          : gaussian_nll_and_grad(z[L - 1], yb, scale);
   // backward

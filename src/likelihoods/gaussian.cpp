@@ -51,6 +51,23 @@ double GaussianLikelihood::noise_var_original() const {
   return std::exp(log_noise_var_.item<double>()) * y_std_ * y_std_;
 }
 
+void GaussianLikelihood::set_noise_var_original(double v) {
+  WHVI_CHECK(v > 0 && std::isfinite(v), "the noise variance must be positive and finite, not ", v);
+  torch::NoGradGuard ng;
+  // noise_var_original() = exp(log_noise_var) × the target's variance; this
+  // order of operations is the one every committed record was refitted with
+  const double log_scale = std::log(noise_var_original()) - log_noise_var_.item<double>();
+  log_noise_var_.fill_(std::log(v) - log_scale);
+}
+
+void Likelihood::set_temperature(double /*t*/) {
+  throw Error(std::string("the ") + task() + " likelihood has no predictive temperature to set");
+}
+
+void Likelihood::set_noise_var_original(double /*v*/) {
+  throw Error(std::string("this ") + task() + " likelihood has no single noise variance to refit");
+}
+
 void Likelihood::set_fitted(const std::string& name, double /*value*/) {
   throw Error(std::string("the ") + task() + " likelihood fits nothing named '" + printable(name, 40) +
               "' after training");

@@ -67,6 +67,18 @@ class Likelihood : public torch::nn::Module {
   // Learned scalars beyond noise_var_original(), by name, for the split
   // record's `likelihood` (Student's t: its degrees of freedom and scale^2).
   virtual std::vector<std::pair<std::string, double>> learned() const { return {}; }
+  // Refits after training on held-out rows (train/stopping.cpp), declared
+  // here so that no caller casts to a concrete likelihood: a predictive
+  // temperature (softmax) and one noise variance in original units
+  // (gaussian). The defaults have neither, and their setters refuse.
+  virtual bool has_temperature() const { return false; }
+  virtual double temperature() const { return 1.0; }
+  virtual void set_temperature(double t);
+  virtual bool refits_noise() const { return false; }
+  virtual void set_noise_var_original(double v);
+  // The fused training step's loss for this likelihood (infer/fused_step.h):
+  // "gaussian" or "softmax"; "" where it has none (the autograd step only).
+  virtual const char* fused_loss() const { return ""; }
   // Scalars fitted after training, on held-out rows, that the predictive uses
   // (softmax: its temperature, training.stopping_temperature): every name this
   // kind can fit (fitted_names), those that differ from their neutral value
@@ -127,6 +139,9 @@ class GaussianLikelihood : public Likelihood {
   double noise_var_original() const override;
   std::string log_text() const override;
   torch::Tensor& log_noise_var() { return log_noise_var_; }
+  bool refits_noise() const override { return true; }
+  void set_noise_var_original(double v) override;
+  const char* fused_loss() const override { return "gaussian"; }
   // A closed-form model's exact predictive (gp, blr) as predict() returns it: S copies of
   // N(mu, var) per row, Gaussian components [S, N, 2] (mean, log variance) in original units,
   // from mu and var [N] on the standardised scale (var with the noise)
@@ -172,8 +187,10 @@ class SoftmaxLikelihood : public Likelihood {
   // Each class's weight in the training term ([C], float64), undefined when unweighted.
   const torch::Tensor& class_weights() const { return weights_; }
   // The predictive's temperature T > 0 (to_original: log_softmax(f / T)).
-  double temperature() const { return temperature_; }
-  void set_temperature(double t);
+  bool has_temperature() const override { return true; }
+  double temperature() const override { return temperature_; }
+  void set_temperature(double t) override;
+  const char* fused_loss() const override { return "softmax"; }
 
  private:
   int64_t classes_;

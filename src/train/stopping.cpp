@@ -131,17 +131,16 @@ double fit_sample_temperature(const torch::Tensor& lp, const torch::Tensor& y, d
 
 void set_temperature(infer::Inference& inf, double t) {
   for (auto* lik : inf.predicting_likelihoods())
-    if (auto* s = dynamic_cast<likelihoods::SoftmaxLikelihood*>(lik)) s->set_temperature(t);
+    if (lik->has_temperature()) lik->set_temperature(t);
 }
 
 double temperature_of(infer::Inference& inf) {
-  const auto* s = dynamic_cast<const likelihoods::SoftmaxLikelihood*>(&inf.likelihood());
-  return s ? s->temperature() : 1.0;
+  return inf.likelihood().temperature();
 }
 
 std::optional<std::pair<double, double>> ValidationStopping::refit_temperature() {
   if (o_.temperature == "keep" || best_step_ < 0) return std::nullopt;
-  if (!dynamic_cast<likelihoods::SoftmaxLikelihood*>(&inf_.likelihood())) return std::nullopt;
+  if (!inf_.likelihood().has_temperature()) return std::nullopt;
   torch::NoGradGuard ng;
   const double before = temperature_of(inf_);
   set_temperature(inf_, 1.0);
@@ -158,15 +157,13 @@ std::optional<std::pair<double, double>> ValidationStopping::refit_temperature()
 std::optional<std::pair<double, double>> ValidationStopping::refit_noise() {
   if (o_.noise == "keep" || best_step_ < 0 || (o_.noise == "frozen" && best_step_ >= o_.min_steps))
     return std::nullopt;
-  auto* g = dynamic_cast<likelihoods::GaussianLikelihood*>(&inf_.likelihood());
-  if (!g) return std::nullopt;
+  auto* g = &inf_.likelihood();
+  if (!g->refits_noise()) return std::nullopt;
   torch::NoGradGuard ng;
   const auto f = inf_.predict(x_, o_.mc_samples, gen_);
   WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the predictions on the stopping rows are not finite");
   const double before = g->noise_var_original();
-  // noise_var_original() = exp(log_noise_var) × the target's variance
-  const double log_scale = std::log(before) - g->log_noise_var().item<double>();
-  g->log_noise_var().fill_(std::log(fit_noise_var(f, y_)) - log_scale);
+  g->set_noise_var_original(fit_noise_var(f, y_));
   const double after = g->noise_var_original();
   spdlog::info("stopping: at the kept step {} the noise variance {:.4g} -> {:.4g}, fitted on the {} held-out rows",
                best_step_, before, after, y_.size(0));
