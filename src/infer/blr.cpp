@@ -185,14 +185,16 @@ std::unique_ptr<Inference> make_blr(const NetworkMaker& make_network, const BlrO
   WHVI_CHECK(o.depth == 0, "model.kind blr is Bayesian linear regression on the inputs, with no hidden layers, but "
              "model.depth is ", o.depth, "; set model.depth: 0");
   auto net = make_network();
-  WHVI_CHECK(dynamic_cast<likelihoods::GaussianLikelihood*>(&net->likelihood()) != nullptr,
-             "model.kind blr is written for the gaussian likelihood only; set likelihood.kind: gaussian");
   WHVI_CHECK(!net->has_trunk(), "model.kind blr works on the inputs themselves; set model.architecture: mlp");
   return std::make_unique<Blr>(std::move(net), o);
 }
 
 }  // namespace
 
-MethodKind blr_method() { return method_kind("blr", make_blr, true); }
+MethodKind blr_method() {
+  return method_kind("blr", make_blr,
+                     Capabilities().fitted_in_closed_form().only_for(
+                         {"gaussian"}, "its posterior and evidence are those of a Gaussian noise model"));
+}
 
 }  // namespace whvi::infer

@@ -330,9 +330,6 @@ std::unique_ptr<Inference> make_gp(const NetworkMaker& make_network, const GpOpt
   WHVI_CHECK(o.depth == 0, "model.kind gp has no hidden layers, but model.depth is ", o.depth,
              "; leave model.depth unset or set it to 0");
   auto net = make_network();
-  WHVI_CHECK(dynamic_cast<likelihoods::GaussianLikelihood*>(&net->likelihood()) != nullptr,
-             "model.kind gp is Gaussian-process regression with the gaussian likelihood only; set likelihood.kind: "
-             "gaussian (for classification use a network, e.g. model.kind whvi or mcd)");
   WHVI_CHECK(!net->has_trunk(), "model.kind gp works on the inputs themselves; set model.architecture: mlp");
   const int64_t d = net->layers().front()->named_parameters()["w"].size(0);
   return std::make_unique<Gp>(std::move(net), o, d);
@@ -340,6 +337,10 @@ std::unique_ptr<Inference> make_gp(const NetworkMaker& make_network, const GpOpt
 
 }  // namespace
 
-MethodKind gp_method() { return method_kind("gp", make_gp, true); }
+MethodKind gp_method() {
+  return method_kind("gp", make_gp,
+                     Capabilities().fitted_in_closed_form().only_for(
+                         {"gaussian"}, "Gaussian-process regression: its marginal likelihood is a Gaussian's"));
+}
 
 }  // namespace whvi::infer

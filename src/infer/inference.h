@@ -166,25 +166,50 @@ std::vector<std::string> registered_methods();
 // Whether the registered method `method` is fitted in closed form (false when not registered).
 bool fits_in_closed_form(const std::string& method);
 
-// A registered method: its name, its options' declarations and a factory
-// that reads them and builds the method over networks from a NetworkMaker.
+// What a method can do, declared on its registration (data, not code in the
+// experiment): the likelihoods it is written for and whether it is fitted in
+// closed form. Refusals and model.kind auto's choice of candidates are read
+// from it (cannot_train).
+struct Capabilities {
+  bool closed_form = false;              // fitted by ClosedForm::fit, not in steps (no stopping on validation rows)
+  std::vector<std::string> likelihoods;  // the likelihood.kinds it is written for; empty: every one
+  std::string why;                       // why the likelihoods are limited, for the refusal
+  Capabilities& fitted_in_closed_form() {
+    closed_form = true;
+    return *this;
+  }
+  Capabilities& only_for(std::vector<std::string> kinds, std::string reason) {
+    likelihoods = std::move(kinds);
+    why = std::move(reason);
+    return *this;
+  }
+};
+
+// A registered method: its name, its options' declarations, what it can do
+// and a factory that reads its options and builds the method over networks
+// from a NetworkMaker.
 struct MethodKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
   std::vector<std::string> (*reads)();  // every key its options read
   options::Resolve resolve;             // reads its options struct (the experiment calls it)
   std::function<std::unique_ptr<Inference>(const NetworkMaker&, const options::Resolved&)> make;
-  bool closed_form = false;  // fitted by ClosedForm::fit, not in steps (no stopping on validation rows)
+  Capabilities can;
 };
 
 // The registration of a method whose factory takes its options O.
 template <class O>
 MethodKind method_kind(std::string name, std::unique_ptr<Inference> (*make)(const NetworkMaker&, const O&),
-                       bool closed_form = false) {
+                       Capabilities can = {}) {
   return {std::move(name), &options::declare<O>, &options::keys_read<O>, &options::resolve<O>,
           [make](const NetworkMaker& net, const options::Resolved& o) { return make(net, o.template as<O>()); },
-          closed_form};
+          std::move(can)};
 }
+
+// Why model.kind `model_kind` (trained by its own method) cannot be trained
+// with likelihood.kind `likelihood_kind`, in one line naming the fix; "" when
+// it can. From the registered capabilities alone.
+std::string cannot_train(const std::string& model_kind, const std::string& likelihood_kind);
 
 // The registered methods, in registration order.
 const std::vector<MethodKind>& method_kinds();

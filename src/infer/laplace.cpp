@@ -194,7 +194,11 @@ std::unique_ptr<Inference> make_laplace(const NetworkMaker& make_network, const 
 
 }  // namespace
 
-MethodKind laplace_method() { return method_kind("laplace", make_laplace); }
+MethodKind laplace_method() {
+  return method_kind("laplace", make_laplace,
+                     Capabilities().only_for({"gaussian", "softmax"},
+                                             "its Gauss-Newton matrix needs a likelihood convex in the network's output"));
+}
 
 // For tests: θ* and the design of a laplace method's output layer (infer/laplace.cpp).
 torch::Tensor laplace_theta(Inference& inf) { return dynamic_cast<Laplace&>(inf).theta(); }

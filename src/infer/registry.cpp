@@ -1,5 +1,6 @@
 // Every inference method, in one place: inference.kind (or model.kind's own
 // method) -> a factory. A new method is its file, one line here and its tests.
+#include <algorithm>
 #include <utility>
 
 #include "common/errors.h"
@@ -39,6 +40,15 @@ std::vector<std::string> MethodPlan::choices() {
 
 std::string method_of(const std::string& model_kind) { return models::recipe(model_kind).method; }
 
+namespace {
+// Whether model_kind's method is limited to likelihoods that exclude likelihood_kind.
+bool cannot_train_quietly(const std::string& model_kind, const std::string& likelihood_kind) {
+  const auto& can = options::find_kind(method_kinds(), method_of(model_kind), "inference method").can;
+  return !can.likelihoods.empty() &&
+         std::find(can.likelihoods.begin(), can.likelihoods.end(), likelihood_kind) == can.likelihoods.end();
+}
+}  // namespace
+
 std::string kinds_trained_by(const std::string& method) {
   std::string out;
   for (const auto& k : models::model_kinds())
@@ -69,17 +79,9 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const MethodPlan& p, dou
                                           const at::Generator& init, int64_t num_classes) {
   const std::string& method = p.method;
   const std::string& kind = p.kind;
-  // SGHMC's noise prior assumes the Gaussian; its classification path is not
-  // written yet.
-  WHVI_CHECK(num_classes == 0 || method != "sghmc", p.origin, ": model.kind ", kind,
-             " supports regression only for now; for classification use ", kinds_trained_by("variational"), ", ",
-             kinds_trained_by("nng"), " or ", kinds_trained_by("ensemble"));
-  WHVI_CHECK(method != "laplace" || p.likelihood_kind == "gaussian" || p.likelihood_kind == "softmax", p.origin,
-             ": model.kind laplace is written for the gaussian and softmax likelihoods (its Gauss-Newton matrix "
-             "needs a likelihood convex in the network's output); set likelihood.kind: gaussian or softmax");
-  WHVI_CHECK(method != "sghmc" || p.likelihood_kind == "gaussian", p.origin,
-             ": model.kind sghmc samples the gaussian likelihood's noise variance; likelihood.kind ",
-             p.likelihood_kind, " is not written for it yet; set likelihood.kind: gaussian");
+  // what the method is written for, from its registration (Capabilities)
+  if (method == method_of(kind))
+    if (const auto why = cannot_train(kind, p.likelihood_kind); !why.empty()) throw Error(p.origin + ": " + why);
   WHVI_CHECK(method == "variational" || method == "ensemble" || p.variational.plain_elbo(),
              p.origin, ": training.kl_warmup and training.kl_weight weight the KL term of variational methods "
              "and ensembles; model.kind ", kind, " has none", method == "nng" ? " (its own is model.nng.kl_weight)" : "",
@@ -104,8 +106,25 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const MethodPlan& p, dou
 
 bool fits_in_closed_form(const std::string& method) {
   for (const auto& m : method_kinds())
-    if (m.name == method) return m.closed_form;
+    if (m.name == method) return m.can.closed_form;
   return false;
+}
+
+std::string cannot_train(const std::string& model_kind, const std::string& likelihood_kind) {
+  const std::string method = method_of(model_kind);
+  const auto& can = options::find_kind(method_kinds(), method, "inference method").can;
+  if (can.likelihoods.empty() ||
+      std::find(can.likelihoods.begin(), can.likelihoods.end(), likelihood_kind) != can.likelihoods.end())
+    return "";
+  std::string kinds, others;
+  for (const auto& l : can.likelihoods) kinds += (kinds.empty() ? "" : " or ") + l;
+  for (const auto& k : models::model_kinds())
+    if (cannot_train_quietly(k, likelihood_kind) == false && k != model_kind) others += (others.empty() ? "" : ", ") + k;
+  const bool classifies = std::find(can.likelihoods.begin(), can.likelihoods.end(), "softmax") != can.likelihoods.end();
+  return "model.kind " + model_kind + " is written for likelihood.kind " + kinds + " only (" + can.why +
+         "), not " + likelihood_kind + (likelihood_kind == "softmax" && !classifies ? ": it supports regression only" : "") +
+         "; set likelihood.kind: " + kinds +
+         (others.empty() ? std::string() : ", or use one of " + others + " with " + likelihood_kind);
 }
 
 std::vector<std::string> registered_methods() {

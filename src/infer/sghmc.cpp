@@ -236,6 +236,9 @@ std::unique_ptr<Inference> make_sghmc(const NetworkMaker& make_network, const Sg
 }
 }  // namespace
 
-MethodKind sghmc_method() { return method_kind("sghmc", make_sghmc); }
+MethodKind sghmc_method() {
+  return method_kind("sghmc", make_sghmc,
+                     Capabilities().only_for({"gaussian"}, "it samples the gaussian likelihood's noise variance"));
+}
 
 }  // namespace whvi::infer
