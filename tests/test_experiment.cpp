@@ -362,6 +362,47 @@ TEST(Lock, ASecondRunIntoTheSameExperimentIsRefused) {
   EXPECT_FALSE(fs::exists(sb.dir / "exp.lock"));
 }
 
+// The holder a refusal names is the pid the kernel lists for the lock
+// (/proc/locks), never the file's text; the lock's token proves a holding to
+// a split worker (lock_held_by), and only while it is held.
+TEST(Lock, TheHolderIsTheKernelsPidAndTheTokenProvesTheHolding) {
+  Sandbox sb("lock_token");
+  const std::string path = (sb.dir / "exp.lock").string();
+  std::string token;
+  {
+    FileLock a(path, "a test");
+    token = a.token();
+    ASSERT_EQ(token.size(), 32u);
+    EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos);
+    EXPECT_TRUE(lock_held_by(path, token));
+    EXPECT_FALSE(lock_held_by(path, std::string(32, 'a')));
+    EXPECT_FALSE(lock_held_by(path, ""));
+    // planted text in the file is never quoted: the pid is the kernel's
+    { std::ofstream(path, std::ios::app) << "FORGED pid 1\n"; }
+    const auto msg = error_of([&] { FileLock b(path, "a test"); });
+    EXPECT_NE(msg.find("held by process " + std::to_string(::getpid())), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("FORGED"), std::string::npos) << msg;
+  }
+  EXPECT_FALSE(lock_held_by(path, token));  // released (and removed)
+  { FileLock c(path, "again"); EXPECT_NE(c.token(), token); }  // a fresh token for every holding
+}
+
+// A commit guard that refuses: the file is not put in place, the old one
+// stays, and no temporary file is left beside it.
+TEST(SafeFiles, ACommitGuardThatRefusesWritesNothing) {
+  Sandbox sb("commit_guard");
+  const fs::path f = sb.dir / "out" / "r.json";
+  write_file_atomic(f.string(), "[1]\n");
+  set_commit_guard([](const std::string& p) { throw Error("refused " + p); });
+  const auto msg = error_of([&] { write_file_atomic(f.string(), "[2]\n"); });
+  set_commit_guard(nullptr);
+  EXPECT_NE(msg.find("refused"), std::string::npos) << msg;
+  EXPECT_EQ(read(f), json::array({1}));
+  EXPECT_EQ(list_dir(f.parent_path().string()).size(), 1u);
+  write_file_atomic(f.string(), "[2]\n");  // no guard: written
+  EXPECT_EQ(read(f), json::array({2}));
+}
+
 TEST(Resume, SplitFilesAreCheckedBeforeTheyAreTrusted) {
   Sandbox sb("badresume");
   const auto cfg = sb.config(yacht_yaml(1));
@@ -522,7 +563,7 @@ TEST(Validation, BlocksOfOneShuffleAreDisjointFolds) {
 TEST(Validation, StoppingOnHeldOutRowsIsRecordedAndDeterministic) {
   set_threads(1);
   Sandbox sb("stopping");
-  const auto cfg = sb.config("data: {dataset: synthetic:linear, splits: 1}\n"
+  const auto cfg = sb.config("data: {dataset: synthetic:linear, splits: 1}\nmodel: {kind: whvi, width: 128}\n"
                              "training: {steps: 400, steps_fixed_noise: 10, log_every: 100000}\n"
                              "evaluation: {mc_samples: 8}\n");
   const auto fixed = experiment::run_train(opts(cfg, {"output.name=f", "training.stopping=off"}));
@@ -1103,7 +1144,7 @@ TEST(Predict, TestRowsGiveEvalsNumbers) {
     const std::string name = classify ? "cls" : "reg";
     const auto cfg = sb.config("data: {dataset: '" + (sb.dir / "d.csv").string() + "', target: " +
                                    (classify ? "label" : "y") + ", features: [a, b, colour], splits: 1}\n" +
-                                   (classify ? "likelihood: {kind: softmax}\n" : "") + kTiny,
+                                   "model: {kind: whvi}\n" + (classify ? "likelihood: {kind: softmax}\n" : "") + kTiny,
                                name + ".yaml");
     const auto doc = experiment::run_train(opts(cfg, {"output.checkpoints=true", "output.name=" + name}));
     const auto& split = doc["splits"][0];
@@ -1273,7 +1314,8 @@ TEST(Fingerprint, LateKeysAreLeftOutOnlyAtTheirDefault) {
       other = "x";
     }
     // the component that reads the key, where the fingerprint keeps only the used one's
-    std::vector<std::string> base = {"data.dataset=synthetic:linear"};
+    // a named kind: a synthetic problem's own default is auto, whose fingerprint is its candidates'
+    std::vector<std::string> base = {"data.dataset=synthetic:linear", "model.kind=whvi"};
     const auto reader = kind_reading(spec.key);
     base.insert(base.end(), reader.begin(), reader.end());
     if (spec.key == "model.batch_norm") base.push_back("model.architecture=simple-cnn");

@@ -381,6 +381,7 @@ struct TrainCommand : Command {
         ->check(integer_in(0, 1024, "an integer from 0 (as many as the cores allow) to 1024", " (e.g. --parallel 1)"));
     // internal: a worker of a parallel run trains this split only (experiment/workers.h)
     app->add_option("--worker-split", o.worker_split)->group("")->check(integer_in(0, 1000000, "a split number", ""));
+    app->add_option("--worker-link", o.worker_link)->group("");  // PID:FD:TOKEN of the run that started it
   }
   void run(const std::string& command_line) override {
     o.command_line = command_line;
@@ -755,6 +756,13 @@ std::string command_names(CLI::App& app) {
 int guarded(const std::function<int()>& body) {
   try {
     return body();
+  } catch (const whvi::Stopped& e) {
+    // everything this run started is stopped and its lock released (unwound):
+    // now end as the signal would have, so a shell or a scheduler sees it
+    report_error(e.what());
+    std::signal(e.signal, SIG_DFL);
+    std::raise(e.signal);
+    return 128 + e.signal;
   } catch (const c10::Error& e) {  // LibTorch: its message without the C++ backtrace
     const std::string msg = e.what_without_backtrace();
     if (msg.find("can't allocate memory") != std::string::npos || msg.find("DefaultCPUAllocator") != std::string::npos)

@@ -28,6 +28,15 @@ struct NonFiniteError : Error {
   using Error::Error;
 };
 
+// A run stopped by a signal (SIGINT, SIGTERM, SIGHUP) after it stopped what
+// it had started: not a whvi::Error, so no `catch (const Error&)` takes it for
+// one candidate's or one split's failure. main() reports it and ends the
+// process by the same signal.
+struct Stopped : std::runtime_error {
+  Stopped(int sig, const std::string& what) : std::runtime_error(what), signal(sig) {}
+  int signal;
+};
+
 namespace detail {
 template <class... Args>
 std::string concat(Args&&... args) {

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -105,6 +107,15 @@ void check_output_path(const std::string& path, const std::string& what) {
   }
 }
 
+namespace {
+std::function<void(const std::string&)>& commit_guard() {
+  static std::function<void(const std::string&)> guard;
+  return guard;
+}
+}  // namespace
+
+void set_commit_guard(std::function<void(const std::string& path)> guard) { commit_guard() = std::move(guard); }
+
 AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   if (path == "-") return;
   check_output_path(path, "output file");
@@ -155,6 +166,7 @@ void AtomicFile::commit() {
   const int rc = ::close(fd_);
   fd_ = -1;
   WHVI_CHECK(rc == 0, "failed writing ", path_, ": ", std::strerror(errno), " (disk full?)");
+  if (commit_guard()) commit_guard()(path_);  // throws to refuse; the destructor removes tmp_
   // The target may have been replaced since the first look: look again.
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) check_output_path(path_, "output file");
@@ -315,6 +327,76 @@ std::string join_command_line(int argc, const char* const* argv) {
 
 namespace whvi {
 
+namespace {
+
+// 128 random bits as hex, from the kernel (not the training generators, so
+// taking a lock moves no number).
+std::string random_token() {
+  unsigned char b[16] = {0};
+  size_t got = 0;
+  const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    while (got < sizeof b) {
+      const ssize_t n = ::read(fd, b + got, sizeof b - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+  }
+  WHVI_CHECK(got == sizeof b, "cannot read /dev/urandom for the run's lock token");
+  static const char* hex = "0123456789abcdef";
+  std::string t;
+  for (unsigned char c : b) t += {hex[c >> 4], hex[c & 15]};
+  return t;
+}
+
+// The pid holding a flock(2) on the file `st` describes, as the kernel lists
+// it in /proc/locks ("N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ..."); -1 when
+// it cannot be told. Never the lock file's own text, which anyone could write.
+long lock_holder_pid(const struct stat& st) {
+  FILE* f = std::fopen("/proc/locks", "re");
+  if (!f) return -1;
+  char line[512];
+  long found = -1;
+  const unsigned maj = major(st.st_dev), min = minor(st.st_dev);
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strstr(line, "->")) continue;  // a waiter, not the holder
+    char kind[32] = {0};
+    long pid = 0;
+    unsigned a = 0, b = 0;
+    unsigned long ino = 0;
+    if (std::sscanf(line, "%*[^:]: %31s %*s %*s %ld %x:%x:%lu", kind, &pid, &a, &b, &ino) == 5 &&
+        std::strcmp(kind, "FLOCK") == 0 && a == maj && b == min && ino == st.st_ino && pid > 0) {
+      found = pid;
+      break;
+    }
+  }
+  std::fclose(f);
+  return found;
+}
+
+}  // namespace
+
+bool lock_held_by(const std::string& path, const std::string& token) noexcept {
+  if (token.empty()) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return false;
+  bool held = false;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+      ::flock(fd, LOCK_UN);  // nobody holds it: the run that took it has ended
+    } else if (errno == EWOULDBLOCK) {
+      char buf[256] = {0};
+      const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      held = n > 0 && std::string(buf, static_cast<size_t>(n)).find(" run " + token + " ") != std::string::npos;
+    }
+  }
+  ::close(fd);
+  return held;
+}
+
 FileLock::FileLock(const std::string& path, const std::string& what) : path_(path) {
   make_parent_folders(std::filesystem::path(path), "the lock file " + path);
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -347,14 +429,12 @@ FileLock::FileLock(const std::string& path, const std::string& what) : path_(pat
     }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      char buf[256] = {0};
-      const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
-      const std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+      const long holder = lock_holder_pid(own);
       ::close(fd_);
       fd_ = -1;
       WHVI_CHECK(err == EWOULDBLOCK, "cannot lock ", path, ": ", std::strerror(err));
       throw Error("another whvi process is already running " + what + " (lock " + path +
-                  (holder.empty() ? std::string() : ", held by " + printable(holder)) +
+                  (holder > 0 ? ", held by process " + std::to_string(holder) : std::string()) +
                   "). Wait for it to finish, or give this run another output.name or output.dir");
     }
     // The file may have been removed (and replaced) by the previous holder
@@ -365,7 +445,8 @@ FileLock::FileLock(const std::string& path, const std::string& what) : path_(pat
     fd_ = -1;
   }
   WHVI_CHECK(fd_ >= 0, "cannot lock ", path, ": it keeps being replaced by another process");
-  const std::string line = "pid " + std::to_string(::getpid()) + " (" + what + ")\n";
+  token_ = random_token();
+  const std::string line = "pid " + std::to_string(::getpid()) + " run " + token_ + " (" + what + ")\n";
   if (::ftruncate(fd_, 0) == 0) {
     [[maybe_unused]] const auto n = ::write(fd_, line.data(), line.size());
   }

@@ -1,6 +1,7 @@
 // Small file helpers shared by every writer of results.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -85,19 +86,35 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what, 
 // it) held for the object's life:
 // flock(2), so a process killed with -9 releases it and a stale file is never
 // mistaken for a live lock. The holder's pid and `what` are written into the
-// file; a second taker gets a whvi::Error naming the holder. The file is
-// removed when the lock is released.
+// file, with a random token naming this holding (token()); a second taker
+// gets a whvi::Error naming the holder's pid as the kernel reports it
+// (/proc/locks), never the file's text. The file is removed when the lock is
+// released.
 class FileLock {
  public:
   FileLock(const std::string& path, const std::string& what);
   ~FileLock();
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
+  // 32 hex digits, fresh for every lock taken: a process this one starts can
+  // prove the lock it writes under is still this holding (lock_held_by).
+  const std::string& token() const { return token_; }
 
  private:
-  std::string path_;
+  std::string path_, token_;
   int fd_ = -1;
 };
+
+// Whether the lock file at `path` is held (by a process other than the
+// caller) and names `token` as its holding: what a split worker checks before
+// it puts a file in place. Never throws.
+bool lock_held_by(const std::string& path, const std::string& token) noexcept;
+
+// A check run just before any file is put in place (AtomicFile::commit's
+// rename, so every write_file_atomic): it throws to refuse the write, and the
+// temporary file is removed. A split worker installs one that proves the run
+// that started it still holds its lock (experiment/workers.h). Empty: none.
+void set_commit_guard(std::function<void(const std::string& path)> guard);
 
 // Keeps printable ASCII of `s` (first line, at most `max` characters), for
 // error messages that quote foreign text (LibTorch errors, file contents).

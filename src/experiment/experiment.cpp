@@ -62,6 +62,7 @@ struct ExperimentRun {
   std::vector<data::SplitIndices> splits;
   torch::Tensor ood_rows;
   std::string fp;
+  std::string lock_token;  // the experiment lock's, for the split workers
   json doc;
   std::vector<json> done;
 
@@ -199,7 +200,7 @@ void train_splits(ExperimentRun& r) {
     const auto plan = plan_workers(r.o.parallel, pending.size());
     if (plan.workers > 1) {
       r.doc["split_workers"] = {{"workers", plan.workers}, {"threads_each", plan.threads_each}};
-      failed = run_split_workers(r.o, pending, plan, [&](size_t k) { return r.label(k); });
+      failed = run_split_workers(r.o, pending, plan, r.lock_token, [&](size_t k) { return r.label(k); });
       for (const size_t k : pending)
         if (!std::count(failed.begin(), failed.end(), k))
           prior[k] = finished_split(r.cfg, r.stem(k), r.fp, k, [&] {
@@ -257,27 +258,6 @@ void log_summary(const ExperimentRun& r) {
 
 }  // namespace
 
-config::Config load_config(const std::string& config_path, const std::vector<std::string>& overrides) {
-  auto cfg = config::Config::load(config_path, overrides);
-  const std::string kind = cfg.get_string("model.kind");
-  for (const auto& d : models::recipe_defaults())
-    if (d.kind == kind && cfg.get_string(d.when_key) == d.when_value)
-      cfg.set_default(d.key, d.value, "the default of model.kind " + kind);
-  return cfg;
-}
-
-std::string recipe_defaults_markdown() {
-  std::string md =
-      "\n## Defaults that depend on the model kind\n\nWhere a config (its file, a base or `--set`) leaves "
-      "one of these keys unset, the model kind sets it (`recipe_defaults()` in `src/models/recipes.cpp`); "
-      "setting the key, even to the value in the table above, overrides it.\n\n"
-      "| model.kind | key | default | when | chosen by |\n|---|---|---|---|---|\n";
-  for (const auto& d : models::recipe_defaults())
-    md += "| `" + d.kind + "` | `" + d.key + "` | `" + d.value + "` | `" + d.when_key + ": " + d.when_value + "` | " +
-          d.why + " |\n";
-  return md;
-}
-
 std::string config_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides) {
   const auto cfg = load_config(config_path, overrides);
   // auto: its candidates', each as the run after the choice would be configured
@@ -286,9 +266,19 @@ std::string config_fingerprint(const std::string& config_path, const std::vector
 
 json run_train(const TrainOptions& o) {
   const auto t_start = std::chrono::steady_clock::now();
+  if (o.worker_split >= 0 || !o.worker_link.empty()) attach_worker(o);  // first: dies with the run that started it
   const auto cfg = load_config(o.config_path, o.overrides);
   if (cfg.get_string("model.kind") == "auto") {  // chosen first, then trained as if named
+    // the experiment's lock, held from before the candidates to the end: a
+    // second run into it is refused at once, not after the choice
+    const fs::path out_dir = cfg.get_string("output.dir");
+    const std::string name = cfg.get_string("output.name");
+    check_output_path((out_dir / (name + ".json")).string(), "the experiment record (output.dir/output.name.json)");
+    std::optional<FileLock> lock;
+    if (o.held_lock.empty()) lock.emplace((out_dir / (name + ".lock")).string(),
+                                          "experiment '" + name + "' in " + out_dir.string());
     auto chosen = o;
+    if (lock) chosen.held_lock = lock->token();
     chosen.auto_choice = choose_model_kind(o, cfg);
     for (const auto& kv : chosen.auto_choice["settings"]) chosen.overrides.push_back(kv.get<std::string>());
     return run_train(chosen);
@@ -304,6 +294,8 @@ json run_train(const TrainOptions& o) {
   r.out_dir = cfg.get_string("output.dir");
   r.exp_dir = r.out_dir / r.name;
   r.exp_path = (r.out_dir / (r.name + ".json")).string();
+  const std::string lock_path = (r.out_dir / (r.name + ".lock")).string();
+  if (o.worker_split >= 0) guard_worker_writes(o, lock_path);
 
   // where the results go, checked before anything is loaded or trained
   check_output_path(r.exp_path, "the experiment record (output.dir/output.name.json)");
@@ -320,8 +312,10 @@ json run_train(const TrainOptions& o) {
   spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", r.d.name, r.d.source, r.d.x.size(0),
                r.d.x.size(1), r.splits.size());
   if (!r.d.inputs.empty()) spdlog::info("{}", describe_table(r.d, cfg.get_string("data.missing")));
-  const FileLock lock((r.out_dir / (r.name + ".lock")).string(),
-                      "experiment '" + r.name + "' in " + r.out_dir.string());
+  std::optional<FileLock> lock;  // none when the caller holds it (model.kind auto)
+  if (o.held_lock.empty()) lock.emplace(lock_path, "experiment '" + r.name + "' in " + r.out_dir.string());
+  r.lock_token = lock ? lock->token() : o.held_lock;
+  remove_stale_temporary_files(r.exp_dir);  // a stopped writer's: never put in place
   if (!o.resume) remove_stale_split_files(r.exp_dir, inputs);
   r.doc = experiment_header(r);
   r.fp = run_fingerprint(cfg, r.d);
@@ -352,6 +346,12 @@ json run_eval(const EvalOptions& o) {
              ") changed since ", o.checkpoint,
              " was trained, so its metrics would not be comparable; retrain on the current data, or "
              "restore the data the model was trained on");
+  WHVI_CHECK(prep.x_test.size(0) > 0, o.checkpoint, " has no held-out rows to evaluate on: ",
+             cfg.get_string("data.protocol") == "all"
+                 ? "it is a final model (data.protocol: all), trained on every row"
+                 : "its split holds none",
+             "; predict with it instead (whvi predict --checkpoint ", o.checkpoint,
+             " --input FILE), or train with held-out rows (data.protocol: random) to evaluate");
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
   const auto f = inf->predict(prep.x_test, S, make_generator(seed, split, Stream::kEval));
   const auto m = evaluate_predictions(cfg, inf->likelihood(), f, prep.y_test.squeeze(1).to(torch::kFloat64));

@@ -48,6 +48,10 @@ struct TrainOptions {
   // A worker of a parallel run: trains split `worker_split` only (>= 0),
   // writing its record and checkpoint, without the experiment record or lock.
   int worker_split = -1;
+  std::string worker_link;  // "PID:FD:TOKEN": the run that started this worker (experiment/workers.h)
+  // The token of the experiment's lock when the caller already holds it
+  // (model.kind auto holds it over its candidates and the chosen run).
+  std::string held_lock;
   std::vector<std::string> worker_globals;  // the global options a worker gets (--log-level, --simd)
   // model.kind auto: the choice made before this run (experiment/auto_kind.cpp), for its record
   nlohmann::json auto_choice;

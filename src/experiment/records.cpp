@@ -365,6 +365,25 @@ void remove_stale_split_files(const fs::path& exp_dir, const std::vector<std::st
   for (const auto& p : stale) fs::remove(p, ec);
 }
 
+// The temporary files a writer stopped mid-write leaves (AtomicFile's
+// ".NAME.tmp.XXXXXX" beside a split file): never put in place, so removed when
+// the lock is taken, with or without --resume. Only regular files under a
+// split file's name; anything else is left.
+void remove_stale_temporary_files(const fs::path& exp_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(exp_dir, ec)) return;
+  static const std::regex tmp(R"(\.(.+)\.tmp\.[A-Za-z0-9]{6})");
+  size_t removed = 0;
+  for (const auto& e : list_dir(exp_dir.string())) {
+    std::smatch m;
+    const std::string f = fs::path(e).filename().string();
+    if (!std::regex_match(f, m, tmp) || !is_split_file_name(m[1].str()) || !fs::is_regular_file(fs::symlink_status(e, ec)))
+      continue;
+    if (fs::remove(e, ec)) ++removed;
+  }
+  if (removed) spdlog::warn("removed {} temporary file(s) a stopped run left in {}", removed, exp_dir.string());
+}
+
 // Every file a run may write, checked before anything is trained: a planted
 // link, device or folder at any of them costs nothing (common/io.h).
 void check_result_paths(const fs::path& out_dir, const std::string& name, const fs::path& exp_dir, size_t n,

@@ -274,8 +274,11 @@ void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run) 
 }
 
 void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,
-               const train::TrainStats& ts) {
-  if (d.is_classification())
+               const train::TrainStats& ts, int64_t n_test) {
+  if (n_test == 0)  // the toy problem, a final model: nothing held out, so no metric to print
+    spdlog::info("{}: trained ({:.1f} s, {:.4g} steps/s); no held-out rows, so no test metrics", label, ts.seconds,
+                 ts.steps_per_second);
+  else if (d.is_classification())
     spdlog::info("{}: error {:.4g}  MNLL {:.4g}  ECE {:.3g}  Brier {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
                  m.metric("error"), m.metric("mnll"), m.metric("ece"), m.metric("brier"), ts.seconds,
                  ts.steps_per_second);
@@ -388,7 +391,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   if (!d.inputs.empty()) add_test_rows(r, d, run);
   r["record_digest"] = record_digest(r);
   write_file_atomic(stem + ".json", r.dump(2) + "\n");
-  log_split(label, d, m, ts);
+  log_split(label, d, m, ts, prep.x_test.size(0));
   return r;
 }
 

@@ -18,10 +18,11 @@ make_data() {
   seq $ntr $((rows - 1)) >"$dir/index_test_0.txt"
 }
 
-# make_config FILE DATASET_PATH: a config that trains WHVI on a data folder,
+# make_config FILE DATASET_PATH: a config that trains WHVI (named: a data folder's
+# own default is auto) on a data folder,
 # writing results under ./out.
 make_config() {
-  printf 'data:\n  dataset: %s\n  protocol: standard\noutput:\n  dir: out\n' "$2" >"$1"
+  printf 'data:\n  dataset: %s\n  protocol: standard\nmodel:\n  kind: whvi\noutput:\n  dir: out\n' "$2" >"$1"
 }
 
 # make_result FILE DATASET-MODEL: a minimal experiment record for `whvi table`.
@@ -42,6 +43,70 @@ skip_unless_root() {
 # tiny WHVI on it with a checkpoint, results under ./out (NAME/split-00.ckpt).
 train_csv() {
   "$WHVI" data export synthetic:friedman --rows 120 --out "$1.csv" --log-level warn &&
-    printf 'data:\n  dataset: %s.csv\n  protocol: random\noutput:\n  dir: out\n  checkpoints: true\n' "$1" >"$1.yaml" &&
+    printf 'data:\n  dataset: %s.csv\n  protocol: random\nmodel:\n  kind: whvi\noutput:\n  dir: out\n  checkpoints: true\n' "$1" >"$1.yaml" &&
     "$WHVI" train --config "$1.yaml" $TINY --set output.checkpoints=true --log-level warn
+}
+
+# stop_parallel_run HOW: starts a parallel run (2 splits in 2 worker processes,
+# training that would take hours) in a session and process group of its own,
+# waits until both workers train, then stops it HOW: `group-INT` sends SIGINT
+# to the whole process group, as Ctrl-C in a terminal does; INT, TERM, HUP or
+# KILL send that signal to the parent alone. Then checks that no process of
+# the run is left one second later, and that no file under out/ appears,
+# changes or goes in the next two seconds. With a second argument `rerun`, then
+# trains a short run into the same folder and checks that its files stay as it
+# wrote them. Prints "STOPPED WHOLE" when all hold.
+stop_parallel_run() {
+  local how=$1 p pg i n left
+  "$WHVI" data export synthetic:friedman --rows 400 --out s.csv --log-level warn || return 9
+  printf 'data:\n  dataset: s.csv\n  protocol: random\n  splits: 2\noutput:\n  dir: out\n  checkpoints: true\nmodel:\n  kind: whvi\ntraining:\n  steps: 100000000\n  stopping: off\n  log_every: 100000000\n' >s.yaml
+  # SIGINT at its default, as in a terminal's job (a non-interactive shell's
+  # background job would start with it ignored)
+  setsid env --default-signal=INT "$WHVI" --threads 2 train --config s.yaml --parallel 2 >run.log 2>&1 &
+  p=$!
+  n=0
+  for ((i = 0; i < 600; i++)); do
+    n=$(pgrep -c -P "$p")
+    ((n >= 2)) && break
+    sleep 0.05
+  done
+  if ((n < 2)); then
+    echo "the workers did not start"
+    cat run.log
+    kill -9 -- -"$p" "$p" 2>/dev/null
+    return 8
+  fi
+  pg=$(ps -o pgid= -p "$p" | tr -d ' ')
+  sleep 1.5  # the workers have loaded their data and train
+  case $how in
+    group-INT) kill -INT -- -"$pg" ;;
+    *) kill -"$how" "$p" ;;
+  esac
+  sleep 1
+  # processes of the run still alive (a zombie has ended: it only waits for init to reap it)
+  left=$(ps -o stat= -g "$pg" | grep -vc '^Z')
+  wait "$p" 2>/dev/null
+  if ((left > 0)); then
+    echo "$left process(es) of the run left a second after the stop:"
+    ps -o pid,ppid,pgid,args -g "$pg"
+    kill -9 -- -"$pg" 2>/dev/null
+    return 1
+  fi
+  find out -printf '%p %s %T@\n' 2>/dev/null | sort >before.txt
+  sleep 2
+  find out -printf '%p %s %T@\n' 2>/dev/null | sort >after.txt
+  if ! diff before.txt after.txt; then
+    echo "files under out/ changed after the stop"
+    return 1
+  fi
+  grep -m1 -o 'stopped by SIG[A-Z]*' run.log
+  if [[ ${2:-} == rerun ]]; then  # a later run into the same folder keeps its own files
+    "$WHVI" --threads 2 train --config s.yaml $TINY --set data.splits=2 --set output.checkpoints=true \
+      --set training.stopping=auto --parallel 2 --log-level warn || return 7
+    find out -printf '%p %s %T@\n' | sort >before.txt
+    sleep 2
+    find out -printf '%p %s %T@\n' | sort >after.txt
+    diff before.txt after.txt || { echo "the later run's files changed after it finished"; return 1; }
+  fi
+  echo "STOPPED WHOLE"
 }
