@@ -243,3 +243,92 @@ TEST(AutoKind, FoldsScoreEachCandidateOnDisjointBlocks) {
   const auto many = error_of([&] { run.train({"model.auto.folds=3", "model.auto.validation_fraction=0.4"}); });
   EXPECT_NE(many.find("model.auto.folds = 3"), std::string::npos) << many;
 }
+
+// Candidates that cannot apply to the task (from the methods' declared
+// capabilities: blr and gp are written for the gaussian likelihood) are never
+// started on a classification table: their record entry says why, none is
+// "skipped" after failing, and the rest are scored and chosen from as usual.
+// A mistake that tried them (and recorded a failure) or dropped an applicable
+// kind fails here.
+TEST(AutoKind, CandidatesThatCannotApplyAreNeverStarted) {
+  set_threads(1);
+  const AutoRun run("whvi_auto_kind_classes");
+  const json doc = run.train({"data.dataset=synthetic:friedman", "data.synthetic_classes=3", "likelihood.kind=softmax",
+                              "model.auto.candidates=blr,gp,mcd", "output.name=cls"});
+  const auto& a = doc["auto"];
+  ASSERT_EQ(a["candidates"].size(), 3u);
+  for (int i : {0, 1}) {
+    const auto& c = a["candidates"][i];
+    EXPECT_FALSE(c.contains("skipped")) << c.dump();
+    EXPECT_FALSE(c.contains("validation_mnll")) << c.dump();
+    EXPECT_NE(c["does_not_apply"].get<std::string>().find("likelihood.kind gaussian only"), std::string::npos)
+        << c.dump();
+    EXPECT_FALSE(fs::exists(run.dir / ("cls-auto-" + c["kind"].get<std::string>() + ".json"))) << c.dump();
+  }
+  EXPECT_TRUE(a["candidates"][2].contains("validation_mnll")) << a.dump();
+  EXPECT_EQ(a["chosen"], "mcd");
+  // only inapplicable candidates: refused before anything trains, naming the likelihood
+  const auto none = error_of([&] {
+    run.train({"data.dataset=synthetic:friedman", "data.synthetic_classes=3", "likelihood.kind=softmax",
+               "model.auto.candidates=blr,gp", "output.name=cls2"});
+  });
+  EXPECT_NE(none.find("is written for likelihood.kind softmax"), std::string::npos) << none;
+}
+
+// A data set of the user's own gets the best model by default: a file and its
+// target are a complete config (model.kind auto, the CSV examples' sizes and
+// budgets per task); the papers' benchmarks, the toy and a final model
+// (data.protocol: all, where auto has nothing to choose on) keep the schema's
+// defaults, and a key the config sets is never replaced.
+TEST(AutoKind, OwnDataDefaultsToAutoWithTheExamplesSchedule) {
+  const AutoRun run("whvi_auto_defaults");
+  const std::string bare = (run.dir / "bare.yaml").string();
+  std::ofstream(bare) << "data: {dataset: my.csv, target: y}\n";
+  const auto reg = experiment::load_config(bare);
+  EXPECT_EQ(reg.get_string("model.kind"), "auto");
+  EXPECT_EQ(reg.get_int("model.width"), 64);
+  EXPECT_EQ(reg.get_int("training.steps"), 20000);
+  EXPECT_EQ(reg.get_int("training.steps_fixed_noise"), 500);
+  const auto cls = experiment::load_config(bare, {"likelihood.kind=softmax"});
+  EXPECT_EQ(cls.get_string("model.kind"), "auto");
+  EXPECT_EQ(cls.get_int("model.width"), 128);
+  EXPECT_EQ(cls.get_int("training.steps"), 80000);
+  EXPECT_EQ(cls.get_int("training.steps_fixed_noise"), 0);
+  // what the config sets stays; a named kind keeps the data set's sizes
+  const auto named = experiment::load_config(bare, {"model.kind=whvi", "model.width=32"});
+  EXPECT_EQ(named.get_string("model.kind"), "whvi");
+  EXPECT_EQ(named.get_int("model.width"), 32);
+  EXPECT_EQ(experiment::load_config(bare, {"model.kind=mcd"}).get_int("model.width"), 64);
+  EXPECT_EQ(experiment::load_config(bare, {"data.dataset=synthetic:friedman"}).get_string("model.kind"), "auto");
+  // a final model, a benchmark and the toy: the schema's defaults
+  const auto all = experiment::load_config(bare, {"data.protocol=all"});
+  EXPECT_EQ(all.get_string("model.kind"), "whvi");
+  for (const char* ds : {"yacht", "toy"}) {
+    const auto b = experiment::load_config(bare, {std::string("data.dataset=") + ds});
+    EXPECT_EQ(b.get_string("model.kind"), "whvi") << ds;
+    EXPECT_EQ(b.get_int("model.width"), 128) << ds;
+    EXPECT_EQ(b.get_int("training.steps"), 50000) << ds;
+  }
+}
+
+// A closed form named on the command line over a network's config (the
+// README's `--set model.kind=gp` on the regression example, whose model.depth
+// is 2): the depth does not apply to it and is set aside, not refused; a
+// network keeps it.
+TEST(AutoKind, AClosedFormNamedOverANetworksConfigSetsItsDepthAside) {
+  const fs::path example = fs::path(WHVI_SOURCE_DIR) / "configs" / "examples" / "csv-regression.yaml";
+  for (const char* kind : {"gp", "blr"})
+    EXPECT_EQ(experiment::load_config(example.string(), {std::string("model.kind=") + kind}).get_int("model.depth"), 0)
+        << kind;
+  EXPECT_EQ(experiment::load_config(example.string(), {"model.kind=whvi"}).get_int("model.depth"), 2);
+}
+
+// ...and its records go to out/, as the examples', not into the project's results/.
+TEST(AutoKind, OwnDataWritesItsRecordsToOut) {
+  const AutoRun run("whvi_auto_out");
+  const std::string bare = (run.dir / "bare.yaml").string();
+  std::ofstream(bare) << "data: {dataset: my.csv, target: y}\n";
+  EXPECT_EQ(experiment::load_config(bare).get_string("output.dir"), "out");
+  EXPECT_EQ(experiment::load_config(bare, {"output.dir=elsewhere"}).get_string("output.dir"), "elsewhere");
+  EXPECT_EQ(experiment::load_config(bare, {"data.dataset=yacht"}).get_string("output.dir"), "results/uci");
+}

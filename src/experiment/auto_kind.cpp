@@ -18,6 +18,7 @@
 // scoring rule that already charges for miscalibration.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -79,6 +80,7 @@ std::string candidate_name(const config::Config& cfg, const std::string& kind, i
 TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, const std::string& kind, int64_t fold) {
   TrainOptions c = o;
   c.auto_choice = json();
+  c.held_lock.clear();  // a candidate is a run of its own name: it takes its own lock
   const auto set = [&](const std::string& kv) { c.overrides.push_back(kv); };
   for (const auto& kv : kind_settings(kind)) set(kv);
   std::ostringstream f;
@@ -96,6 +98,31 @@ TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, con
   return c;
 }
 
+// The candidates that can apply to this task, from the methods' declared
+// capabilities (infer::cannot_train); the others are never started: one info
+// line names them, and their record entry says why.
+std::vector<std::string> applicable(const config::Config& cfg, const std::vector<std::string>& listed,
+                                    std::map<std::string, json>& entry) {
+  std::vector<std::string> kinds;
+  std::string unfit;
+  for (const auto& kind : listed) {
+    const auto why = infer::cannot_train(kind, cfg.get_string("likelihood.kind"));
+    if (why.empty()) {
+      kinds.push_back(kind);
+      continue;
+    }
+    entry[kind] = {{"kind", kind}, {"does_not_apply", why}};
+    unfit += (unfit.empty() ? "" : ", ") + kind;
+  }
+  if (!unfit.empty())
+    spdlog::info("model.kind auto: {} not tried: written for other likelihoods than {}", unfit,
+                 cfg.get_string("likelihood.kind"));
+  WHVI_CHECK(!kinds.empty(), cfg.source(), ": model.kind auto: none of model.auto.candidates (", unfit,
+             ") is written for likelihood.kind ", cfg.get_string("likelihood.kind"),
+             "; list other kinds in model.auto.candidates, e.g. laplace,mcd,whvi");
+  return kinds;
+}
+
 }  // namespace
 
 json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
@@ -107,7 +134,9 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
              cfg.get_string("data.protocol") == "all" ? "data.protocol: all trains on every row"
                                                       : "the toy problem trains on every point",
              "; choose the kind with a split protocol first (its record's `auto` names it), then set model.kind to it");
-  const auto kinds = candidate_kinds(cfg);
+  const auto listed = candidate_kinds(cfg);
+  std::map<std::string, json> entry;  // each candidate's part of the record, put in the listed order at the end
+  const auto kinds = applicable(cfg, listed, entry);
   const double fraction = cfg.get_float("model.auto.validation_fraction");
   const int64_t folds = cfg.get_int("model.auto.folds");
   WHVI_CHECK(static_cast<double>(folds) * fraction <= 1 + 1e-9, cfg.source(), ": model.auto.folds = ", folds,
@@ -118,7 +147,6 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
   load_splits(cfg, load_data(cfg));
   spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of each split's training rows{}", kinds.size(),
                100 * fraction, folds > 1 ? ", " + std::to_string(folds) + " disjoint times" : std::string());
-  json cands = json::array();
   std::string best;
   double best_nll = INFINITY;
   for (const auto& kind : kinds) {
@@ -149,10 +177,10 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
       c["skipped"] = printable(e.what(), 500);
       spdlog::info("model.kind auto: {} skipped: {}", kind, e.what());
     }
-    cands.push_back(c);
+    entry[kind] = c;
   }
   WHVI_CHECK(!best.empty(), cfg.source(), ": model.kind auto: none of model.auto.candidates could be trained here (",
-             cands.front()["kind"].get<std::string>(), ": ", cands.front()["skipped"].get<std::string>(),
+             kinds.front(), ": ", entry[kinds.front()]["skipped"].get<std::string>(),
              "); fix that, or list other kinds in model.auto.candidates");
   spdlog::info("model.kind auto: {} has the lowest validation NLL ({:.4g}); training it on all of each split's "
                "training rows",
@@ -161,6 +189,8 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
                                        : "lowest mean validation NLL over the splits"},
               {"validation_fraction", fraction}};
   if (folds > 1) out["folds"] = folds;
+  json cands = json::array();
+  for (const auto& kind : listed) cands.push_back(entry[kind]);
   out["candidates"] = cands;
   out["chosen"] = best;
   out["settings"] = kind_settings(best);
