@@ -254,9 +254,45 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
 // (Inference::predicts_concurrently), the rows are shared among the threads,
 // each row computed whole on one of them with single-threaded operations (as
 // on one thread): the same numbers for every thread count.
+// A closed form's exact predictive (the GP, Bayesian linear regression) draws
+// nothing, so rows need not be predicted one at a time: they go in blocks of
+// exactly kClosedFormBlock rows, the last one padded with zero rows, so every
+// block is the same shape and a row meets the same arithmetic wherever it sits
+// (BLAS kernels tile a fixed shape the same way); the blocks are shared among
+// the threads as rows are below.
+constexpr int64_t kClosedFormBlock = 256;
+torch::Tensor predict_blocks(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed,
+                             uint64_t split) {
+  const int64_t n = xs.size(0), nb = (n + kClosedFormBlock - 1) / kClosedFormBlock;
+  const auto block = [&](int64_t b) {
+    torch::NoGradGuard ng;
+    const int64_t i = b * kClosedFormBlock, m = std::min(kClosedFormBlock, n - i);
+    auto x = xs.narrow(0, i, m);
+    if (m < kClosedFormBlock) x = torch::cat({x, torch::zeros({kClosedFormBlock - m, xs.size(1)}, xs.options())});
+    return inf.predict(x, S, make_generator(seed, split, Stream::kEval)).narrow(1, 0, m);
+  };
+  const auto first = block(0);
+  auto sizes = first.sizes().vec();
+  sizes[1] = n;
+  auto out = torch::empty(sizes, first.options());
+  out.narrow(1, 0, first.size(1)).copy_(first);
+  const auto put = [&](int64_t b) {
+    const auto p = block(b);
+    out.narrow(1, b * kClosedFormBlock, p.size(1)).copy_(p);
+  };
+  if (inf.predicts_concurrently() && threads() > 1 && nb > 1)
+    at::parallel_for(1, nb, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) put(b);
+    });
+  else
+    for (int64_t b = 1; b < nb; ++b) put(b);
+  return out;
+}
+
 torch::Tensor predict_rows(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed,
                            uint64_t split) {
   const int64_t n = xs.size(0);
+  if (inf.closed_form() != nullptr && n > 0) return predict_blocks(inf, xs, S, seed, split);
   const auto row = [&](int64_t i) {
     torch::NoGradGuard ng;
     return inf.predict(xs.narrow(0, i, 1), S, make_generator(seed, split, Stream::kEval));
