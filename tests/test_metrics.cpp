@@ -377,7 +377,7 @@ TEST(GaussianLikelihood, MatchesTheDensityItsRulesAndItsUnits) {
   EXPECT_NEAR(m.likelihood().noise_var_original(), std::exp(-0.7) * 9.0, 1e-6);
   EXPECT_TRUE(m.likelihood().frozen(2));
   EXPECT_FALSE(m.likelihood().frozen(3));
-  EXPECT_EQ(likelihoods::registered_likelihoods(), (std::vector<std::string>{"gaussian", "hetero-gaussian", "student-t", "softmax"}));
+  EXPECT_EQ(likelihoods::registered_likelihoods(), (std::vector<std::string>{"gaussian", "hetero-gaussian", "student-t", "mixture", "softmax"}));
 }
 
 // Out-of-distribution AUROC and AUPR against values worked out by hand:

@@ -54,8 +54,10 @@ struct MixtureOptions {
   void visit(V& v) {
     v.num("likelihood.mixture.components", components, 1, 16,
           "mixture: K, the Gaussian components per input (the network outputs 3K numbers: K logits, K means, K log variances)");
+    v.late();
     v.num("likelihood.mixture.log_var_floor", log_var_floor, -30, 0,
           "mixture: smooth floor on each component's log variance on the standardised target scale (about ln 1e-4: sd 1% of the targets')");
+    v.late();
   }
 };
 
