@@ -255,21 +255,22 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
 // each row computed whole on one of them with single-threaded operations (as
 // on one thread): the same numbers for every thread count.
 // A closed form's exact predictive (the GP, Bayesian linear regression) draws
-// nothing, so rows need not be predicted one at a time: they go in blocks of
+// nothing and does not depend on S (S would be identical copies of it, so one
+// is computed), and rows need not be predicted one at a time: they go in blocks of
 // exactly kClosedFormBlock rows, the last one padded with zero rows, so every
 // block is the same shape and a row meets the same arithmetic wherever it sits
 // (BLAS kernels tile a fixed shape the same way); the blocks are shared among
 // the threads as rows are below.
 constexpr int64_t kClosedFormBlock = 256;
-torch::Tensor predict_blocks(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed,
-                             uint64_t split) {
+torch::Tensor predict_blocks(infer::Inference& inf, const torch::Tensor& xs, uint64_t seed, uint64_t split) {
   const int64_t n = xs.size(0), nb = (n + kClosedFormBlock - 1) / kClosedFormBlock;
   const auto block = [&](int64_t b) {
     torch::NoGradGuard ng;
     const int64_t i = b * kClosedFormBlock, m = std::min(kClosedFormBlock, n - i);
     auto x = xs.narrow(0, i, m);
     if (m < kClosedFormBlock) x = torch::cat({x, torch::zeros({kClosedFormBlock - m, xs.size(1)}, xs.options())});
-    return inf.predict(x, S, make_generator(seed, split, Stream::kEval)).narrow(1, 0, m);
+    // the exact predictive is the same for any S: one copy of it, not S identical ones
+    return inf.predict(x, 1, make_generator(seed, split, Stream::kEval)).narrow(1, 0, m);
   };
   const auto first = block(0);
   auto sizes = first.sizes().vec();
@@ -292,7 +293,7 @@ torch::Tensor predict_blocks(infer::Inference& inf, const torch::Tensor& xs, int
 torch::Tensor predict_rows(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed,
                            uint64_t split) {
   const int64_t n = xs.size(0);
-  if (inf.closed_form() != nullptr && n > 0) return predict_blocks(inf, xs, S, seed, split);
+  if (inf.closed_form() != nullptr && n > 0) return predict_blocks(inf, xs, seed, split);
   const auto row = [&](int64_t i) {
     torch::NoGradGuard ng;
     return inf.predict(xs.narrow(0, i, 1), S, make_generator(seed, split, Stream::kEval));
