@@ -8,6 +8,7 @@
 // rows it trains on, never on the rows it is scored on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -242,6 +243,65 @@ TEST(AutoKind, FoldsScoreEachCandidateOnDisjointBlocks) {
   EXPECT_EQ(nested["auto"]["candidates"][0]["fold_mnll"][1].get<double>(), mnll_of(inner1));
   const auto many = error_of([&] { run.train({"model.auto.folds=3", "model.auto.validation_fraction=0.4"}); });
   EXPECT_NE(many.find("model.auto.folds = 3"), std::string::npos) << many;
+}
+
+// model.auto.schedule halving (the default): every candidate is scored on the
+// first model.auto.splits splits; the networks race by successive halving
+// (3 at a quarter of their steps, the worse one dropped, 2 at half, the worse
+// dropped), each rung's run exactly a hand-made run with that budget on those
+// splits (bit for bit); the survivor, at the last budget it reached, and the
+// closed form are compared, and the chosen kind trains every split. A mistake
+// that dropped the better half, scored a rung on other rows or another budget,
+// or compared a dropped network fails here; schedule full trains every
+// candidate's whole budget on every split.
+TEST(AutoKind, SuccessiveHalvingRacesTheNetworksOnTheFirstSplits) {
+  set_threads(1);
+  const AutoRun run("whvi_auto_kind_halving");
+  const std::vector<std::string> sets = {"data.splits=3", "training.steps=160", "model.auto.first_budget=0.25",
+                                         "model.auto.candidates=blr,mcd,mfg,whvi"};
+  const json doc = run.train(sets);
+  const auto& a = doc["auto"];
+  EXPECT_EQ(a["schedule"], "halving");
+  EXPECT_EQ(a["scored_splits"], 2);
+  ASSERT_EQ(a["candidates"].size(), 4u);
+  EXPECT_EQ(a["candidates"][0]["splits"], 2);  // blr, once, on the first two splits
+  std::vector<std::pair<double, std::string>> rung0, rung1;
+  std::string survivor;
+  for (int i = 1; i < 4; ++i) {
+    const auto& c = a["candidates"][i];
+    const std::string kind = c["kind"];
+    ASSERT_TRUE(c.contains("rungs")) << c.dump();
+    EXPECT_EQ(c["rungs"][0]["steps"], 40) << kind;
+    EXPECT_EQ(c["rungs"][0]["splits"], 2) << kind;
+    rung0.emplace_back(c["rungs"][0]["validation_mnll"].get<double>(), kind);
+    if (c["rungs"].size() > 1) {
+      EXPECT_EQ(c["rungs"][1]["steps"], 80) << kind;
+      rung1.emplace_back(c["rungs"][1]["validation_mnll"].get<double>(), kind);
+    }
+    if (!c.contains("dropped_at_rung")) survivor = kind;
+  }
+  std::sort(rung0.begin(), rung0.end());
+  std::sort(rung1.begin(), rung1.end());
+  ASSERT_EQ(rung1.size(), 2u);
+  // the better two of rung 0 go on to rung 1
+  EXPECT_TRUE((rung1[0].second == rung0[0].second && rung1[1].second == rung0[1].second) ||
+              (rung1[0].second == rung0[1].second && rung1[1].second == rung0[0].second));
+  EXPECT_EQ(survivor, rung1[0].second);
+  // the survivor's last rung is a run of its kind at 80 steps on the first two splits' validation rows
+  const json hand = run.train(as_kind(survivor, {"data.validation_fraction=0.2", "data.splits=2", "training.steps=80",
+                                                 "output.name=hand-" + survivor}));
+  EXPECT_EQ(mnll_of(hand), rung1[0].first);
+  const double blr = a["candidates"][0]["validation_mnll"].get<double>();
+  EXPECT_EQ(a["chosen"], blr <= rung1[0].first ? "blr" : survivor);
+  EXPECT_EQ(doc["splits"].size(), 3u);  // the chosen kind trains every split
+  // schedule full: every candidate's whole budget on every split
+  auto full_sets = sets;
+  full_sets.insert(full_sets.end(), {"model.auto.schedule=full", "output.name=full"});
+  const json full = run.train(full_sets);
+  for (const auto& c : full["auto"]["candidates"]) {
+    EXPECT_FALSE(c.contains("rungs")) << c.dump();
+    EXPECT_EQ(c["splits"], 3) << c.dump();
+  }
 }
 
 // Candidates that cannot apply to the task (from the methods' declared

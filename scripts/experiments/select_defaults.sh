@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto|class-width|...] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto|class-width|reg-auto-schedule|class-auto-schedule|...] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #   select_defaults.sh --stages prints the stages of the table below, one a line.
 #
@@ -116,6 +116,10 @@
 # length-scale prior and covariance function on the sets within its size limit, ranked
 # like the wide stage.
 #
+# Stages reg-auto-schedule and class-auto-schedule: model.kind auto's schedule
+# (successive halving or every candidate's full budget) on a CSV example, ranked
+# like the wide stage, with a margin for the cheaper (the protocol files).
+#
 # Stage table6-select: every model of Table 6 (configs/uci-shallow/) on 3 splits of the 8
 # UCI sets, 20% validation; per set the model of lowest validation MNLL is chosen and its
 # Table 6 test MNLL read from results/uci-shallow/ (scripts/render/validation_choice.py
@@ -197,6 +201,8 @@ class-auto-w128        protocol-class-auto-w128.yaml candidates-class-auto-w128.
 reg-auto-folds         protocol-reg-auto-folds.yaml  candidates-reg-auto-folds.txt   reg-auto-folds        uci,synthetic                        examples  none          wide
 gp-prior               protocol-gp-prior.yaml        candidates-gp-prior.txt         gp-prior              small,synthetic                      examples  none          wide
 gp-kernel              protocol-gp-kernel.yaml       candidates-gp-kernel.txt        gp-kernel             small,synthetic                      examples  none          wide
+reg-auto-schedule      protocol-reg-auto-schedule.yaml candidates-reg-auto-schedule.txt reg-auto-schedule uci,synthetic                        examples  none          wide
+class-auto-schedule    protocol-class-auto-schedule.yaml candidates-class-auto-schedule.txt class-auto-schedule class,synthetic-class        examples  none          wide
 table6-select          protocol-table6-select.yaml   candidates-table6-select.txt    table6-select         table6                               folder    none          choice
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line

@@ -16,7 +16,21 @@
 // of NLL and calibration error: those rank candidates across many data sets,
 // while on one table a rank can hide any gap in NLL, and the NLL is a proper
 // scoring rule that already charges for miscalibration.
+//
+// model.auto.schedule halving (the default) makes the choice cost little more
+// than the chosen model: every candidate runs on the first model.auto.splits
+// splits only (the same validation rows for all, so the comparison is paired);
+// the closed forms (blr, gp) are fitted once; the networks race by successive
+// halving: all of them train model.auto.first_budget of their training.steps
+// (and training.steps_fixed_noise), the worse half (rounded down) is dropped,
+// the budget doubles for the rest, until one network is left or the budget is
+// full (a lone network is scored at its full budget). That network, at the last budget it was scored at, and the closed
+// forms are compared by their mean validation NLL. A network scored below its
+// full budget is judged pessimistically against a closed form, never
+// optimistically. model.auto.schedule full trains every candidate's full
+// budget on every split.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -69,20 +83,29 @@ std::vector<std::string> kind_settings(const std::string& kind) {
   return out;
 }
 
+// One scoring of candidates: the settings every candidate run of it gets (its
+// splits and budget) and the suffix of its records' names.
+struct Rung {
+  std::vector<std::string> settings;
+  std::string suffix;
+};
+
 // The record of a candidate's run on validation set `fold` (one of model.auto.folds).
-std::string candidate_name(const config::Config& cfg, const std::string& kind, int64_t fold) {
-  return cfg.get_string("output.name") + "-auto-" + kind +
+std::string candidate_name(const config::Config& cfg, const std::string& kind, const Rung& rung, int64_t fold) {
+  return cfg.get_string("output.name") + "-auto-" + kind + rung.suffix +
          (cfg.get_int("model.auto.folds") > 1 ? "-fold" + std::to_string(fold) : "");
 }
 
-// A candidate's run: the config as given, with its kind, the validation rows (block `fold` of
-// them) and no checkpoints or figures.
-TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, const std::string& kind, int64_t fold) {
+// A candidate's run: the config as given, with its kind, the rung's settings,
+// the validation rows (block `fold` of them) and no checkpoints or figures.
+TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, const std::string& kind, const Rung& rung,
+                           int64_t fold) {
   TrainOptions c = o;
   c.auto_choice = json();
   c.held_lock.clear();  // a candidate is a run of its own name: it takes its own lock
   const auto set = [&](const std::string& kv) { c.overrides.push_back(kv); };
   for (const auto& kv : kind_settings(kind)) set(kv);
+  for (const auto& kv : rung.settings) set(kv);
   std::ostringstream f;
   f.precision(17);
   f << cfg.get_float("model.auto.validation_fraction");
@@ -90,12 +113,55 @@ TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, con
   const std::string carve = nested ? "data.inner_validation_" : "data.validation_";
   set(carve + "fraction=" + f.str());
   if (fold > 0) set(carve + "block=" + std::to_string(fold));
-  set("output.name=" + candidate_name(cfg, kind, fold));
+  set("output.name=" + candidate_name(cfg, kind, rung, fold));
   set("output.checkpoints=false");
   set("output.plot=false");
   set("output.grid_points=0");
   set("evaluation.ood_dataset=");
   return c;
+}
+
+// Scores `kind` in `rung`: its mean validation NLL over the splits (and the
+// folds) into c["validation_mnll"], with the records it wrote; NaN (and
+// c["skipped"] saying why) when it cannot be trained here.
+double score(const TrainOptions& o, const config::Config& cfg, const std::string& kind, const Rung& rung, json& c) {
+  const int64_t folds = cfg.get_int("model.auto.folds");
+  try {
+    json per_fold = json::array(), records = json::array();
+    double sum = 0;
+    for (int64_t fold = 0; fold < folds; ++fold) {
+      const json doc = run_train(candidate_run(o, cfg, kind, rung, fold));
+      const auto& s = doc.at("summary").at("mnll");
+      const double nll = s.at("mean").is_number() ? s.at("mean").get<double>() : NAN;
+      WHVI_CHECK(std::isfinite(nll), "its validation NLL is not finite");
+      per_fold.push_back(nll);
+      records.push_back(candidate_name(cfg, kind, rung, fold) + ".json");
+      sum += nll;
+      c["splits"] = s.value("n", 0);
+    }
+    const double nll = sum / static_cast<double>(folds);
+    if (folds == 1) {
+      c["record"] = records[0];
+    } else {
+      c["records"] = records;
+      c["fold_mnll"] = per_fold;
+    }
+    c["validation_mnll"] = nll;
+    return nll;
+  } catch (const Error& e) {
+    c["skipped"] = printable(e.what(), 500);
+    spdlog::info("model.kind auto: {} skipped: {}", kind, e.what());
+    return NAN;
+  }
+}
+
+// A network's training budget (training.steps, training.steps_fixed_noise) as
+// its own run would read it (its kind's defaults included).
+std::pair<int64_t, int64_t> budget_of(const TrainOptions& o, const std::string& kind) {
+  auto ov = o.overrides;
+  for (const auto& kv : kind_settings(kind)) ov.push_back(kv);
+  const auto c = load_config(o.config_path, ov);
+  return {c.get_int("training.steps"), c.get_int("training.steps_fixed_noise")};
 }
 
 // The candidates that can apply to this task, from the methods' declared
@@ -123,6 +189,61 @@ std::vector<std::string> applicable(const config::Config& cfg, const std::vector
   return kinds;
 }
 
+// The networks' race (model.auto.schedule halving): successive halving of
+// `alive` from model.auto.first_budget of each one's training budget, on the
+// rungs' `common` settings; each network's rungs go into its record entry.
+// Returns the last network left and its last score ("" when none trained).
+std::pair<std::string, double> race(const TrainOptions& o, const config::Config& cfg, std::vector<std::string> alive,
+                                    const std::vector<std::string>& common, std::map<std::string, json>& entry) {
+  // a race needs two: a lone network is scored at its full budget
+  double f = alive.size() > 1 ? cfg.get_float("model.auto.first_budget") : 1.0;
+  for (int r = 0;; ++r) {
+    const bool full = f >= 1 - 1e-12;
+    spdlog::info("model.kind auto: successive halving, rung {}: {} network(s) at {} of their training steps", r,
+                 alive.size(), full ? std::string("all") : std::to_string(static_cast<int>(std::lround(100 * f))) + "%");
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& kind : alive) {
+      Rung rung{common, r > 0 ? "-rung" + std::to_string(r) : std::string()};
+      const auto [steps, fixed] = budget_of(o, kind);
+      const int64_t s = full ? steps : std::max<int64_t>(1, std::llround(f * static_cast<double>(steps)));
+      if (!full) {
+        rung.settings.push_back("training.steps=" + std::to_string(s));
+        rung.settings.push_back("training.steps_fixed_noise=" +
+                                std::to_string(std::llround(f * static_cast<double>(fixed))));
+      }
+      json c = {{"budget", f}, {"steps", s}};
+      const double nll = score(o, cfg, kind, rung, c);
+      // the entry: its last rung's score, records and budget, and every rung
+      auto& e = entry[kind];
+      e["kind"] = kind;
+      for (const auto& [key, value] : c.items()) e[key] = value;
+      e["rungs"].push_back(c);
+      if (std::isfinite(nll)) ranked.emplace_back(nll, kind);
+    }
+    if (ranked.empty()) return {"", NAN};
+    std::sort(ranked.begin(), ranked.end());
+    const size_t keep = full ? 1 : (ranked.size() + 1) / 2;
+    for (size_t i = keep; i < ranked.size(); ++i) entry[ranked[i].second]["dropped_at_rung"] = r;
+    ranked.resize(keep);
+    if (ranked.size() == 1) return {ranked[0].second, ranked[0].first};
+    alive.clear();
+    for (const auto& [nll, kind] : ranked) alive.push_back(kind);
+    f = std::min(1.0, 2 * f);
+  }
+}
+
+// The settings every candidate run gets under model.auto.schedule halving: the
+// first model.auto.splits splits (where data.splits chooses them: not kfold).
+std::vector<std::string> common_settings(const config::Config& cfg, size_t splits, size_t& scored) {
+  scored = splits;
+  const int64_t n = cfg.get_int("model.auto.splits");
+  if (cfg.get_string("model.auto.schedule") != "halving" || n <= 0 || static_cast<size_t>(n) >= splits ||
+      cfg.get_string("data.protocol") == "kfold")
+    return {};
+  scored = static_cast<size_t>(n);
+  return {"data.splits=" + std::to_string(n)};
+}
+
 }  // namespace
 
 json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
@@ -134,6 +255,7 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
              cfg.get_string("data.protocol") == "all" ? "data.protocol: all trains on every row"
                                                       : "the toy problem trains on every point",
              "; choose the kind with a split protocol first (its record's `auto` names it), then set model.kind to it");
+  const auto t0 = std::chrono::steady_clock::now();
   const auto listed = candidate_kinds(cfg);
   std::map<std::string, json> entry;  // each candidate's part of the record, put in the listed order at the end
   const auto kinds = applicable(cfg, listed, entry);
@@ -144,50 +266,44 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
              " would need more than all of a split's training rows; lower either (5 folds of 0.2 is a 5-fold ",
              "cross-validation)");
   // the data and their splits, once: a problem there is the data's, not every candidate's
-  load_splits(cfg, load_data(cfg));
-  spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of each split's training rows{}", kinds.size(),
-               100 * fraction, folds > 1 ? ", " + std::to_string(folds) + " disjoint times" : std::string());
+  const size_t n_splits = load_splits(cfg, load_data(cfg)).size();
+  const bool halving = cfg.get_string("model.auto.schedule") == "halving";
+  size_t scored = n_splits;
+  const auto common = common_settings(cfg, n_splits, scored);
+  spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of the training rows of {} of the {} split(s){}",
+               kinds.size(), 100 * fraction, scored, n_splits,
+               folds > 1 ? ", " + std::to_string(folds) + " disjoint times" : std::string());
   std::string best;
   double best_nll = INFINITY;
+  std::vector<std::string> nets;  // raced by successive halving (schedule halving)
   for (const auto& kind : kinds) {
-    json c = {{"kind", kind}};
-    try {
-      json per_fold = json::array(), records = json::array();
-      double sum = 0;
-      for (int64_t fold = 0; fold < folds; ++fold) {
-        const json doc = run_train(candidate_run(o, cfg, kind, fold));
-        const auto& s = doc.at("summary").at("mnll");
-        const double nll = s.at("mean").is_number() ? s.at("mean").get<double>() : NAN;
-        WHVI_CHECK(std::isfinite(nll), "its validation NLL is not finite");
-        per_fold.push_back(nll);
-        records.push_back(candidate_name(cfg, kind, fold) + ".json");
-        sum += nll;
-        c["splits"] = s.value("n", 0);
-      }
-      const double nll = sum / static_cast<double>(folds);
-      if (folds == 1) {
-        c["record"] = records[0];
-      } else {
-        c["records"] = records;
-        c["fold_mnll"] = per_fold;
-      }
-      c["validation_mnll"] = nll;
-      if (nll < best_nll) best_nll = nll, best = kind;
-    } catch (const Error& e) {
-      c["skipped"] = printable(e.what(), 500);
-      spdlog::info("model.kind auto: {} skipped: {}", kind, e.what());
+    if (halving && !infer::fits_in_closed_form(infer::method_of(kind))) {
+      nets.push_back(kind);
+      continue;
     }
+    json c = {{"kind", kind}};
+    const double nll = score(o, cfg, kind, Rung{common, ""}, c);
     entry[kind] = c;
+    if (nll < best_nll) best_nll = nll, best = kind;
+  }
+  if (!nets.empty()) {
+    const auto [net, nll] = race(o, cfg, nets, common, entry);
+    if (!net.empty() && nll < best_nll) best_nll = nll, best = net;
   }
   WHVI_CHECK(!best.empty(), cfg.source(), ": model.kind auto: none of model.auto.candidates could be trained here (",
-             kinds.front(), ": ", entry[kinds.front()]["skipped"].get<std::string>(),
+             kinds.front(), ": ", entry[kinds.front()].value("skipped", std::string("no score")),
              "); fix that, or list other kinds in model.auto.candidates");
   spdlog::info("model.kind auto: {} has the lowest validation NLL ({:.4g}); training it on all of each split's "
                "training rows",
                best, best_nll);
-  json out = {{"criterion", folds > 1 ? "lowest mean validation NLL over the splits and the folds"
-                                       : "lowest mean validation NLL over the splits"},
-              {"validation_fraction", fraction}};
+  json out = {{"criterion", folds > 1 ? "lowest mean validation NLL over the scored splits and the folds"
+                                       : "lowest mean validation NLL over the scored splits"},
+              {"validation_fraction", fraction},
+              {"schedule", halving ? "halving" : "full"},
+              {"scored_splits", scored}};
+  if (halving) out["first_budget"] = cfg.get_float("model.auto.first_budget");
+  // the choice's own cost, beside the chosen run's wall_seconds in the record
+  out["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (folds > 1) out["folds"] = folds;
   json cands = json::array();
   for (const auto& kind : listed) cands.push_back(entry[kind]);
@@ -208,6 +324,9 @@ std::string auto_fingerprint(const std::string& config_path, const std::vector<s
   return json{{"auto",
                {{"validation_fraction", cfg.get_float("model.auto.validation_fraction")},
                 {"folds", cfg.get_int("model.auto.folds")},
+                {"schedule", cfg.get_string("model.auto.schedule")},
+                {"splits", cfg.get_int("model.auto.splits")},
+                {"first_budget", cfg.get_float("model.auto.first_budget")},
                 {"candidates", out}}}}
       .dump();
 }

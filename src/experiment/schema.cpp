@@ -80,6 +80,19 @@ std::vector<Param> run_keys() {
         "model.kind auto: score each candidate on this many disjoint validation sets of "
         "model.auto.validation_fraction each (data.validation_block 0, 1, ...; 5 at 0.2 is a 5-fold "
         "cross-validation), by the mean of their validation NLLs; costs the candidates this many times over"),
+      S("model.auto.schedule", "halving", {"halving", "full"},
+        "model.kind auto: halving: the candidates are scored on the first model.auto.splits splits, the closed "
+        "forms (blr, gp) once, the networks by successive halving (all at model.auto.first_budget of their "
+        "training steps, the worse half dropped, the budget doubled for the rest, until one is left or the budget "
+        "is full); full: every candidate's whole budget on every split (6 to 9 times the cost of the chosen kind "
+        "alone)"),
+      I("model.auto.splits", "2", 0, 1000,
+        "model.kind auto with model.auto.schedule halving: the candidates are scored on the first this many splits "
+        "(0: all; data.protocol kfold: all folds); the chosen kind then trains every split"),
+      F("model.auto.first_budget", "0.125", 0.01, 1,
+        "model.kind auto with model.auto.schedule halving: the share of their training steps the networks train "
+        "in the race's first rung; a network is scored at the last budget it reached, so against a closed form "
+        "it is judged pessimistically, never optimistically"),
       S("output.dir", "results/uci", {}, "folder for result files"),
       S("output.name", "", {}, "experiment name (default: the config file's stem); a plain file name: letters, digits, -_.+, not starting with '.'"),
       B("output.checkpoints", "true", "write a checkpoint per split (needed by `whvi eval`)"),
