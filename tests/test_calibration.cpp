@@ -68,7 +68,7 @@ TEST(Calibration, ConformalRegressionCoversAtTheGuaranteedLevel) {
     const auto [fc, yc] = m.draw(98, gen);
     const auto c = calibration::fit(o, *m.lik, fc, yc);
     const auto [ft, yt] = m.draw(n_test, gen);
-    const auto [lo, hi] = calibration::conformal_interval(c, ft, m.lik->noise_var_original());
+    const auto [lo, hi] = calibration::conformal_interval(c, *m.lik, ft);
     covered += ((yt >= lo) & (yt <= hi)).to(torch::kFloat64).mean().item<double>();
     if (t < 50) {
       const auto [rlo, rhi] = m.lik->predictive_interval(ft, 0.9);

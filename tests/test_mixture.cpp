@@ -22,11 +22,6 @@ using whvi::testing::cfg_with;
 
 using namespace whvi;
 
-namespace whvi::likelihoods {
-// Defined in src/likelihoods/mixture.cpp (no header: Likelihood::predictive_interval
-// cannot read the mixture's [S, N, 3K] predictions).
-std::pair<torch::Tensor, torch::Tensor> mixture_interval(const Likelihood& lik, const torch::Tensor& f, double mass);
-}  // namespace whvi::likelihoods
 
 namespace {
 
@@ -193,7 +188,7 @@ TEST(Mixture, IntervalEndsAreTheMixtureQuantiles) {
                             torch::kFloat64);
   }
   for (const double mass : {0.5, 0.9, 0.95}) {
-    const auto [lo, hi] = likelihoods::mixture_interval(*lik, f, mass);
+    const auto [lo, hi] = lik->predictive_interval(f, mass);
     const auto clo = lik->predictive_cdf(f, lo), chi = lik->predictive_cdf(f, hi);
     for (int64_t n = 0; n < 5; ++n) {
       EXPECT_NEAR(clo[n].item<double>(), (1 - mass) / 2, 1e-9) << mass << " " << n;
@@ -206,10 +201,34 @@ TEST(Mixture, IntervalEndsAreTheMixtureQuantiles) {
   // the interval is in original units: shifting and scaling the targets moves it
   auto moved = mixture(3, 10.0, 2.0);
   const auto raw = torch::randn({2, 3, 9}, make_generator(8), torch::kFloat64);
-  const auto [a, b] = likelihoods::mixture_interval(*lik, lik->to_original(raw), 0.9);
-  const auto [c, d] = likelihoods::mixture_interval(*moved, moved->to_original(raw), 0.9);
+  const auto [a, b] = lik->predictive_interval(lik->to_original(raw), 0.9);
+  const auto [c, d] = moved->predictive_interval(moved->to_original(raw), 0.9);
   EXPECT_LT((c - (2 * a + 10)).abs().max().item<double>(), 1e-8);
   EXPECT_LT((d - (2 * b + 10)).abs().max().item<double>(), 1e-8);
+}
+
+// Each sample's moments (what `whvi predict` writes as mean, epistemic and
+// aleatoric parts) against the mixture's own CDF integrated on a fine grid, one
+// sample at a time. Catches a mean without the weights, a variance without the
+// spread of the component means, or the ln S of the pooled weights left in.
+TEST(Mixture, MomentsAreThoseOfEachSamplesMixture) {
+  auto lik = mixture(3);
+  const auto f = random_prediction(2, 4, 3, 11);
+  const auto [mean, var] = lik->predictive_moments(f);
+  ASSERT_EQ(mean.sizes(), (std::vector<int64_t>{2, 4}));
+  for (int64_t s = 0; s < 2; ++s) {
+    const auto one = f.narrow(0, s, 1);
+    const auto grid = torch::linspace(-60, 60, 120001, torch::kFloat64);
+    for (int64_t n = 0; n < 4; ++n) {
+      const auto row = one.narrow(1, n, 1).expand({1, grid.size(0), 9}).contiguous();
+      const auto cdf = lik->predictive_cdf(row, grid);
+      const auto p = cdf.slice(0, 1) - cdf.slice(0, 0, -1);
+      const auto mid = (grid.slice(0, 1) + grid.slice(0, 0, -1)) / 2;
+      const double m = (p * mid).sum().item<double>(), m2 = (p * mid.square()).sum().item<double>();
+      EXPECT_NEAR(mean[s][n].item<double>(), m, 1e-5) << s << " " << n;
+      EXPECT_NEAR(var[s][n].item<double>(), m2 - m * m, 1e-4) << s << " " << n;
+    }
+  }
 }
 
 // Draws from sample() follow the mixture: mean and variance of many draws of

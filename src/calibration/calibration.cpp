@@ -44,7 +44,7 @@ double fit_conformal(const CalibrationOptions& o, const likelihoods::Likelihood&
     const auto p = mixture_probabilities(f);
     return conformal_quantile(1 - p.gather(1, y.to(torch::kInt64).unsqueeze(1)).squeeze(1), o.level);
   }
-  const auto [mu, sd] = predictive_moments(f, lik.noise_var_original());
+  const auto [mu, sd] = predictive_moments(lik, f);
   return conformal_quantile((y.to(torch::kFloat64) - mu).abs() / sd, o.level);
 }
 
@@ -129,8 +129,8 @@ double fit_temperature(const torch::Tensor& p, const torch::Tensor& y) {
   return std::exp(golden_section_min(nll, std::log(0.05), std::log(20.0)));
 }
 
-std::pair<torch::Tensor, torch::Tensor> predictive_moments(const torch::Tensor& f, double noise_var) {
-  const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
+std::pair<torch::Tensor, torch::Tensor> predictive_moments(const likelihoods::Likelihood& lik, const torch::Tensor& f) {
+  const auto [mu, var] = lik.predictive_moments(f);
   const auto mean = mu.mean(0);
   return {mean, (mu.var(0, /*unbiased=*/false) + var.mean(0)).sqrt()};
 }
@@ -157,8 +157,9 @@ Fitted fit(const CalibrationOptions& o, const likelihoods::Likelihood& lik, cons
   return c;
 }
 
-std::pair<torch::Tensor, torch::Tensor> conformal_interval(const Fitted& c, const torch::Tensor& f, double noise_var) {
-  const auto [mu, sd] = predictive_moments(f, noise_var);
+std::pair<torch::Tensor, torch::Tensor> conformal_interval(const Fitted& c, const likelihoods::Likelihood& lik,
+                                                           const torch::Tensor& f) {
+  const auto [mu, sd] = predictive_moments(lik, f);
   return {mu - c.value * sd, mu + c.value * sd};
 }
 
@@ -185,7 +186,7 @@ json evaluate(const Fitted& c, likelihoods::Likelihood& lik, const torch::Tensor
   } else if (c.kind == "conformal") {
     const auto [lo, hi] = lik.predictive_interval(f, c.level);
     out["uncalibrated"] = interval_numbers(lo, hi, y);
-    const auto [clo, chi] = conformal_interval(c, f, lik.noise_var_original());
+    const auto [clo, chi] = conformal_interval(c, lik, f);
     out["calibrated"] = interval_numbers(clo, chi, y);
   }
   return out;

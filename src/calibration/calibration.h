@@ -67,10 +67,12 @@ void check_task(const CalibrationOptions& o, bool classification);
 // The test rows' numbers with and without the calibration, for the record.
 nlohmann::json evaluate(const Fitted& c, likelihoods::Likelihood& lik, const torch::Tensor& f, const torch::Tensor& y);
 
-// Regression: the predictive mixture's mean and sd per row of f.
-std::pair<torch::Tensor, torch::Tensor> predictive_moments(const torch::Tensor& f, double noise_var);
+// Regression: the predictive mixture's mean and sd per row of f (from
+// lik.predictive_moments of each sample: any regression likelihood).
+std::pair<torch::Tensor, torch::Tensor> predictive_moments(const likelihoods::Likelihood& lik, const torch::Tensor& f);
 // Conformal regression: the interval μ ± qσ per row.
-std::pair<torch::Tensor, torch::Tensor> conformal_interval(const Fitted& c, const torch::Tensor& f, double noise_var);
+std::pair<torch::Tensor, torch::Tensor> conformal_interval(const Fitted& c, const likelihoods::Likelihood& lik,
+                                                           const torch::Tensor& f);
 // Classification: the predictive probabilities [N, C] (the mixture's, then
 // temperature-scaled where c is temperature scaling).
 torch::Tensor probabilities(const Fitted& c, const torch::Tensor& f);

@@ -69,6 +69,10 @@ void log_targets(const config::Config& cfg, data::RegressionData& d) {
   WHVI_CHECK(cfg.get_string("likelihood.kind") != "student-t", cfg.source(), ": data.target_transform: log with "
              "likelihood.kind student-t has no predictive mean (a log-t distribution's mean is infinite); use "
              "likelihood.kind gaussian or hetero-gaussian");
+  WHVI_CHECK(cfg.get_string("likelihood.kind") != "mixture", cfg.source(), ": data.target_transform: log with "
+             "likelihood.kind mixture is not built yet (the target's units' RMSE and CRPS would treat each sample's "
+             "mixture as one Gaussian); train the mixture on the target as it is, or use likelihood.kind gaussian or "
+             "hetero-gaussian with the log");
   const auto y = d.y.reshape({-1});
   const auto bad = (y <= 0).logical_or(y.isnan()).nonzero();
   if (bad.size(0) > 0) {

@@ -210,7 +210,7 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
   } else if (log_target) {
     // a model of ln y: the log-normal mixture's moments (law of total
     // variance over the samples) and the log scale's interval, exponentiated
-    const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
+    const auto [mu, var] = lik.predictive_moments(f);
     const auto m = (mu + 0.5 * var).exp();  // E[y | sample s]
     mean = m.mean(0);
     epi = m.var(0, /*unbiased=*/false).sqrt();
@@ -218,8 +218,8 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
     std::tie(lo, hi) = lik.predictive_interval(f, interval);
     lo = lo.exp(), hi = hi.exp();
   } else if (f.dim() == 3) {
-    // hetero-gaussian: each sample has its own variance per row
-    const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
+    // hetero-gaussian, mixture: each sample has its own mean and variance per row
+    const auto [mu, var] = lik.predictive_moments(f);
     mean = mu.mean(0);
     epi = mu.var(0, /*unbiased=*/false).sqrt();
     alea = var.mean(0).sqrt();
@@ -234,7 +234,7 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
   const auto sd = (epi.square() + alea.square()).sqrt();
   const auto finite = mean.isfinite() & sd.isfinite() & lo.isfinite() & hi.isfinite();
   torch::Tensor clo, chi;  // the conformal interval (an infinite one is written as inf)
-  if (cal.kind == "conformal") std::tie(clo, chi) = calibration::conformal_interval(cal, f, noise_var);
+  if (cal.kind == "conformal") std::tie(clo, chi) = calibration::conformal_interval(cal, lik, f);
   if (clo.defined() && log_target) clo = clo.exp(), chi = chi.exp();  // ln is monotone: the coverage holds
   std::string text;
   for (int64_t i = 0; i < mean.size(0); ++i) {

@@ -157,8 +157,8 @@ json write_grid(infer::Inference& inf, const data::RegressionData& d,
   const auto xs = (grid - prep.stats.x_mean) / prep.stats.x_std;
   const auto samples = inf.predict(xs, cfg.get_int("evaluation.mc_samples"), gen);
   torch::Tensor f = samples, sd;
-  if (samples.dim() == 3) {  // hetero-gaussian: a variance per sample and point
-    const auto [mu, var] = likelihoods::regression_samples(samples, 0.0);
+  if (samples.dim() == 3) {  // hetero-gaussian, mixture, a closed form: a variance per sample and point
+    const auto [mu, var] = inf.likelihood().predictive_moments(samples);
     f = mu;
     sd = (mu.var(0, false) + var.mean(0)).sqrt();
   } else {
@@ -234,7 +234,7 @@ likelihoods::Evaluation evaluate_predictions(const config::Config& cfg, likeliho
                                              const torch::Tensor& f, const torch::Tensor& y) {
   auto e = lik.evaluate(f, y);
   if (cfg.get_string("data.target_transform") == "log") {
-    const auto [mu, var] = likelihoods::regression_samples(f, lik.noise_var_original());
+    const auto [mu, var] = lik.predictive_moments(f);
     e.metrics = metrics::in_target_units(e.metrics, mu, var, y);
   }
   return e;

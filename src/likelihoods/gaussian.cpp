@@ -78,9 +78,13 @@ torch::Tensor Likelihood::predictive_cdf(const torch::Tensor& f, const torch::Te
   return metrics::mixture_cdf(mu, y, var);
 }
 
+std::pair<torch::Tensor, torch::Tensor> Likelihood::predictive_moments(const torch::Tensor& f) const {
+  return regression_samples(f, noise_var_original());
+}
+
 std::pair<torch::Tensor, torch::Tensor> Likelihood::predictive_interval(const torch::Tensor& f, double mass) const {
   const double a = (1.0 - mass) / 2.0;
-  const auto [mu, var] = regression_samples(f, noise_var_original());
+  const auto [mu, var] = predictive_moments(f);
   if (!(var > 0).all().item<bool>()) {  // no noise: the samples' quantiles
     const auto q = torch::quantile(mu, torch::tensor({a, 1.0 - a}, torch::kFloat64), 0);
     return {q[0], q[1]};

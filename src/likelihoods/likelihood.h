@@ -100,9 +100,14 @@ class Likelihood : public torch::nn::Module {
   // output ([S, N], or [S, N, 2] for hetero-gaussian). The default is the
   // Gaussian mixture of regression_samples(f, noise_var_original()).
   virtual torch::Tensor predictive_cdf(const torch::Tensor& f, const torch::Tensor& y) const;
+  // Regression: each sample's predictive mean and variance per row ([S, N]
+  // each, original units) for S samples of to_original's output: what the
+  // mixture's moments, epistemic and aleatoric parts are made of. The default
+  // is regression_samples(f, noise_var_original()).
+  virtual std::pair<torch::Tensor, torch::Tensor> predictive_moments(const torch::Tensor& f) const;
   // The central interval of probability `mass` of that mixture per row, by
   // bisection on predictive_cdf (the samples' quantiles where there is no noise).
-  std::pair<torch::Tensor, torch::Tensor> predictive_interval(const torch::Tensor& f, double mass) const;
+  virtual std::pair<torch::Tensor, torch::Tensor> predictive_interval(const torch::Tensor& f, double mass) const;
 };
 
 // Gaussian p(y | f) = N(y; f, σ²) with a learned log σ² on the standardised

@@ -206,6 +206,19 @@ class MixtureLikelihood : public Likelihood {
     return mixture_cdf(as_flat(f, opt_.components), y.to(torch::kFloat64));
   }
 
+  // Each sample's mixture mean sum_k w_k m_k and variance sum_k w_k (v_k + m_k^2) - mean^2 per row.
+  std::pair<torch::Tensor, torch::Tensor> predictive_moments(const torch::Tensor& f) const override {
+    const auto c = as_flat(f, opt_.components);  // [S, K, N], log weights less ln S
+    const auto w = (c.logw + std::log(static_cast<double>(f.size(0)))).exp();
+    const auto mean = (w * c.mu).sum(1);
+    const auto var = ((w * (c.var + c.mu.square())).sum(1) - mean.square()).clamp_min(0);
+    return {mean, var};
+  }
+
+  std::pair<torch::Tensor, torch::Tensor> predictive_interval(const torch::Tensor& f, double mass) const override {
+    return interval(f, mass);
+  }
+
   // The central interval of probability `mass`: bisection on the mixture's CDF
   // between bounds that hold every component's ±12 sd.
   std::pair<torch::Tensor, torch::Tensor> interval(const torch::Tensor& f, double mass) const {
@@ -270,15 +283,6 @@ class MixtureLikelihood : public Likelihood {
   double s0_;
   mutable double min_weight_ = std::nan("");
 };
-
-// The predictive interval of a mixture likelihood's predictions [S, N, 3K]
-// (original units): not reachable through Likelihood::predictive_interval,
-// whose regression_samples knows [S, N] and [S, N, 2] only. Declared where used.
-std::pair<torch::Tensor, torch::Tensor> mixture_interval(const Likelihood& lik, const torch::Tensor& f, double mass) {
-  const auto* m = dynamic_cast<const MixtureLikelihood*>(&lik);
-  WHVI_CHECK(m != nullptr, "mixture_interval: not a mixture likelihood");
-  return m->interval(f, mass);
-}
 
 LikelihoodKind mixture_likelihood_kind() {
   return likelihood_kind<MixtureOptions>("mixture", false, [](const MixtureOptions& o, double m, double s, int64_t) {
