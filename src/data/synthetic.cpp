@@ -36,6 +36,9 @@ constexpr Problem kProblems[] = {
     {"gap", 500, 1, "1-D sin(2x) + x/2 on U[-3, 3] with no inputs in (-0.5, 1), noise variance 0.01"},
     {"highdim", 2000, 32, "32 Gaussian inputs, a fixed random 8-unit tanh network, noise variance 0.1"},
     {"linear", 500, 8, "linear in 8 Gaussian inputs, noise variance 0.25"},
+    {"bimodal", 1000, 1,
+     "1-D two equally likely branches sin(x) +- (1 + |x|)/2 on U[-3, 3], noise sd 0.2: bimodal given x, so one "
+     "Gaussian per input cannot reach the floor a mixture can"},
     // The WHVI paper's GP benchmarks (Fig. 13), from the Virtual Library of
     // Simulation Experiments (Surjanovic & Bingham), inputs uniform on the
     // library's ranges, with small Gaussian noise of a fixed sd (kGpNoiseSd).
@@ -161,6 +164,44 @@ bool is_synthetic(const std::string& dataset) { return dataset.rfind(kSyntheticP
 
 std::string synthetic_description(const std::string& name) { return find_problem(name).description; }
 
+namespace {
+
+// synthetic:bimodal: y = sin(x) + b h(x) + 0.2 e, b = +-1 equally likely,
+// h(x) = (1 + |x|) / 2, x ~ U[-3, 3].
+constexpr double kBimodalSd = 0.2;
+double bimodal_half_gap(double x) { return 0.5 * (1.0 + std::fabs(x)); }
+
+// Its floor by quadrature: p(y | x) is 1/2 N(h, s^2) + 1/2 N(-h, s^2) about
+// sin(x), whose entropy depends on h alone (trapezoid rule in y over +-(h + 12 s)
+// on 8,000 cells, midpoint rule in x on 2,000); the best mean is sin(x), with
+// E[(y - sin x)^2] = E[h^2] + s^2 (rmse), which one Gaussian variance can at
+// best turn into 0.5 log(2 pi e (E[h^2] + s^2)) (mnll_homoscedastic).
+NoiseFloor bimodal_floor() {
+  const int nx = 2000, ny = 8000;
+  const double s = kBimodalSd;
+  double eh2 = 0, eh = 0;
+  for (int i = 0; i < nx; ++i) {
+    const double h = bimodal_half_gap(-3.0 + 6.0 * (i + 0.5) / nx);
+    eh2 += h * h / nx;
+    const double lo = -h - 12 * s, dy = 2 * (h + 12 * s) / ny;
+    double ent = 0;
+    for (int j = 0; j <= ny; ++j) {
+      const double y = lo + j * dy;
+      const double p = 0.5 * (std::exp(-0.5 * std::pow((y - h) / s, 2)) + std::exp(-0.5 * std::pow((y + h) / s, 2))) /
+                       (s * std::sqrt(2 * kPi));
+      if (p > 0) ent -= (j == 0 || j == ny ? 0.5 : 1.0) * p * std::log(p) * dy;
+    }
+    eh += ent / nx;
+  }
+  NoiseFloor fl;
+  fl.rmse = std::sqrt(eh2 + s * s);
+  fl.mnll = eh;
+  fl.mnll_homoscedastic = half_log_2pi_e(eh2 + s * s);
+  return fl;
+}
+
+}  // namespace
+
 NoiseFloor synthetic_floor(const std::string& name) {
   find_problem(name);
   NoiseFloor fl;
@@ -179,6 +220,7 @@ NoiseFloor synthetic_floor(const std::string& name) {
     fl.mnll_homoscedastic = half_log_2pi_e(es2);
     return fl;
   }
+  if (name == "bimodal") return bimodal_floor();
   const double gp = gp_noise_sd(name);
   const double var = gp > 0 ? gp * gp : name == "friedman" ? 1.0 : name == "gap" ? 0.01 : name == "highdim" ? 0.1 : 0.25;
   fl.rmse = std::sqrt(var);
@@ -227,6 +269,10 @@ RegressionData make_synthetic(const std::string& dataset, uint64_t seed, int64_t
       for (int j = 0; j < 32; ++j) x[j] = r.normal();
       f = highdim.f(x);
       sd = std::sqrt(0.1);
+    } else if (name == "bimodal") {
+      x[0] = -3.0 + 6.0 * r.uniform();
+      f = std::sin(x[0]) + (r.uniform() < 0.5 ? -1.0 : 1.0) * bimodal_half_gap(x[0]);
+      sd = kBimodalSd;
     } else {  // linear
       f = 1.0;
       for (int j = 0; j < 8; ++j) x[j] = r.normal(), f += kLinearW[j] * x[j];
