@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <climits>
@@ -165,6 +166,19 @@ CLI::Validator positive_finite(double hi, const std::string& example) {
         return {};
       },
       "NUMBER > 0");
+}
+
+// A probability mass strictly between 0 and 1 (CLI11 alone says "Could not convert").
+CLI::Validator open_unit_mass(const std::string& example) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool is_num = !s.empty() && end != s.c_str() && *end == '\0';
+        if (!is_num || !(v > 0 && v < 1)) return "must be a number strictly between 0 and 1, got '" + shown(s) + "'" + example;
+        return {};
+      },
+      "MASS in (0, 1)");
 }
 
 CLI::Validator positive_seconds() {
@@ -424,7 +438,8 @@ struct PredictCommand : Command {
     app->add_option("--mc-samples", o.mc_samples, "Monte Carlo samples (default: the config's evaluation.mc_samples)")
         ->check(integer_in(1, 1000000, "a positive integer (1 to 1000000)", " (e.g. --mc-samples 64)"));
     app->add_option("--interval", o.interval, "Mass of the central predictive interval (regression)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(open_unit_mass(" (e.g. --interval 0.95)"));
     app->add_option("--keep", o.keep, "Input columns to copy to the output, before the predictions (e.g. --keep id,date)")
         ->delimiter(',');
   }
@@ -752,6 +767,43 @@ std::string command_names(CLI::App& app) {
   return names;
 }
 
+// Levenshtein distance, for "did you mean" (short words only).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// CLI11's parse errors in whvi's words where it has better ones: a word that
+// is not a command (with the nearest command), an option given twice.
+std::string parse_error_text(const CLI::ParseError& e, CLI::App& app) {
+  const std::string what = e.what();
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) && app.get_subcommands().empty()) {
+    const auto extra = app.remaining();
+    if (!extra.empty() && (extra[0].empty() || extra[0][0] != '-')) {
+      std::string near;
+      for (const auto* sc : app.get_subcommands([](CLI::App*) { return true; }))
+        if (!extra[0].empty() && edit_distance(extra[0], sc->get_name()) <= 2) near = sc->get_name();
+      return (extra[0].empty() ? std::string("'' (an empty argument)") : "'" + shown(extra[0]) + "'") +
+             " is not a whvi command" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+             " (the commands: " + command_names(app) + ")";
+    }
+  }
+  const std::string twice = ": At Most 1 required but received ";
+  if (const auto at = what.find(twice); dynamic_cast<const CLI::ArgumentMismatch*>(&e) && at != std::string::npos)
+    return what.substr(0, at) + " was given " + what.substr(at + twice.size()) + " times; give it once";
+  return what;
+}
+
 // Runs `body`, turning every error into the one-line message and exit status 1.
 int guarded(const std::function<int()>& body) {
   try {
@@ -839,7 +891,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help
     return finish(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    std::cerr << "whvi: error: " << printable(e.what(), true) << "\nRun with --help for more information.\n";
+    std::cerr << "whvi: error: " << printable(parse_error_text(e, app), true)
+              << "\nRun with --help for more information.\n";
     return 2;
   }
   if (app.get_subcommands().empty() && !global.version) {
