@@ -509,6 +509,15 @@ PreparedSplit prepare_split(const RegressionData& d, const SplitIndices& s) {
     x_te = torch::where(x_te.isnan(), p.x_fill.unsqueeze(0).expand_as(x_te), x_te);
   }
   p.y_train_raw = y.index_select(0, tr);
+  if (!d.is_classification()) {
+    // a constant target: nothing to learn, and a likelihood whose noise can
+    // shrink without bound (an NLL that runs to minus infinity, exit 0)
+    const double hi = p.y_train_raw.max().item<double>(), lo = p.y_train_raw.min().item<double>();
+    WHVI_CHECK(hi - lo > 4.0 * std::numeric_limits<double>::epsilon() * std::max(std::fabs(hi), std::fabs(lo)),
+               "data set '", printable(d.name, 80), "': the target is the same in every training row of a split (",
+               hi, "): there is nothing to learn and no spread to predict; check data.target names the column you "
+               "mean, or that the rows are not all one group");
+  }
   p.stats = fit_standardizer(x_tr, p.y_train_raw);
   if (!d.standardize_x) {
     p.stats.x_mean = torch::zeros_like(p.stats.x_mean);
