@@ -368,14 +368,31 @@ std::vector<size_t> kept_columns(const PredictOptions& o, const data::CsvReader&
 }
 
 // The output's header line: row, the kept columns, then the predictions'.
+// Every name once: a kept column named twice, or named like one of whvi's
+// own (row, mean, p_<class>, ...), is refused.
 std::string output_header(const PredictOptions& o, bool classify, const json& classes, const calibration::Fitted& cal) {
+  const bool conformal = cal.kind == "conformal";
+  std::vector<std::string> own = {"row"};
+  if (!classify) {
+    own.insert(own.end(), {"mean", "std", "epistemic_std", "aleatoric_std", "lower", "upper"});
+    if (conformal) own.insert(own.end(), {"conformal_lower", "conformal_upper"});
+  } else {
+    for (const auto& c : classes) own.push_back("p_" + c.get<std::string>());
+    own.insert(own.end(), {"predicted", "confidence", "entropy", "mutual_information"});
+    if (conformal) own.push_back("conformal_set");
+  }
+  for (size_t i = 0; i < o.keep.size(); ++i) {
+    const auto& k = o.keep[i];
+    WHVI_CHECK(std::find(o.keep.begin(), o.keep.begin() + static_cast<std::ptrdiff_t>(i), k) ==
+                   o.keep.begin() + static_cast<std::ptrdiff_t>(i),
+               "--keep names the column '", printable(k, 60), "' twice; name each column once");
+    WHVI_CHECK(std::find(own.begin(), own.end(), k) == own.end(), "--keep: the column '", printable(k, 60),
+               "' has the name of a column whvi writes itself; rename it in the input, or leave it out of --keep");
+  }
   std::string head = "row,";
   for (const auto& k : o.keep) head += csv_field(k) + ",";
-  const bool conformal = cal.kind == "conformal";
-  if (!classify) return head + "mean,std,epistemic_std,aleatoric_std,lower,upper" +
-                        (conformal ? ",conformal_lower,conformal_upper\n" : "\n");
-  for (const auto& c : classes) head += csv_field("p_" + c.get<std::string>()) + ",";
-  return head + "predicted,confidence,entropy,mutual_information" + (conformal ? ",conformal_set\n" : "\n");
+  for (size_t i = 1; i < own.size(); ++i) head += csv_field(own[i]) + (i + 1 < own.size() ? "," : "\n");
+  return head;
 }
 
 // Each line of `text` with its row's prefix (number and kept cells) before it.
