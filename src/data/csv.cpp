@@ -136,6 +136,7 @@ CsvReader::CsvReader(const std::string& path) : src_(std::make_unique<Source>())
   WHVI_CHECK(read_record(h), "'", path, "' is empty: a CSV file needs a header row and data rows");
   row_ = 1;
   for (auto& name : h) name = trim(name);
+  check_utf8(h);
   std::set<std::string> seen;
   for (size_t i = 0; i < h.size(); ++i) {
     WHVI_CHECK(!h[i].empty(), "'", path, "' row 1 (the header): column ", i + 1,
@@ -214,6 +215,45 @@ bool CsvReader::read_record(std::vector<std::string>& fields) {
   }
 }
 
+namespace {
+
+// The byte offset of the first byte of `s` that breaks UTF-8 (overlong forms,
+// surrogates and code points above U+10FFFF included), or npos when it is valid.
+size_t invalid_utf8_at(const std::string& s) {
+  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned c = b[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > n) return i;
+    unsigned cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+    for (size_t k = 1; k < len; ++k) {
+      if ((b[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (b[i + k] & 0x3F);
+    }
+    const bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+// Every field UTF-8 text (names and categories go into JSON records), or one
+// line naming the row, the column and the byte, never the field itself.
+void CsvReader::check_utf8(const std::vector<std::string>& fields) const {
+  for (size_t j = 0; j < fields.size(); ++j) {
+    const size_t at = invalid_utf8_at(fields[j]);
+    if (at == std::string::npos) continue;
+    std::ostringstream byte;
+    byte << "0x" << std::hex << std::uppercase << static_cast<unsigned>(static_cast<unsigned char>(fields[j][at]));
+    throw Error("'" + path_ + "' row " + std::to_string(row_) + (row_ == 1 ? " (the header)" : "") + ", column " +
+                std::to_string(j + 1) + ": not UTF-8 text (byte " + byte.str() + " at position " +
+                std::to_string(at + 1) + " of the field); save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)");
+  }
+}
+
 bool CsvReader::next(std::vector<std::string>& fields) {
   for (;;) {
     if (!read_record(fields)) return false;
@@ -222,6 +262,7 @@ bool CsvReader::next(std::vector<std::string>& fields) {
     WHVI_CHECK(fields.size() == header_.size(), "'", path_, "' row ", row_, ": ", fields.size(),
                " fields, but the header has ", header_.size(), " columns; every row needs one field per column "
                "(quote fields that hold a '", sep_ == '\t' ? std::string("tab") : std::string(1, sep_), "')");
+    check_utf8(fields);
     return true;
   }
 }

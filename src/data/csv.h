@@ -63,6 +63,7 @@ class CsvReader {
 
  private:
   bool read_record(std::vector<std::string>& fields);
+  void check_utf8(const std::vector<std::string>& fields) const;
   int get();
   struct Source;
   std::unique_ptr<Source> src_;
