@@ -68,6 +68,7 @@ recipe() {
       ;;
     results/uci-student-t) echo "bash scripts/experiments/uci_student_t.sh -j $j" ;;
     results/synthetic) echo "bash scripts/experiments/synthetic.sh -j $j" ;;
+    results/density) echo "bash scripts/experiments/density.sh -j $j" ;;
     results/external) echo "/usr/bin/python3 scripts/judge/external_tables.py --models default,whvi,mcd,laplace,swag --whvi $W" ;;
     results/external-uci-layout) echo "/usr/bin/python3 scripts/judge/external_tables.py --tables diabetes-uci,friedman-uci,hetero-uci --models default,whvi,mcd,mfg,nf-whvi,ensemble,laplace --whvi $W --results results/external-uci-layout --data-dir /tmp/whvi-ext-uci/data --out-dir /tmp/whvi-ext-uci/out" ;;
     results/toy)
