@@ -24,8 +24,9 @@
 // halving: all of them train model.auto.first_budget of their training.steps
 // (and training.steps_fixed_noise), the worse half (rounded down) is dropped,
 // the budget doubles for the rest, until one network is left or the budget is
-// full (a lone network is scored at its full budget). That network, at the last budget it was scored at, and the closed
-// forms are compared by their mean validation NLL. A network scored below its
+// full (a lone network is scored at its full budget). That network, at the
+// last budget it was scored at, and the closed forms are compared by their
+// mean validation NLL. A network scored below its
 // full budget is judged pessimistically against a closed form, never
 // optimistically. model.auto.schedule full trains every candidate's full
 // budget on every split.
@@ -197,6 +198,8 @@ std::pair<std::string, double> race(const TrainOptions& o, const config::Config&
                                     const std::vector<std::string>& common, std::map<std::string, json>& entry) {
   // a race needs two: a lone network is scored at its full budget
   double f = alive.size() > 1 ? cfg.get_float("model.auto.first_budget") : 1.0;
+  std::map<std::string, std::pair<int64_t, int64_t>> budget;  // each network's, read once
+  for (const auto& kind : alive) budget[kind] = budget_of(o, kind);
   for (int r = 0;; ++r) {
     const bool full = f >= 1 - 1e-12;
     spdlog::info("model.kind auto: successive halving, rung {}: {} network(s) at {} of their training steps", r,
@@ -204,7 +207,7 @@ std::pair<std::string, double> race(const TrainOptions& o, const config::Config&
     std::vector<std::pair<double, std::string>> ranked;
     for (const auto& kind : alive) {
       Rung rung{common, r > 0 ? "-rung" + std::to_string(r) : std::string()};
-      const auto [steps, fixed] = budget_of(o, kind);
+      const auto [steps, fixed] = budget.at(kind);
       const int64_t s = full ? steps : std::max<int64_t>(1, std::llround(f * static_cast<double>(steps)));
       if (!full) {
         rung.settings.push_back("training.steps=" + std::to_string(s));
