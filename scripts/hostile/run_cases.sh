@@ -3,10 +3,10 @@
 # (README.md beside this file). Runs the cases whose names match PATTERN, two at
 # a time, each in a fresh temporary folder, and writes one result file per case
 # into OUT_DIR: the commands, their trimmed output and exit status.
-#   WHVI=$PWD/build/whvi bash tests/hostile/run_cases.sh OUT_DIR ['PATTERN']   (default: every case)
-. "$(dirname "$0")/../../scripts/help.sh"
+#   WHVI=$PWD/build/whvi bash scripts/hostile/run_cases.sh OUT_DIR ['PATTERN']   (default: every case)
+. "$(dirname "$0")/../help.sh"
 set -uo pipefail
-(($# >= 1)) || { echo "usage: WHVI=build/whvi bash tests/hostile/run_cases.sh OUT_DIR [PATTERN]" >&2; exit 2; }
+(($# >= 1)) || { echo "usage: WHVI=build/whvi bash scripts/hostile/run_cases.sh OUT_DIR [PATTERN]" >&2; exit 2; }
 HOSTILE=$(cd "$(dirname "$0")" && pwd)
 export HOSTILE WHVI=$(cd "$(dirname "${WHVI:?set WHVI to the whvi binary}")" && pwd)/$(basename "$WHVI")
 OUT=$(mkdir -p "$1" && cd "$1" && pwd); export OUT
