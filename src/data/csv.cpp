@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -91,6 +92,15 @@ bool is_missing_cell(const std::string& s) {
   std::string l;
   for (char c : s) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return l.empty() || l == "na" || l == "nan" || l == "n/a";
+}
+
+std::string category_key(const std::string& cell, bool declared) {
+  double v = 0;
+  if (!declared || parse_number(cell, v) != kNumber) return cell;
+  if (v == 0) v = 0;  // -0 is 0
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 
 struct CsvReader::Source {
@@ -380,7 +390,7 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
       WHVI_CHECK(kind == kText || kind == kNumber, "'", path, "' row ", c.rows[i], ", column ", col(ic.name), ": ",
                  unusable_number(kind, "rescale the column"));
       if (kind == kText && text_cells++ == 0) first_text = i;
-      cats.insert(cell);
+      cats.insert(category_key(cell, as_text[j] != 0));
     }
     if (text_cells > 0) {
       ic.categories.assign(cats.begin(), cats.end());
@@ -418,7 +428,7 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
         for (size_t k = 0; k < cats.size(); ++k) xa[i][c0 + static_cast<int64_t>(k)] = std::nan("");
         continue;
       }
-      const auto it = std::lower_bound(cats.begin(), cats.end(), cell);
+      const auto it = std::lower_bound(cats.begin(), cats.end(), category_key(cell, d.inputs[j].declared));
       xa[i][c0 + (it - cats.begin())] = 1.0;
     }
     d.onehot.insert(d.onehot.end(), cats.size(), 1);
@@ -448,6 +458,33 @@ void encode_numeric_target(RegressionData& d, const Cells& c, const std::string&
                kind == kText ? "not a number; for class labels set likelihood.kind: softmax"
                              : unusable_number(kind, "rescale the column"));
     ya[i][0] = v;
+  }
+}
+
+// A numeric feature that gives a regression target exactly (an affine copy of
+// it: |correlation| within 1e-9 of 1 over the rows where both are present) is
+// most likely a leak, a value not known when a prediction is wanted: warned.
+void warn_exact_predictors(const RegressionData& d, const std::string& path) {
+  const auto y = d.y.reshape({-1});
+  int64_t c0 = 0;
+  for (const auto& ic : d.inputs) {
+    if (ic.missing_indicator) break;  // they come after every input
+    const int64_t w = ic.categories.empty() ? 1 : static_cast<int64_t>(ic.categories.size());
+    if (ic.categories.empty()) {
+      const auto x = d.x.select(1, c0);
+      const auto ok = x.isnan().logical_not();
+      const auto xs = x.masked_select(ok), ys = y.masked_select(ok);
+      if (xs.numel() >= 3) {
+        const auto xc = xs - xs.mean(), yc = ys - ys.mean();
+        const double sxx = xc.square().sum().item<double>(), syy = yc.square().sum().item<double>();
+        const double r = sxx > 0 && syy > 0 ? (xc * yc).sum().item<double>() / std::sqrt(sxx * syy) : 0.0;
+        if (std::fabs(r) > 1 - 1e-9)
+          spdlog::warn("'{}' column {} gives the target {} exactly (correlation {:+.9f}): if it is a copy of the "
+                       "target or known only after it, leave it out of data.features",
+                       path, col(ic.name), col(d.target_name), r);
+      }
+    }
+    c0 += w;
   }
 }
 
@@ -534,7 +571,10 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
   for (const size_t j : feats) names.push_back(header[j]);
   encode_inputs(d, cells, names, as_text, path);
   if (o.classification) encode_class_target(d, cells, path);
-  else encode_numeric_target(d, cells, path);
+  else {
+    encode_numeric_target(d, cells, path);
+    warn_exact_predictors(d, path);
+  }
   return d;
 }
 

@@ -76,6 +76,11 @@ class CsvReader {
 // True for "", "NA", "NaN" (any case), "N/A": a missing value.
 bool is_missing_cell(const std::string& s);
 
+// The category a cell names: the cell itself, except in a column data.categorical
+// declared (`declared`), where a number is written in its shortest form, so `1`,
+// `1.0` and `+1` (or `1e3` and `1000`) are one category.
+std::string category_key(const std::string& cell, bool declared);
+
 RegressionData load_csv(const std::string& path, const CsvOptions& o);
 
 // A regression data set whose target holds class labels (a UCI-layout folder

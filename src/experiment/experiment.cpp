@@ -80,7 +80,13 @@ struct ExperimentRun {
   std::string label(size_t k) const { return split_label(name, k, splits.size()); }
   std::optional<json> resumed(size_t k) const {
     if (!o.resume) return std::nullopt;
-    return finished_split(cfg, stem(k), fp, k, [&] { return data_fingerprint(data::prepare_split(d, splits[k])); });
+    auto r = finished_split(cfg, stem(k), fp, k, [&] { return data_fingerprint(data::prepare_split(d, splits[k])); });
+    // the held-out rows' file its record names, written again when it was removed
+    if (r && r->contains("test_rows_file") && describe_path_kind(stem(k) + "-test-rows.txt").empty()) {
+      write_test_rows(d, k, splits[k].test, stem(k));
+      spdlog::warn("split {}: {}-test-rows.txt was missing: written again", k, stem(k));
+    }
+    return r;
   }
 };
 
@@ -315,7 +321,7 @@ json run_train(const TrainOptions& o) {
   std::optional<FileLock> lock;  // none when the caller holds it (model.kind auto)
   if (o.held_lock.empty()) lock.emplace(lock_path, "experiment '" + r.name + "' in " + r.out_dir.string());
   r.lock_token = lock ? lock->token() : o.held_lock;
-  remove_stale_temporary_files(r.exp_dir);  // a stopped writer's: never put in place
+  remove_stale_temporary_files(r.exp_dir, r.out_dir, r.name);  // a stopped writer's: never put in place
   if (!o.resume) remove_stale_split_files(r.exp_dir, inputs);
   r.doc = experiment_header(r);
   r.fp = run_fingerprint(cfg, r.d);
@@ -329,6 +335,28 @@ json run_train(const TrainOptions& o) {
 }
 
 
+namespace {
+
+// The checkpoint's data, read again; a data file named by a relative path is
+// found from the current folder, so from another folder the error says where
+// it is looked for and how to point at it.
+data::RegressionData load_eval_data(const config::Config& cfg, const std::string& checkpoint) {
+  try {
+    return load_data(cfg);
+  } catch (const Error& e) {
+    const std::string ds = cfg.get_string("data.dataset");
+    const std::string msg = e.what();
+    const bool a_file = ds.find_first_of("./") != std::string::npos && ds.rfind("synthetic:", 0) != 0;
+    if (msg.find("not found") == std::string::npos || !a_file || ds[0] == '/')
+      throw;
+    throw Error(msg + "; " + checkpoint + " names its data as '" + printable(ds, 200) +
+                "', a path relative to the folder it was trained from: run whvi eval from that folder (it is read "
+                "from " + printable(std::filesystem::current_path().string(), 200) + " now)");
+  }
+}
+
+}  // namespace
+
 json run_eval(const EvalOptions& o) {
   auto loaded = load_checkpoint(o.checkpoint);
   const auto& meta = loaded.meta;
@@ -337,7 +365,7 @@ json run_eval(const EvalOptions& o) {
   const auto split = static_cast<size_t>(meta.split);
   const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
 
-  const auto d = load_data(cfg);
+  const auto d = load_eval_data(cfg, o.checkpoint);
   const auto splits = load_splits(cfg, d);
   WHVI_CHECK(split < splits.size() && d.x.size(1) == meta.d_in && d.num_classes == meta.num_classes, o.checkpoint,
              ": its split or input size no longer matches the data (", d.source, ")");
@@ -353,6 +381,9 @@ json run_eval(const EvalOptions& o) {
              "; predict with it instead (whvi predict --checkpoint ", o.checkpoint,
              " --input FILE), or train with held-out rows (data.protocol: random) to evaluate");
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
+  if (static_cast<double>(prep.x_test.size(0)) * static_cast<double>(S) >= 1e7)  // a wait worth a word
+    spdlog::info("eval: {} held-out rows, {} Monte Carlo samples each: {:.3g} forward passes of a row, this takes a "
+                 "while", prep.x_test.size(0), S, static_cast<double>(prep.x_test.size(0)) * static_cast<double>(S));
   const auto f = inf->predict(prep.x_test, S, make_generator(seed, split, Stream::kEval));
   const auto m = evaluate_predictions(cfg, inf->likelihood(), f, prep.y_test.squeeze(1).to(torch::kFloat64));
   json r = environment_json();

@@ -121,6 +121,8 @@ void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, 
              const torch::Tensor& f, uint64_t seed);
 void save_split_checkpoint(const config::Config& cfg, const data::RegressionData& d, SplitRun& run);
 void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run);
+std::string write_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
+                            const std::string& stem);
 void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,
                const train::TrainStats& ts, int64_t n_test);
 json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
@@ -129,7 +131,7 @@ std::optional<json> finished_split(const config::Config& cfg, const std::string&
                                    size_t k, const std::function<std::string()>& data_fp, bool resumed = true);
 bool is_split_file_name(const std::string& f);
 void remove_stale_split_files(const fs::path& exp_dir, const std::vector<std::string>& inputs);
-void remove_stale_temporary_files(const fs::path& exp_dir);
+void remove_stale_temporary_files(const fs::path& exp_dir, const fs::path& out_dir, const std::string& name);
 std::string describe_table(const data::RegressionData& d, const std::string& missing);
 void check_result_paths(const fs::path& out_dir, const std::string& name, const fs::path& exp_dir, size_t n,
                         const std::vector<std::string>& inputs);

@@ -30,6 +30,7 @@ struct Column {
   std::vector<std::string> categories;  // empty: numeric
   size_t input_index = 0;               // its position in the input file's header
   bool missing_indicator = false;       // 1 where column `name` is missing
+  bool declared = false;                // data.categorical: its numbers are categories by value
 };
 
 // A CSV field: quoted when it holds a comma, a quote or a line break.
@@ -54,7 +55,7 @@ std::vector<Column> match_columns(const json& enc, const data::CsvReader& in, co
   width = 0;
   for (const auto& c : enc["columns"]) {
     Column col{c["name"].get<std::string>(), c["categories"].get<std::vector<std::string>>(), 0,
-               c.value("missing_indicator", false)};
+               c.value("missing_indicator", false), c.value("declared", false)};
     const auto& h = in.header();
     const auto it = std::find(h.begin(), h.end(), col.name);
     if (it == h.end()) {
@@ -101,8 +102,9 @@ bool encode_row(const std::vector<std::string>& fields, const std::vector<Column
       x[c0++] = v;
       continue;
     }
-    const auto it = std::lower_bound(col.categories.begin(), col.categories.end(), cell);
-    if (it != col.categories.end() && *it == cell) x[c0 + static_cast<size_t>(it - col.categories.begin())] = 1;
+    const std::string key = data::category_key(cell, col.declared);
+    const auto it = std::lower_bound(col.categories.begin(), col.categories.end(), key);
+    if (it != col.categories.end() && *it == key) x[c0 + static_cast<size_t>(it - col.categories.begin())] = 1;
     else row_unseen = true;
     c0 += col.categories.size();
   }

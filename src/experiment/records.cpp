@@ -136,6 +136,7 @@ json input_encoding(const data::RegressionData& d) {
     for (const auto& c : d.inputs) {
       json col = {{"name", c.name}, {"categories", c.categories}};
       if (c.missing_indicator) col["missing_indicator"] = true;  // older checkpoints have none
+      if (c.declared) col["declared"] = true;  // its numbers are categories by value (data::category_key)
       cols.push_back(col);
     }
   return {{"dataset", d.name},
@@ -366,22 +367,29 @@ void remove_stale_split_files(const fs::path& exp_dir, const std::vector<std::st
 }
 
 // The temporary files a writer stopped mid-write leaves (AtomicFile's
-// ".NAME.tmp.XXXXXX" beside a split file): never put in place, so removed when
-// the lock is taken, with or without --resume. Only regular files under a
-// split file's name; anything else is left.
-void remove_stale_temporary_files(const fs::path& exp_dir) {
-  std::error_code ec;
-  if (!fs::is_directory(exp_dir, ec)) return;
+// ".NAME.tmp.XXXXXX" beside a split file in exp_dir, or beside the run's record
+// `name`.json and its reliability files in out_dir): never put in place, so
+// removed when the lock is taken, with or without --resume. Only regular files
+// under such a name; anything else is left.
+void remove_stale_temporary_files(const fs::path& exp_dir, const fs::path& out_dir, const std::string& name) {
   static const std::regex tmp(R"(\.(.+)\.tmp\.[A-Za-z0-9]{6})");
+  const auto record_file = [&](const std::string& f) {
+    return f == name + ".json" || f == name + "-reliability.csv" || f == name + "-reliability.png";
+  };
   size_t removed = 0;
-  for (const auto& e : list_dir(exp_dir.string())) {
-    std::smatch m;
-    const std::string f = fs::path(e).filename().string();
-    if (!std::regex_match(f, m, tmp) || !is_split_file_name(m[1].str()) || !fs::is_regular_file(fs::symlink_status(e, ec)))
-      continue;
-    if (fs::remove(e, ec)) ++removed;
+  std::error_code ec;
+  for (const auto& [dir, ours] : {std::pair<fs::path, bool>{exp_dir, true}, {out_dir, false}}) {
+    if (!fs::is_directory(dir, ec)) continue;
+    for (const auto& e : list_dir(dir.string())) {
+      std::smatch m;
+      const std::string f = fs::path(e).filename().string();
+      if (!std::regex_match(f, m, tmp) || !(ours ? is_split_file_name(m[1].str()) : record_file(m[1].str())) ||
+          !fs::is_regular_file(fs::symlink_status(e, ec)))
+        continue;
+      if (fs::remove(e, ec)) ++removed;
+    }
   }
-  if (removed) spdlog::warn("removed {} temporary file(s) a stopped run left in {}", removed, exp_dir.string());
+  if (removed) spdlog::warn("removed {} temporary file(s) a stopped run left in {}", removed, out_dir.string());
 }
 
 // Every file a run may write, checked before anything is trained: a planted

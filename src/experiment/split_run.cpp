@@ -259,18 +259,22 @@ void save_split_checkpoint(const config::Config& cfg, const data::RegressionData
   save_checkpoint(run.stem + ".ckpt", *run.inf, meta);
 }
 
-// The user's CSV data: the held-out rows in a file beside the record, for
-// another tool that needs the same split.
-void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run) {
-  const size_t k = run.k;
-  const auto& stem = run.stem;
-  r["unseen_category_rows"] = run.prep.unseen_category_rows;
+// The user's CSV data: split k's held-out rows (`test_rows`, indices into
+// d's rows) in a file beside its record, for another tool that needs the same
+// split; returns the file's name.
+std::string write_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
+                            const std::string& stem) {
   std::string rows = "# the rows of " + d.source + " held out by split " + std::to_string(k) +
                      " (0-based data rows: the header is not a row)\n";
-  for (const auto i : run.test_rows)
+  for (const auto i : test_rows)
     rows += std::to_string(d.source_rows.empty() ? i : d.source_rows[static_cast<size_t>(i)]) + "\n";
   write_file_atomic(stem + "-test-rows.txt", rows);
-  r["test_rows_file"] = fs::path(stem + "-test-rows.txt").filename().string();
+  return fs::path(stem + "-test-rows.txt").filename().string();
+}
+
+void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run) {
+  r["unseen_category_rows"] = run.prep.unseen_category_rows;
+  r["test_rows_file"] = write_test_rows(d, run.k, run.test_rows, run.stem);
 }
 
 void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,

@@ -37,6 +37,7 @@
 // stored shapes (infer/inference.h, `state()`). The depth-0 "linear" network
 // is unused except for its likelihood, which holds σ².
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -122,11 +123,21 @@ class Gp final : public Inference, public ClosedForm {
     double best = -std::numeric_limits<double>::infinity();
     torch::Tensor best_theta;
     int failed = 0;
+    // a fit that will take a while says so, and how far it is (each start costs about rows³)
+    const auto t0 = std::chrono::steady_clock::now();
+    if (x.size(0) >= 1000)
+      spdlog::info("gp: fitting on {} rows from {} starting points; each costs about rows³, so this takes a while "
+                   "(progress after each)", x.size(0), opt_.restarts);
     for (int64_t r = 0; r < opt_.restarts; ++r) {
       auto theta = start(r).requires_grad_(true);
       try {
         const double lml = maximise(theta, x, y);
         spdlog::debug("gp: start {}: log marginal likelihood {:.6g}", r, lml);
+        if (x.size(0) >= 1000 && r + 1 < opt_.restarts) {
+          const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          spdlog::info("gp: start {} of {} done after {:.0f} s; about {:.0f} s to go", r + 1, opt_.restarts, sec,
+                       sec / static_cast<double>(r + 1) * static_cast<double>(opt_.restarts - r - 1));
+        }
         if (!std::isfinite(lml)) ++failed;
         else if (lml > best) best = lml, best_theta = theta.detach().clone();
       } catch (const c10::Error&) {

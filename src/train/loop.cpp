@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/errors.h"
+#include "common/io.h"
 #include "data/augment.h"
 #include "models/conv.h"
 
@@ -50,22 +51,32 @@ torch::Tensor gather_rows(const torch::Tensor& x, const torch::Tensor& perm, int
 
 // Throws the divergence error for `label` at step t, with the method's own
 // diagnosis when it has one.
+// What makes a closed-form fit (no steps, no learning rate) fail.
+const char* const kClosedFormCause =
+    "a feature that gives the target exactly (a copy of it, or a leak; check data.features) or one column "
+    "repeated, so the noise the fit finds is zero";
+
 [[noreturn]] void diverged(const std::string& label, int64_t t, const std::string& what,
-                           const std::string& suspects, const infer::Inference& inf) {
+                           const std::string& suspects, const infer::Inference& inf, bool closed_form = false) {
   const auto why = inf.diagnose();
-  throw Error(divergence_message(label, t, why.empty() ? what : detail::concat(what, " (", why, ")"), suspects));
+  const std::string found = why.empty() ? what : detail::concat(what, " (", why, ")");
+  if (closed_form)
+    throw Error(detail::concat(label, ": the closed-form fit failed: ", found, ". Most likely cause: ",
+                               kClosedFormCause, "; nothing was written for this split"));
+  throw Error(divergence_message(label, t, found, suspects));
 }
 
 // Final health checks: an exploded likelihood parameter (the Gaussian's
 // noise variance) or a fit far worse than the constant predictor is
 // divergence, not a result.
 void check_fit(infer::Inference& inf, const torch::Tensor& x, const torch::Tensor& y, const std::string& suspects,
-               const std::string& label, int64_t done) {
+               const std::string& label, int64_t done, bool closed_form = false) {
   auto& lik = inf.likelihood();
-  if (const auto problem = lik.health_problem()) diverged(label, done, *problem, suspects, inf);
+  if (const auto problem = lik.health_problem()) diverged(label, done, *problem, suspects, inf, closed_form);
   const int64_t n_fit = std::min<int64_t>(x.size(0), 2048);
   const auto fit = inf.mean_standardized(x.narrow(0, 0, n_fit));
-  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit))) diverged(label, done, *problem, suspects, inf);
+  if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit)))
+    diverged(label, done, *problem, suspects, inf, closed_form);
 }
 
 // A method fitted in closed form (infer::ClosedForm): one fit on every
@@ -74,13 +85,18 @@ TrainStats fit_closed_form(infer::Inference& inf, infer::ClosedForm& cf, const t
                            const torch::Tensor& y, const std::string& suspects, const std::string& label,
                            const std::function<void()>& on_end) {
   const auto t0 = std::chrono::steady_clock::now();
-  cf.fit(x, y);
+  try {
+    cf.fit(x, y);
+  } catch (const c10::Error& e) {
+    throw Error(detail::concat(label, ": the closed-form fit failed (", printable(e.what_without_backtrace(), 200),
+                               "). Most likely cause: ", kClosedFormCause, "; nothing was written for this split"));
+  }
   TrainStats st;
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   st.final_loss = std::nan("");
   inf.end();
   if (on_end) on_end();
-  check_fit(inf, x, y, suspects, label, 0);
+  check_fit(inf, x, y, suspects, label, 0, true);
   spdlog::info("{}: fitted in closed form ({:.3g} s)", label, st.seconds);
   return st;
 }
