@@ -24,12 +24,19 @@
 // halving: all of them train model.auto.first_budget of their training.steps
 // (and training.steps_fixed_noise), the worse half (rounded down) is dropped,
 // the budget doubles for the rest, until one network is left or the budget is
-// full (a lone network is scored at its full budget). That network, at the
+// full (a lone network is scored at its full budget); model.auto.eta 3 keeps
+// the best third instead and triples the budget. That network, at the
 // last budget it was scored at, and the closed forms are compared by their
 // mean validation NLL. A network scored below its
 // full budget is judged pessimistically against a closed form, never
 // optimistically. model.auto.schedule full trains every candidate's full
 // budget on every split.
+//
+// On a regression target positive in every row (model.auto.log_target auto),
+// the closed forms are also scored on the log of the target: candidates
+// `blr-log` and `gp-log` (data.target_transform: log), their validation NLL in
+// the target's units (metrics::in_target_units), so the comparison with the
+// others is fair; when one of them wins, the run takes the log too.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -72,11 +79,23 @@ std::vector<std::string> candidate_kinds(const config::Config& cfg) {
   return out;
 }
 
-// What a candidate kind overrides: its name, and for a closed-form method (blr, gp) no hidden
+// A candidate's name: its kind, or `<kind>-log` for a closed form on the log of the target.
+const std::string kLogSuffix = "-log";
+bool on_log(const std::string& candidate) {
+  return candidate.size() > kLogSuffix.size() &&
+         candidate.compare(candidate.size() - kLogSuffix.size(), kLogSuffix.size(), kLogSuffix) == 0;
+}
+std::string kind_of(const std::string& candidate) {
+  return on_log(candidate) ? candidate.substr(0, candidate.size() - kLogSuffix.size()) : candidate;
+}
+
+// What a candidate overrides: its kind, and for a closed-form method (blr, gp) no hidden
 // layers and no stopping rule (it has no steps to stop: a config that stops on held-out rows
-// would otherwise refuse it).
-std::vector<std::string> kind_settings(const std::string& kind) {
+// would otherwise refuse it); `<kind>-log` also the log of the target.
+std::vector<std::string> kind_settings(const std::string& candidate) {
+  const std::string kind = kind_of(candidate);
   std::vector<std::string> out = {"model.kind=" + kind};
+  if (on_log(candidate)) out.push_back("data.target_transform=log");
   if (infer::fits_in_closed_form(infer::method_of(kind))) {
     out.push_back("model.depth=0");
     out.push_back("training.stopping=off");
@@ -190,6 +209,28 @@ std::vector<std::string> applicable(const config::Config& cfg, const std::vector
   return kinds;
 }
 
+// model.auto.log_target auto: the closed forms of `kinds` again on the log of
+// the target (`<kind>-log`, after their kind) when this is regression with a
+// target positive in every row and no transform named; one info line says so.
+std::vector<std::string> with_log_targets(const config::Config& cfg, const data::RegressionData& d,
+                                          const std::vector<std::string>& kinds) {
+  if (cfg.get_string("model.auto.log_target") != "auto" || d.is_classification() ||
+      cfg.get_string("data.target_transform") != "none" || d.y.numel() == 0 || !(d.y > 0).all().item<bool>())
+    return kinds;
+  std::vector<std::string> out;
+  std::string added;
+  for (const auto& kind : kinds) {
+    out.push_back(kind);
+    if (!infer::fits_in_closed_form(infer::method_of(kind))) continue;
+    out.push_back(kind + kLogSuffix);
+    added += (added.empty() ? "" : ", ") + kind + kLogSuffix;
+  }
+  if (!added.empty())
+    spdlog::info("model.kind auto: every target is positive, so the closed forms are also scored on its log: {} "
+                 "(model.auto.log_target)", added);
+  return out;
+}
+
 // The networks' race (model.auto.schedule halving): successive halving of
 // `alive` from model.auto.first_budget of each one's training budget, on the
 // rungs' `common` settings; each network's rungs go into its record entry.
@@ -198,6 +239,7 @@ std::pair<std::string, double> race(const TrainOptions& o, const config::Config&
                                     const std::vector<std::string>& common, std::map<std::string, json>& entry) {
   // a race needs two: a lone network is scored at its full budget
   double f = alive.size() > 1 ? cfg.get_float("model.auto.first_budget") : 1.0;
+  const auto eta = static_cast<size_t>(cfg.get_int("model.auto.eta"));
   std::map<std::string, std::pair<int64_t, int64_t>> budget;  // each network's, read once
   for (const auto& kind : alive) budget[kind] = budget_of(o, kind);
   for (int r = 0;; ++r) {
@@ -225,13 +267,13 @@ std::pair<std::string, double> race(const TrainOptions& o, const config::Config&
     }
     if (ranked.empty()) return {"", NAN};
     std::sort(ranked.begin(), ranked.end());
-    const size_t keep = full ? 1 : (ranked.size() + 1) / 2;
+    const size_t keep = full ? 1 : (ranked.size() + eta - 1) / eta;
     for (size_t i = keep; i < ranked.size(); ++i) entry[ranked[i].second]["dropped_at_rung"] = r;
     ranked.resize(keep);
     if (ranked.size() == 1) return {ranked[0].second, ranked[0].first};
     alive.clear();
     for (const auto& [nll, kind] : ranked) alive.push_back(kind);
-    f = std::min(1.0, 2 * f);
+    f = std::min(1.0, static_cast<double>(eta) * f);
   }
 }
 
@@ -269,22 +311,25 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
              " would need more than all of a split's training rows; lower either (5 folds of 0.2 is a 5-fold ",
              "cross-validation)");
   // the data and their splits, once: a problem there is the data's, not every candidate's
-  const size_t n_splits = load_splits(cfg, load_data(cfg)).size();
+  const auto data = load_data(cfg);
+  const size_t n_splits = load_splits(cfg, data).size();
+  const auto tried = with_log_targets(cfg, data, kinds);
   const bool halving = cfg.get_string("model.auto.schedule") == "halving";
   size_t scored = n_splits;
   const auto common = common_settings(cfg, n_splits, scored);
   spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of the training rows of {} of the {} split(s){}",
-               kinds.size(), 100 * fraction, scored, n_splits,
+               tried.size(), 100 * fraction, scored, n_splits,
                folds > 1 ? ", " + std::to_string(folds) + " disjoint times" : std::string());
   std::string best;
   double best_nll = INFINITY;
   std::vector<std::string> nets;  // raced by successive halving (schedule halving)
-  for (const auto& kind : kinds) {
-    if (halving && !infer::fits_in_closed_form(infer::method_of(kind))) {
+  for (const auto& kind : tried) {
+    if (halving && !infer::fits_in_closed_form(infer::method_of(kind_of(kind)))) {
       nets.push_back(kind);
       continue;
     }
-    json c = {{"kind", kind}};
+    json c = {{"kind", kind_of(kind)}};
+    if (on_log(kind)) c["target_transform"] = "log";
     const double nll = score(o, cfg, kind, Rung{common, ""}, c);
     entry[kind] = c;
     if (nll < best_nll) best_nll = nll, best = kind;
@@ -304,14 +349,18 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
               {"validation_fraction", fraction},
               {"schedule", halving ? "halving" : "full"},
               {"scored_splits", scored}};
-  if (halving) out["first_budget"] = cfg.get_float("model.auto.first_budget");
+  if (halving) out["first_budget"] = cfg.get_float("model.auto.first_budget"), out["eta"] = cfg.get_int("model.auto.eta");
   // the choice's own cost, beside the chosen run's wall_seconds in the record
   out["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (folds > 1) out["folds"] = folds;
   json cands = json::array();
-  for (const auto& kind : listed) cands.push_back(entry[kind]);
+  for (const auto& kind : listed) {
+    cands.push_back(entry[kind]);
+    if (entry.count(kind + kLogSuffix)) cands.push_back(entry[kind + kLogSuffix]);
+  }
   out["candidates"] = cands;
-  out["chosen"] = best;
+  out["chosen"] = kind_of(best);
+  if (on_log(best)) out["target_transform"] = "log";
   out["settings"] = kind_settings(best);
   return out;
 }
@@ -330,6 +379,8 @@ std::string auto_fingerprint(const std::string& config_path, const std::vector<s
                 {"schedule", cfg.get_string("model.auto.schedule")},
                 {"splits", cfg.get_int("model.auto.splits")},
                 {"first_budget", cfg.get_float("model.auto.first_budget")},
+                {"eta", cfg.get_int("model.auto.eta")},
+                {"log_target", cfg.get_string("model.auto.log_target")},
                 {"candidates", out}}}}
       .dump();
 }

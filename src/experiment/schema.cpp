@@ -93,6 +93,14 @@ std::vector<Param> run_keys() {
         "model.kind auto with model.auto.schedule halving: the share of their training steps the networks train "
         "in the race's first rung; a network is scored at the last budget it reached, so against a closed form "
         "it is judged pessimistically, never optimistically"),
+      I("model.auto.eta", "2", 2, 8,
+        "model.kind auto with model.auto.schedule halving: after each rung of the race the best 1/eta of the "
+        "networks (rounded up) go on, at eta times the budget (2: halving)"),
+      S("model.auto.log_target", "auto", {"auto", "off"},
+        "model.kind auto on a regression target that is positive in every row (and data.target_transform none): "
+        "the closed forms (blr, gp) are also scored on the target's log (data.target_transform: log; candidates "
+        "blr-log, gp-log), their validation NLL in the target's units, so a skewed positive quantity can get a "
+        "log-normal predictive; off: never"),
       S("output.dir", "results/uci", {}, "folder for result files"),
       S("output.name", "", {}, "experiment name (default: the config file's stem); a plain file name: letters, digits, -_.+, not starting with '.'"),
       B("output.checkpoints", "true", "write a checkpoint per split (needed by `whvi eval`)"),
