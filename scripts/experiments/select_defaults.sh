@@ -6,7 +6,7 @@
 # `whvi select` ranks the candidates by validation MNLL and writes
 # results/selection/SUMMARY.md and summary.json.
 #
-#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto|class-width|reg-auto-schedule|class-auto-schedule|...] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
+#   scripts/experiments/select_defaults.sh [--stage 2|sghmc|ensemble|stopping|wide|stopping-rule|laplace-prior|stopping-noise|stopping-temperature|class-budget|class-stopping-fraction|reg-stopping-fraction|class-budget-large|reg-budget|stopping-every-epochs|reg-example-auto|class-example-auto|class-width|reg-auto-schedule|class-auto-schedule|reg-auto-eta|class-auto-eta|...] [--configs-only] [-j JOBS] [--whvi PATH]   (other options go to scripts/sweep/sweep.sh)
 #   --configs-only writes the stage's generated configs (results/selection/configs*/) and stops.
 #   select_defaults.sh --stages prints the stages of the table below, one a line.
 #
@@ -120,6 +120,10 @@
 # (successive halving or every candidate's full budget) on a CSV example, ranked
 # like the wide stage, with a margin for the cheaper (the protocol files).
 #
+# Stages reg-auto-eta and class-auto-eta: model.kind auto's race (from an eighth
+# of the steps, the best half on, or from a quarter, the best third on) on a CSV
+# example, ranked like the wide stage (the protocol files).
+#
 # Stage table6-select: every model of Table 6 (configs/uci-shallow/) on 3 splits of the 8
 # UCI sets, 20% validation; per set the model of lowest validation MNLL is chosen and its
 # Table 6 test MNLL read from results/uci-shallow/ (scripts/render/validation_choice.py
@@ -203,6 +207,8 @@ gp-prior               protocol-gp-prior.yaml        candidates-gp-prior.txt    
 gp-kernel              protocol-gp-kernel.yaml       candidates-gp-kernel.txt        gp-kernel             small,synthetic                      examples  none          wide
 reg-auto-schedule      protocol-reg-auto-schedule.yaml candidates-reg-auto-schedule.txt reg-auto-schedule uci,synthetic                        examples  none          wide
 class-auto-schedule    protocol-class-auto-schedule.yaml candidates-class-auto-schedule.txt class-auto-schedule class,synthetic-class        examples  none          wide
+reg-auto-eta           protocol-reg-auto-eta.yaml    candidates-reg-auto-eta.txt     reg-auto-eta          uci,synthetic                        examples  none          wide
+class-auto-eta         protocol-class-auto-eta.yaml  candidates-class-auto-eta.txt   class-auto-eta        class,synthetic-class                examples  none          wide
 table6-select          protocol-table6-select.yaml   candidates-table6-select.txt    table6-select         table6                               folder    none          choice
 '
 if [[ ${1:-} == --stages ]]; then awk 'NF {print $1}' <<< "$STAGES"; exit 0; fi  # the table's stages, one a line
