@@ -102,6 +102,8 @@ cmds+=("\"\$WHVI\" table results/uci-fused/*.json --paper results/paper/whvi-neu
 cmds+=("rm -rf .engines && mkdir -p .engines/results && git -C \"\$REPO\" archive 27c277a results/uci | tar -x -C .engines --exclude='*/split-*' && cp -r scripts .engines/ && cp -r results/uci-fused .engines/results/ && (cd .engines && python3 scripts/render/compare_engines.py results/uci results/uci-fused results/uci-fused/ENGINES.md) && cp .engines/results/uci-fused/ENGINES.md results/uci-fused/ENGINES.md && rm -rf .engines")
 cmds+=("\"\$WHVI\" table results/synthetic/*.json --paper '' --title 'Synthetic problems with a known noise floor' --out results/synthetic/TABLE.md")
 cmds+=("\"\$WHVI\" table results/uci-student-t/*.json --paper results/paper/whvi-neurips2020-table3.json --title \"WHVI with the Student's t likelihood, split 0 (Table 3's protocol)\" --out results/uci-student-t/TABLE.md")
+cmds+=("\"\$WHVI\" table results/density/*.json --paper '' --title 'Beyond the Gaussian: a mixture density per input' --out results/density/TABLE.md")
+cmds+=("\"\$WHVI\" table results/density/gaussian/*.json --paper '' --title 'Beyond the Gaussian: one Gaussian per input' --out results/density/gaussian/TABLE.md")
 cmds+=("bash scripts/experiments/uci_shallow.sh --render-table")
 cmds+=("bash scripts/experiments/uci_width.sh --render-only")
 cmds+=("bash scripts/experiments/uci_class.sh --render-only")
