@@ -168,7 +168,7 @@ torch::Device checked_device(const FwhtBenchOptions& o, torch::ScalarType st) {
 // Refuses, before allocating anything, what cannot fit: the largest size's
 // working set against half the machine's memory.
 void refuse_what_cannot_fit(const FwhtBenchOptions& o, torch::ScalarType st) {
-  const unsigned long long mem = physical_memory_bytes();
+  const unsigned long long mem = usable_memory_bytes();
   if (mem == 0 || o.device != "cpu") return;
   const long double elem = static_cast<long double>(c10::elementSize(st));
   for (int64_t d : o.sizes) {

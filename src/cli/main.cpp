@@ -273,6 +273,19 @@ void check_address_space_limit() {
              "limit (Slurm --mem), which counts only what is used");
 }
 
+// A stack limit (ulimit -s, RLIMIT_STACK) below 1 MiB: the main thread and every
+// thread LibTorch and OpenBLAS start get stacks of that size, and their kernels
+// overflow one of 128 KiB (measured: a closed-form fit crashed with SIGSEGV
+// under 64 and 128 KiB, ran under 256). Refused at once, with the fix.
+void check_stack_limit() {
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_STACK, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return;
+  constexpr rlim_t kMin = rlim_t{1} << 20;
+  WHVI_CHECK(lim.rlim_cur >= kMin, "a stack limit (ulimit -s) of ", lim.rlim_cur >> 10,
+             " KiB is set: whvi's threads (LibTorch's, OpenBLAS's) need at least 1024 KiB each and would crash. "
+             "Raise it (ulimit -s 8192)");
+}
+
 // The error line is the contract at every log level, --log-level off included.
 void report_error(const std::string& msg) {
   if (spdlog::get_level() <= spdlog::level::err) spdlog::error("{}", msg);
@@ -838,7 +851,7 @@ int guarded(const std::function<int()>& body) {
 // that compute (not `light` ones), the address-space limit.
 void before_run(const Command& c, bool light) {
   check_outputs(c.outputs(), c.inputs());
-  if (!light) check_address_space_limit();
+  if (!light) check_address_space_limit(), check_stack_limit();
 }
 
 }  // namespace

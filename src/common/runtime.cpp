@@ -54,7 +54,7 @@ int hardware_threads() {
 
 int max_threads() { return std::min(4 * hardware_threads(), 1024); }
 
-unsigned long long physical_memory_bytes() {
+unsigned long long usable_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   unsigned long long bytes = pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) *
                                                          static_cast<unsigned long long>(page)
@@ -63,6 +63,16 @@ unsigned long long physical_memory_bytes() {
     std::ifstream in(f);
     unsigned long long limit = 0;
     if (in >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;
+  }
+  // ulimit -v: the address space left under it (what is mapped now, libraries included, is taken)
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && page > 0) {
+    std::ifstream statm("/proc/self/statm");
+    unsigned long long mapped_pages = 0;
+    statm >> mapped_pages;
+    const unsigned long long mapped = mapped_pages * static_cast<unsigned long long>(page);
+    const unsigned long long room = lim.rlim_cur > mapped ? lim.rlim_cur - mapped : 1;
+    if (bytes == 0 || room < bytes) bytes = room;
   }
   return bytes;
 }

@@ -24,8 +24,10 @@ bool denormals_flushed();  // whether set_threads could switch the flushing on
 int hardware_threads();  // std::thread::hardware_concurrency(), at least 1
 int max_threads();       // 4 x hardware_threads(), at most 1024
 
-// Physical memory in bytes (the cgroup limit when lower); 0 if unknown.
-unsigned long long physical_memory_bytes();
+// The memory this process can take, in bytes: physical memory, the cgroup
+// limit or the address space left under ulimit -v (RLIMIT_AS), whichever is
+// lowest; 0 if unknown.
+unsigned long long usable_memory_bytes();
 
 // The process's peak resident memory so far, in MiB (getrusage).
 double peak_rss_mib();

@@ -285,7 +285,7 @@ void refuse_too_large(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   const double factor = ends_with(path, ".gz") ? 20.0 : 4.0;
-  const double need = factor * static_cast<double>(st.st_size), have = physical_memory_bytes();
+  const double need = factor * static_cast<double>(st.st_size), have = usable_memory_bytes();
   WHVI_CHECK(have <= 0 || need <= have, "'", path, "' (", st.st_size >> 20, " MiB) would need about ",
              static_cast<int64_t>(need / (1 << 30)) + 1, " GiB of memory to train on, more than this machine's ",
              static_cast<int64_t>(have / (1 << 30)), " GiB: train on a sample of its rows (whvi predict streams "

@@ -22,7 +22,7 @@ void hash_tensor(Fnv1a64& h, const torch::Tensor& t_in) {
 }
 
 size_t max_checkpoint_bytes() {
-  const unsigned long long mem = physical_memory_bytes();
+  const unsigned long long mem = usable_memory_bytes();
   return mem > 0 ? static_cast<size_t>(mem / 2) : size_t{1} << 34;
 }
 

@@ -206,20 +206,31 @@ void check_evaluation_memory(const config::Config& cfg, const data::RegressionDa
   const bool sghmc = cfg.get_string("model.kind") == "sghmc";
   const double S = static_cast<double>(sghmc ? cfg.get_int("model.sghmc.samples") : cfg.get_int("evaluation.mc_samples"));
   const double C = static_cast<double>(std::max<int64_t>(1, d.num_classes));
-  size_t rows = 0;
-  for (const auto& sp : splits) rows = std::max(rows, sp.test.size());
+  size_t rows = 0, train_rows = 0;
+  for (const auto& sp : splits) rows = std::max(rows, sp.test.size()), train_rows = std::max(train_rows, sp.train.size());
   const double grid = static_cast<double>(cfg.get_int("output.grid_points"));
   const double need = 3.0 * 8.0 * S * C * std::max(static_cast<double>(rows), grid);
-  const double have = physical_memory_bytes();
-  if (have <= 0 || need <= have) return;
+  const double have = usable_memory_bytes();
   const auto gib = [](double b) { return std::to_string(static_cast<int64_t>(std::ceil(b / (1 << 30)))) + " GiB"; };
+  // the stopping rule's measurements hold training.stopping_mc_samples x its held-out rows the same way
+  if (cfg.get_string("training.stopping") != "off" && !sghmc) {
+    const double S_stop = static_cast<double>(cfg.get_int("training.stopping_mc_samples"));
+    const double held = std::ceil(cfg.get_float("training.stopping_fraction") * static_cast<double>(train_rows));
+    const double stop_need = 3.0 * 8.0 * S_stop * C * held;
+    WHVI_CHECK(have <= 0 || stop_need <= have, cfg.source(), ": the stopping rule's measurements would hold about ",
+               gib(stop_need), " of predictive samples (training.stopping_mc_samples = ",
+               static_cast<int64_t>(S_stop), " x ", static_cast<int64_t>(held), " held-out rows",
+               C > 1 ? " x " + std::to_string(static_cast<int64_t>(C)) + " classes" : std::string(),
+               "), more than the ", gib(have), " this process can use; lower training.stopping_mc_samples");
+  }
+  if (have <= 0 || need <= have) return;
   throw Error(cfg.source() + ": evaluation would hold about " + gib(need) + " of predictive samples (" +
               (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) + " = " +
               std::to_string(static_cast<int64_t>(S)) + " x " +
               (grid > static_cast<double>(rows) ? "output.grid_points = " + std::to_string(static_cast<int64_t>(grid))
                                                 : std::to_string(rows) + " test rows") +
               (C > 1 ? " x " + std::to_string(static_cast<int64_t>(C)) + " classes" : std::string()) +
-              "), more than this machine's " + gib(have) + "; lower " +
+              "), more than the " + gib(have) + " this process can use (memory, cgroup or ulimit -v); lower " +
               (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) +
               (grid > static_cast<double>(rows) ? " or output.grid_points" : ""));
 }

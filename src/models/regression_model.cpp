@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/runtime.h"
+
 namespace whvi::models {
 
 double estimated_param_count(int64_t d_in, const NetworkOptions& o) {
@@ -34,13 +36,21 @@ RegressionModel::RegressionModel(int64_t d_in, const NetworkPlan& plan, std::sha
                                  const at::Generator& init) {
   const auto& o = plan.net;
   {
-    // parameters, gradients and Adam's two moments, in float64 at most
-    const double bytes = estimated_param_count(d_in, o) * 4.0 * 8.0;
-    const double mem = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-                       static_cast<double>(::sysconf(_SC_PAGESIZE));
+    // parameters, gradients and Adam's two moments, in float64 at most; a layer kind
+    // that counts its own (TT: its cores, from the rank) is asked
+    double count = estimated_param_count(d_in, o);
+    if (o.depth > 0 && o.architecture == "mlp") {
+      const auto& hidden = find_layer_kind(plan.hidden);
+      count = find_layer_kind(plan.output).param_count(o.width, lik->out_dim(), plan.output_options);
+      for (int64_t l = 0; l < o.depth; ++l)
+        count += hidden.param_count(l == 0 ? d_in : o.width, o.width, plan.hidden_options);
+    }
+    const double bytes = count * 4.0 * 8.0;
+    const double mem = static_cast<double>(usable_memory_bytes());
     WHVI_CHECK(!(mem > 0) || bytes < 0.5 * mem, "model.depth = ", o.depth, " and model.width = ", o.width,
                " make a network that needs about ", bytes / 1e9, " GB for its parameters and optimiser state, "
-               "more than half of this machine's ", mem / 1e9, " GB: lower model.width (or model.depth)");
+               "more than half of the ", mem / 1e9, " GB this process can use: lower model.width (or model.depth",
+               plan.hidden == "tt" ? ", or model.tt.rank" : "", ")");
   }
   activation_ = o.activation;
   int64_t in = d_in;

@@ -173,6 +173,17 @@ struct LayerKind {
   std::function<LayerPtr(int64_t in, int64_t out, const options::Resolved&, const LayerContext&)> make;
   const char* fused_when = nullptr;
   const char* batched_when = nullptr;
+  // How many trainable scalars a layer of this kind holds (for the memory check
+  // before it is built); empty: two per weight and bias, as a mean-field layer.
+  std::function<double(int64_t in, int64_t out, const options::Resolved&)> params;
+  LayerKind counting(std::function<double(int64_t, int64_t, const options::Resolved&)> f) const {
+    LayerKind k = *this;
+    k.params = std::move(f);
+    return k;
+  }
+  double param_count(int64_t in, int64_t out, const options::Resolved& o) const {
+    return params ? params(in, out, o) : 2.0 * (static_cast<double>(in) + 1.0) * static_cast<double>(out);
+  }
   LayerKind fused(const char* when) const {
     LayerKind k = *this;
     k.fused_when = when;

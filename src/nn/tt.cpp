@@ -134,6 +134,24 @@ LayerPtr make_tt_layer(int64_t in, int64_t out, const TtOptions& o, const LayerC
   return std::make_shared<TtLayer>(in, out, o, ctx.gen);
 }
 
-LayerKind tt_layer_kind() { return layer_kind("tt", make_tt_layer); }
+// Its cores' entries, twice where a core is mean-field: from the rank, not the width alone.
+double tt_param_count(int64_t in, int64_t out, const TtOptions& o) {
+  const int64_t K = o.cores;
+  const auto in_modes = tt_modes(ceil_log2(in), K), out_modes = tt_modes(ceil_log2(out), K);
+  double n = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    const double r0 = k == 0 ? 1.0 : static_cast<double>(o.rank), r1 = k + 1 == K ? 1.0 : static_cast<double>(o.rank);
+    const bool variational = o.variational == "all" || (k > 0 && k + 1 < K);
+    n += (variational ? 2.0 : 1.0) * r0 * r1 * static_cast<double>(in_modes[static_cast<size_t>(k)]) *
+         static_cast<double>(out_modes[static_cast<size_t>(k)]);
+  }
+  return n + static_cast<double>(out);
+}
+
+LayerKind tt_layer_kind() {
+  return layer_kind("tt", make_tt_layer).counting([](int64_t in, int64_t out, const options::Resolved& o) {
+    return tt_param_count(in, out, o.as<TtOptions>());
+  });
+}
 
 }  // namespace whvi::models
