@@ -90,6 +90,12 @@ Run read_run_fields(const std::string& f, const json& j) {
   r.error = mean("error");  // classifiers: no coverage; their error instead
   WHVI_CHECK(j.at("config").is_object(), f, ": its 'config' is not a mapping: give a record written by whvi train");
   flatten_config(j.at("config"), "", r.config);
+  // training.engine auto names no engine: the one that ran (the record's splits say) is compared
+  const auto eng = r.config.find("training.engine");
+  if (eng != r.config.end() && eng->second == "auto" && j.contains("splits") && j["splits"].is_array() &&
+      !j["splits"].empty() && j["splits"][0].is_object() && j["splits"][0].contains("engine") &&
+      j["splits"][0]["engine"].is_string())
+    eng->second = j["splits"][0]["engine"];
   return r;
 }
 
