@@ -175,7 +175,7 @@ struct LayerKind {
   const char* batched_when = nullptr;
   // How many trainable scalars a layer of this kind holds (for the memory check
   // before it is built); empty: two per weight and bias, as a mean-field layer.
-  std::function<double(int64_t in, int64_t out, const options::Resolved&)> params;
+  std::function<double(int64_t in, int64_t out, const options::Resolved&)> params = nullptr;
   LayerKind counting(std::function<double(int64_t, int64_t, const options::Resolved&)> f) const {
     LayerKind k = *this;
     k.params = std::move(f);
