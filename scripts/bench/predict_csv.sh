@@ -21,21 +21,9 @@ WHVI=${WHVI:-build/whvi}
 mkdir -p "$OUT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-table() {  # rows seed: 784 uniform inputs rounded to 3 decimals, a label from the first 10
-  awk -v n="$1" -v seed="$2" 'BEGIN { srand(seed); h = "x1"; for (j = 2; j <= 784; j++) h = h ",x" j; print h ",label"
-    for (i = 0; i < n; i++) { best = -1; line = ""; for (j = 1; j <= 784; j++) { v = int(rand() * 1000) / 1000
-      line = line (j > 1 ? "," : "") v; if (j <= 10 && v > best) { best = v; c = j } } print line ",c" c } }'
-}
-table 2000 1 >"$work/train.csv"
-table 10000 2 >"$work/new.csv"
+. "$(dirname "$0")/random_table.sh"
+fc750x3_bench "$work"
 IFS=, read -ra kinds <<<"$KINDS"
-cat >"$work/fc750x3.yaml" <<YAML
-data: {dataset: $work/train.csv, target: label, splits: 1}
-likelihood: {kind: softmax}
-model: {depth: 3, width: 750}
-training: {steps_fixed_noise: 0, steps: 50, stopping: "off"}
-output: {dir: $work/runs}
-YAML
 for k in "${kinds[@]}"; do
   "$WHVI" --threads 1 --log-level warn train --config "$work/fc750x3.yaml" --set model.kind="$k" \
     --set output.name="$k" >/dev/null

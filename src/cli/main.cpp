@@ -464,6 +464,26 @@ struct PredictCommand : Command {
   }
 };
 
+struct ExportCommand : Command {
+  whvi::experiment::ExportOptions o;
+  void add(CLI::App& parent) override {
+    app = parent.add_subcommand("export", "Export a checkpoint's model, its posterior sampling kept (ONNX)");
+    app->add_option("--checkpoint", o.checkpoint, "Checkpoint file (output.dir/NAME/split-KK.ckpt)")->required();
+    app->add_option("--format", o.format, "onnx: a self-contained ONNX graph (opset 17; docs/export.md)")
+        ->capture_default_str();
+    app->add_option("--out", o.out, "The model file to write (e.g. model.onnx)")->required();
+    app->add_option("--mc-samples", o.mc_samples,
+                    "Posterior samples the graph draws per call (default: the config's evaluation.mc_samples)")
+        ->check(integer_in(1, 100000, "a positive integer (1 to 100000)", " (e.g. --mc-samples 64)"));
+    app->add_option("--interval", o.interval, "Mass of the central predictive interval (regression)")
+        ->capture_default_str()
+        ->check(open_unit_mass(" (e.g. --interval 0.95)"));
+  }
+  std::vector<std::pair<std::string, const char*>> outputs() const override { return {{o.out, "--out"}}; }
+  std::vector<std::string> inputs() const override { return {o.checkpoint}; }
+  void run(const std::string&) override { whvi::experiment::run_export(o); }
+};
+
 struct DataExportCommand : Command {
   std::string name, out = "-";
   int64_t rows = 0, seed = 0, classes = 0;
@@ -854,12 +874,17 @@ void before_run(const Command& c, bool light) {
   if (!light) check_address_space_limit(), check_stack_limit();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The process's settings before anything else runs.
+void prepare_process() {
   guard_standard_fds();
   keep_large_allocations();
   std::signal(SIGXFSZ, SIG_IGN);  // ulimit -f fails the write with EFBIG, named, instead of killing the process
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  prepare_process();
   CLI::App app{"whvi: Walsh-Hadamard Variational Inference experiment runner"};
   app.fallthrough();  // global options also after the subcommand (inherited by subcommands)
   GlobalOptions global;
@@ -869,6 +894,7 @@ int main(int argc, char** argv) {
   TrainCommand train;
   EvalCommand eval;
   PredictCommand predict;
+  ExportCommand model_export;
   DataExportCommand data_export;
   TableCommand table;
   SelectCommand select;
@@ -880,6 +906,7 @@ int main(int argc, char** argv) {
   train.add(app);
   eval.add(app);
   predict.add(app);
+  model_export.add(app);
   auto* data = app.add_subcommand("data", "Data sets");
   data->require_subcommand(1);
   data_export.add(*data);
@@ -894,8 +921,8 @@ int main(int argc, char** argv) {
   auto* analysis = app.add_subcommand("analysis", "The paper's analyses");
   analysis->require_subcommand(1);
   approximation.add(*analysis);
-  const std::vector<Command*> commands = {&train,      &eval,       &predict,     &data_export,   &table,        &select,
-                                          &config,     &bench_fwht, &bench_train, &bench_predict, &approximation};
+  const std::vector<Command*> commands = {&train, &eval, &predict, &model_export, &data_export, &table, &select,
+                                          &config, &bench_fwht, &bench_train, &bench_predict, &approximation};
   for (auto* group : {data, bench, analysis}) group->fallthrough();
   for (auto* c : commands) c->app->fallthrough();
 

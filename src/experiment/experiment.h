@@ -106,4 +106,22 @@ struct PredictOptions {
 // seed. Returns a summary (rows, unseen categories).
 nlohmann::json run_predict(const PredictOptions& options);
 
+struct ExportOptions {
+  std::string checkpoint;
+  std::string format = "onnx";
+  std::string out;
+  int64_t mc_samples = 0;  // samples drawn per call of the graph; 0: the config's evaluation.mc_samples
+  double interval = 0.95;  // the central predictive interval's mass (regression)
+};
+
+// whvi export: the checkpoint's model as a self-contained ONNX graph
+// (docs/export.md): input `x` [N, inputs] (the encoded input columns, in the
+// order the graph's metadata `whvi.inputs` lists; NaN for a missing cell),
+// outputs the columns of `whvi predict` (regression: mean, std,
+// epistemic_std, aleatoric_std, lower, upper; classification: probabilities
+// [N, C], predicted (class index), confidence, entropy, mutual_information),
+// the posterior's sampling in the graph (S draws at every call). A model that
+// does not export is refused with the reason. Returns a summary.
+nlohmann::json run_export(const ExportOptions& options);
+
 }  // namespace whvi::experiment

@@ -18,6 +18,7 @@
 #include "common/runtime.h"
 #include "data/csv.h"
 #include "experiment/checkpoint.h"
+#include "experiment/encoding.h"
 #include "experiment/experiment.h"
 #include "infer/inference.h"
 
@@ -109,35 +110,6 @@ bool encode_row(const std::vector<std::string>& fields, const std::vector<Column
     c0 += col.categories.size();
   }
   return row_unseen;
-}
-
-// Fill values for a checkpoint whose training rows had no missing cell (no
-// x_fill stored): a numeric column's training mean, a text column's most
-// frequent category (its one-hot's largest training mean).
-torch::Tensor fill_from_means(const std::vector<Column>& cols, const torch::Tensor& x_mean) {
-  auto fill = torch::zeros_like(x_mean);
-  int64_t c0 = 0;
-  for (const auto& c : cols) {
-    const auto w = static_cast<int64_t>(c.categories.empty() || c.missing_indicator ? 1 : c.categories.size());
-    if (c.missing_indicator) fill[c0] = 0.0;
-    else if (c.categories.empty()) fill[c0] = x_mean[c0];
-    else fill[c0 + x_mean.narrow(0, c0, w).argmax().item<int64_t>()] = 1.0;
-    c0 += w;
-  }
-  return fill;
-}
-
-// The one-hot inputs that the training rows never set (x_mean 0): zero at
-// prediction time, as in training.
-torch::Tensor unseen_onehot_inputs(const std::vector<Column>& cols, int64_t width, const torch::Tensor& x_mean) {
-  auto onehot = torch::zeros({width}, torch::kBool);
-  for (size_t j = 0, c0 = 0; j < cols.size(); ++j) {
-    const auto k = static_cast<int64_t>(cols[j].categories.size());
-    if (k > 0) onehot.narrow(0, static_cast<int64_t>(c0), k).fill_(true);
-    if (cols[j].missing_indicator) onehot[static_cast<int64_t>(c0)] = true;  // 0/1, zeroed as in training
-    c0 += static_cast<size_t>(std::max<int64_t>(k, 1));
-  }
-  return onehot & (x_mean == 0);
 }
 
 // Names row i of a chunk in an error: a prediction that is not a finite
@@ -443,9 +415,9 @@ json run_predict(const PredictOptions& o) {
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
   const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
   const double noise_var = classify ? 0.0 : inf->likelihood().noise_var_original();
-  const auto unseen_col = unseen_onehot_inputs(cols, width, meta.x_mean);
+  const auto unseen_col = never_set_inputs(enc["columns"], meta.x_mean);
   int64_t rows = 0, unseen = 0, missing = 0;
-  const auto fill = meta.x_fill.defined() ? meta.x_fill : fill_from_means(cols, meta.x_mean);
+  const auto fill = input_fill(enc["columns"], meta);
   std::vector<std::string> fields;
   bool more = true;
   while (more) {

@@ -31,6 +31,7 @@
 
 #include "common/errors.h"
 #include "infer/inference.h"
+#include "onnx/graph.h"
 
 namespace whvi::infer {
 namespace {
@@ -127,6 +128,21 @@ class Blr final : public Inference, public ClosedForm {
     const auto phi = design(x_in);
     const auto var = phi.mm(chol_).square().sum(1);  // diag(Φ* A⁻¹ Φ*ᵀ)
     return lik().exact_components(phi.mv(mean_weights()), var + 1 / beta_.item<double>(), S);
+  }
+
+  // Export: the exact predictive as predict() gives it, [1, N, 2] (mean, log
+  // variance; original units); nothing is drawn.
+  std::string export_onnx(onnx::Graph& g, const std::string& x, int64_t, std::string&) override {
+    const int64_t d = p_ - 1;
+    const auto m = mean_weights();
+    const auto mean = onnx::linear(g, x, m.narrow(0, 0, d).view({d, 1}), m.narrow(0, d, 1));  // [N, 1]
+    const auto pl = onnx::linear(g, x, chol_.narrow(0, 0, d), chol_[d]);                   // Φ* L, [N, P]
+    const auto v = g.op("ReduceSum", {g.op("Mul", {pl, pl}), g.ints({1})}, {onnx::Attr::integer("keepdims", 1)});
+    // original units: the variance times y_std² = noise_var_original() β
+    const double beta = beta_.item<double>(), scale = lik().noise_var_original() * beta;
+    const auto var = g.op("Mul", {g.op("Add", {v, g.scalar(1 / beta)}), g.scalar(scale)});
+    const auto both = g.op("Concat", {lik().export_onnx(g, mean), g.op("Log", {var})}, {onnx::Attr::integer("axis", 1)});
+    return g.op("Unsqueeze", {both, g.ints({0})});
   }
 
   torch::Tensor mean_standardized(const torch::Tensor& x) override {

@@ -150,6 +150,15 @@ class Inference {
   // hyper-parameters and evidence), by name, for the split record's
   // `hyperparameters`; empty for most methods.
   virtual std::vector<std::pair<std::string, double>> learned() const { return {}; }
+  // Opt-in, `whvi export` (onnx/graph.h): appends to `g` the nodes that make
+  // what predict() returns for the standardised rows named `x` ([N, D]) with
+  // S samples, each call of the graph drawing afresh, and returns its name;
+  // "" where the method (or its network) does not export. `why` gets the
+  // reason then, in a phrase.
+  virtual std::string export_onnx(onnx::Graph& /*g*/, const std::string& /*x*/, int64_t /*S*/, std::string& why) {
+    why = std::string("the ") + method() + " method does not export yet";
+    return "";
+  }
 };
 
 // Builds one network of the run's config, its initial values drawn next from

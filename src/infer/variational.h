@@ -70,6 +70,7 @@ class VariationalInference : public Inference, public SplitStep {
   void end() override;
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override;
   bool predicts_concurrently() const override { return true; }  // no state changes
+  std::string export_onnx(onnx::Graph& g, const std::string& x, int64_t S, std::string& why) override;
   torch::Tensor mean_standardized(const torch::Tensor& x) override;
   likelihoods::Likelihood& likelihood() override { return model_->likelihood(); }
   int64_t num_params() const override;

@@ -5,6 +5,7 @@
 #include "common/errors.h"
 #include "common/io.h"
 #include "likelihoods/kind.h"
+#include "onnx/graph.h"
 
 namespace whvi::likelihoods {
 
@@ -45,6 +46,10 @@ torch::Tensor GaussianLikelihood::sample(const torch::Tensor& f, const at::Gener
 
 torch::Tensor GaussianLikelihood::to_original(const torch::Tensor& f) const {
   return f.to(torch::kFloat64) * y_std_ + y_mean_;
+}
+
+std::string GaussianLikelihood::export_onnx(onnx::Graph& g, const std::string& f) const {
+  return g.op("Add", {g.op("Mul", {f, g.scalar(y_std_)}), g.scalar(y_mean_)});
 }
 
 double GaussianLikelihood::noise_var_original() const {

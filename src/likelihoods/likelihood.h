@@ -16,6 +16,10 @@
 #include "common/options.h"
 #include "likelihoods/metrics.h"
 
+namespace whvi::onnx {
+class Graph;  // onnx/graph.h
+}
+
 namespace whvi::likelihoods {
 
 // What a likelihood reports about a set of predictions: its metrics, in
@@ -50,6 +54,10 @@ class Likelihood : public torch::nn::Module {
   // Network outputs -> the predictive quantity in original units, float64:
   // Gaussian: f [..] -> f y_std + y_mean; softmax: logits [.., C] -> log class probabilities.
   virtual torch::Tensor to_original(const torch::Tensor& f) const = 0;
+  // Opt-in, `whvi export` (onnx/graph.h): appends to `g` what to_original
+  // does to the network outputs named `f` ([S, N] or [S, N, C]) and returns
+  // its name; "" where this likelihood does not export.
+  virtual std::string export_onnx(onnx::Graph& /*g*/, const std::string& /*f*/) const { return ""; }
   // Predictive metrics of S samples from predict() ([S, N] or [S, N, C]) for targets y [N].
   virtual Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) = 0;
   // The metric names evaluate() returns, in its order.
@@ -137,6 +145,7 @@ class GaussianLikelihood : public Likelihood {
   bool frozen(int64_t step) const override { return step < opt_.steps_fixed; }
   double lr_factor() const override { return opt_.lr_factor; }
   torch::Tensor to_original(const torch::Tensor& f) const override;
+  std::string export_onnx(onnx::Graph& g, const std::string& f) const override;
   Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
   const std::vector<const char*>& metric_names() const override { return metrics::regression_metric_names(); }
   std::optional<std::string> health_problem() const override;
@@ -177,6 +186,7 @@ class SoftmaxLikelihood : public Likelihood {
   bool frozen(int64_t) const override { return false; }
   double lr_factor() const override { return 1.0; }
   torch::Tensor to_original(const torch::Tensor& f) const override;
+  std::string export_onnx(onnx::Graph& g, const std::string& f) const override;
   Evaluation evaluate(const torch::Tensor& f, const torch::Tensor& y) override;
   const std::vector<const char*>& metric_names() const override { return metrics::classification_metric_names(); }
   std::optional<std::string> health_problem() const override { return std::nullopt; }

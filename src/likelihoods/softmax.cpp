@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "likelihoods/kind.h"
+#include "onnx/graph.h"
 
 namespace whvi::likelihoods {
 
@@ -138,6 +139,11 @@ torch::Tensor SoftmaxLikelihood::sample(const torch::Tensor& f, const at::Genera
 torch::Tensor SoftmaxLikelihood::to_original(const torch::Tensor& f) const {
   const auto f64 = f.to(torch::kFloat64);
   return torch::log_softmax(temperature_ == 1.0 ? f64 : f64 / temperature_, -1);
+}
+
+std::string SoftmaxLikelihood::export_onnx(onnx::Graph& g, const std::string& f) const {
+  const auto z = temperature_ == 1.0 ? f : g.op("Div", {f, g.scalar(temperature_)});
+  return g.op("LogSoftmax", {z}, {onnx::Attr::integer("axis", -1)});
 }
 
 Evaluation SoftmaxLikelihood::evaluate(const torch::Tensor& f, const torch::Tensor& y) {

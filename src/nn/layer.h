@@ -24,6 +24,10 @@
 #include "common/rng.h"
 #include "common/options.h"
 
+namespace whvi::onnx {
+class Graph;  // onnx/graph.h
+}
+
 namespace whvi::models {
 
 enum class Mode { kSample, kMean };
@@ -102,6 +106,11 @@ class BayesianLayer : public torch::nn::Module {
   // options) has one, else nullptr.
   virtual FusedLayer* fused() { return nullptr; }
   virtual GroupLayer* group() { return nullptr; }
+  // Opt-in, `whvi export` (onnx/graph.h): appends to `g` this layer's
+  // sampling forward pass on the value named `x` ([R, in], every row its own
+  // draw, as Mode::kSample) and returns its output's name ([R, out]); "" where
+  // this kind, with these options, does not export (LayerKind::exported_when).
+  virtual std::string export_onnx(onnx::Graph& /*g*/, const std::string& /*x*/) const { return ""; }
 
   const std::string& kind() const { return kind_; }
   int64_t in_features() const { return in_; }
@@ -173,6 +182,7 @@ struct LayerKind {
   std::function<LayerPtr(int64_t in, int64_t out, const options::Resolved&, const LayerContext&)> make;
   const char* fused_when = nullptr;
   const char* batched_when = nullptr;
+  const char* exported_when = nullptr;  // whvi export --format onnx (BayesianLayer::export_onnx)
   // How many trainable scalars a layer of this kind holds (for the memory check
   // before it is built); empty: two per weight and bias, as a mean-field layer.
   std::function<double(int64_t in, int64_t out, const options::Resolved&)> params = nullptr;
@@ -192,6 +202,11 @@ struct LayerKind {
   LayerKind batched(const char* when) const {
     LayerKind k = *this;
     k.batched_when = when;
+    return k;
+  }
+  LayerKind exports(const char* when) const {
+    LayerKind k = *this;
+    k.exported_when = when;
     return k;
   }
 };

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "nn/layer.h"
+#include "onnx/graph.h"
 
 namespace whvi::models {
 namespace {
@@ -26,6 +27,7 @@ class LinearLayer : public BayesianLayer {
  protected:
   torch::Tensor forward_impl(const torch::Tensor& x, ForwardCtx&) override { return torch::addmm(b_, x, w_); }
   torch::Tensor kl_impl() override { return (w_.square().sum() + b_.square().sum()) * (0.5 / prior_var_); }
+  std::string export_onnx(onnx::Graph& g, const std::string& x) const override { return onnx::linear(g, x, w_, b_); }
 
  private:
   double prior_var_ = 1;
@@ -48,6 +50,6 @@ LayerPtr make_linear_layer(int64_t in, int64_t out, const LinearOptions& o, cons
   return std::make_shared<LinearLayer>(in, out, pv > 0 ? pv : 1.0 / static_cast<double>(in), ctx.gen);
 }
 
-LayerKind linear_layer_kind() { return layer_kind("linear", make_linear_layer); }
+LayerKind linear_layer_kind() { return layer_kind("linear", make_linear_layer).exports(""); }
 
 }  // namespace whvi::models

@@ -11,6 +11,7 @@
 #include "nn/fused_ops.h"
 #include "nn/layer.h"
 #include "nn/layer_options.h"
+#include "onnx/graph.h"
 
 namespace whvi::models {
 namespace {
@@ -39,6 +40,15 @@ class McdLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
   }
 
   torch::Tensor kl_impl() override { return decay_ * (w_.square().sum() + b_.square().sum()); }
+
+  // Export: the same per-row mask, drawn by RandomUniformLike at every call.
+  std::string export_onnx(onnx::Graph& g, const std::string& x) const override {
+    const auto y = onnx::linear(g, x, w_, b_);
+    if (p_ == 0.0) return y;
+    const auto keep = g.op("Less", {g.op("RandomUniformLike", {y}), g.scalar(1.0 - p_)});
+    const auto mask = g.op("Cast", {keep}, {onnx::Attr::integer("to", static_cast<int64_t>(onnx::Elem::kFloat))});
+    return g.op("Mul", {y, g.op("Mul", {mask, g.scalar(1.0 / (1.0 - p_))})});
+  }
 
   // Fused step: the same draws as forward_impl (one Bernoulli per output
   // element). The GEMM and the mask's draws, and the two GEMMs of the
@@ -115,6 +125,6 @@ LayerPtr make_mcd_layer(int64_t in, int64_t out, const McdOptions& o, const Laye
   return std::make_shared<McdLayer>(in, out, o, ctx.is_output, ctx.gen);
 }
 
-LayerKind mcd_layer_kind() { return layer_kind("mcd", make_mcd_layer).fused("").batched(""); }
+LayerKind mcd_layer_kind() { return layer_kind("mcd", make_mcd_layer).fused("").batched("").exports(""); }
 
 }  // namespace whvi::models

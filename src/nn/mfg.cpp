@@ -11,6 +11,7 @@
 #include "nn/fused_ops.h"
 #include "nn/layer.h"
 #include "nn/layer_options.h"
+#include "onnx/graph.h"
 
 namespace whvi::models {
 namespace {
@@ -38,6 +39,13 @@ class MfgLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
     if (mode == Mode::kMean) return mean;
     auto var = torch::addmm(b_logvar_.exp(), x.square(), w_logvar_.exp());
     return mean + var.sqrt() * whvi::randn(mean.sizes(), gen, mean.options());
+  }
+
+  // Export: the local reparameterisation, one normal per output element drawn at every call.
+  std::string export_onnx(onnx::Graph& g, const std::string& x) const override {
+    const auto mean = onnx::linear(g, x, w_mu_, b_mu_);
+    const auto var = onnx::linear(g, g.op("Mul", {x, x}), w_logvar_.exp(), b_logvar_.exp());
+    return onnx::gaussian_draw(g, mean, g.op("Sqrt", {var}));
   }
 
   torch::Tensor kl_impl() override {
@@ -141,6 +149,6 @@ LayerPtr make_mfg_layer(int64_t in, int64_t out, const MfgOptions& o, const Laye
   return std::make_shared<MfgLayer>(in, out, o, ctx.gen);
 }
 
-LayerKind mfg_layer_kind() { return layer_kind("mfg", make_mfg_layer).fused("").batched(""); }
+LayerKind mfg_layer_kind() { return layer_kind("mfg", make_mfg_layer).fused("").batched("").exports(""); }
 
 }  // namespace whvi::models

@@ -36,6 +36,7 @@
 #include "nn/fused_ops.h"
 #include "nn/layer.h"
 #include "nn/whvi_params.h"
+#include "onnx/graph.h"
 #include "ops/fwht_op.h"
 
 namespace whvi::models {
@@ -58,6 +59,27 @@ class WhviLayer : public BayesianLayer, public FusedLayer, public GroupLayer {
   }
 
   torch::Tensor kl_impl() override { return p_.closed_form_kl(); }
+
+  // Export (the default structure): S1 H diag(g) H S2 on the zero-padded rows,
+  // g drawn per row and group at every call (RandomNormalLike), the FWHT exact
+  // (onnx::fwht); then the output truncated and the bias added.
+  std::string export_onnx(onnx::Graph& g, const std::string& x) const override {
+    if (!p_.opt.is_default_structure()) return "";
+    const int64_t d = p_.d, in = in_features(), out = out_features();
+    const auto xp = d == in ? x : g.op("Pad", {x, g.ints({0, 0, 0, d - in})});
+    const auto x3 = g.op("Unsqueeze", {xp, g.ints({1})});  // [R, 1, D]
+    auto t = onnx::fwht(g, g.op("Mul", {x3, g.constant(p_.s2)}), d);  // [R, blocks, D]
+    const auto like = p_.groups == 1 ? x3 : t;                        // [R, groups, D]
+    const auto eps = g.op("RandomNormalLike", {like});
+    const auto gs = g.op("Add", {g.constant(p_.g_mu), g.op("Mul", {eps, g.constant((0.5 * p_.g_logvar).exp())})});
+    t = g.op("Mul", {onnx::fwht(g, g.op("Mul", {t, gs}), d), g.constant(p_.s1)});
+    auto y = g.op("Reshape", {t, g.ints({-1, p_.blocks * d})});
+    if (p_.blocks * d != out) y = g.op("Slice", {y, g.ints({0}), g.ints({out}), g.ints({1})});
+    if (p_.opt.bias == "none") return y;
+    y = g.op("Add", {y, g.constant(p_.b_mu)});
+    if (p_.opt.bias == "bayesian") y = onnx::gaussian_draw(g, y, g.constant((0.5 * p_.b_logvar).exp()));
+    return y;
+  }
 
   // Fused step: the default structure without a Bayesian bias, on the CPU;
   // the same draws as forward_impl (one normal per row, group and D).
@@ -186,6 +208,7 @@ LayerPtr make_whvi_layer(int64_t in, int64_t out, const WhviOptions& o, const La
 
 LayerKind whvi_layer_kind() { return layer_kind("whvi", make_whvi_layer)
       .fused("with its default structure and a deterministic or no bias")
-      .batched("with its default structure"); }
+      .batched("with its default structure")
+      .exports("with its default structure"); }
 
 }  // namespace whvi::models

@@ -1,0 +1,18 @@
+// A network as ONNX nodes (`whvi export`; onnx/graph.h): its layers'
+// sampling forward passes (BayesianLayer::export_onnx) with the activations
+// between them, as RegressionModel::forward_standardized in Mode::kSample.
+#pragma once
+
+#include <string>
+
+#include "models/regression_model.h"
+#include "onnx/graph.h"
+
+namespace whvi::models {
+
+// The network on the standardised rows named `x` ([R, d_in]), every row its
+// own draw: the output's name ([R], or [R, C] for C > 1 outputs); "" with
+// `why` set (a phrase naming the part that does not export) otherwise.
+std::string export_network(onnx::Graph& g, const RegressionModel& model, const std::string& x, std::string& why);
+
+}  // namespace whvi::models
