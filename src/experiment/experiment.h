@@ -27,6 +27,7 @@
 // count).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,15 @@ struct PredictOptions {
 // row, so a row's numbers depend only on the checkpoint, the row, S and the
 // seed. Returns a summary (rows, unseen categories).
 nlohmann::json run_predict(const PredictOptions& options);
+// A CSV field as whvi writes it: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s);
+
+struct LoadedCheckpoint;  // experiment/checkpoint.h
+// The same for a checkpoint already loaded (the library's whvi::Predictor,
+// whvi/predictor.h): the output's text goes to `write`, piece by piece, in
+// order (options.out is not read); nothing is written for a refused input.
+nlohmann::json predict_with(LoadedCheckpoint& loaded, const PredictOptions& options,
+                            const std::function<void(const std::string&)>& write);
 
 struct ExportOptions {
   std::string checkpoint;

@@ -7,6 +7,7 @@
 // The interval is the central interval of the samples' Gaussian mixture, by
 // bisection on its CDF unrolled in the graph (kBisections halvings of a
 // bracket 24 noise sds wider than the samples' range).
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -56,39 +57,90 @@ std::string mixture_quantile(Graph& g, const std::string& mu, const std::string&
   return g.op("Mul", {g.op("Add", {lo, hi}), half});
 }
 
-// Regression's columns from [S, N] samples of the mean with noise variance
-// σ², or [S, N, 2] Gaussian components (mean, log variance).
-void regression_outputs(Graph& g, const std::string& f, bool components, double noise_var, double interval) {
+// What a regression model's outputs are made from.
+struct Regression {
+  bool components = false;  // [S, N, 2] Gaussian components (mean, log variance), else [S, N] means
+  bool log_target = false;  // the model is of ln y: moments of the log-normal mixture, the interval exponentiated
+  double noise_var = 0;     // σ² (of ln y for a log target)
+  double interval = 0.95;
+  calibration::Fitted cal;
+};
+
+// The moments in the target's units: mean, epistemic and aleatoric variance
+// (as whvi predict's regression_lines), from mu, var [S, N] of the model's
+// scale. A log target's are differences of large exponentials (e^σ² − 1 with a
+// small σ², total − aleatoric): they are formed in float64, then rounded.
+std::array<std::string, 3> moments(Graph& g, const std::string& mu_in, const std::string& var_in, const Regression& r) {
+  const bool dbl = r.log_target;
+  const auto cast = [&](const std::string& v, Elem to) {
+    return g.op("Cast", {v}, {Attr::integer("to", static_cast<int64_t>(to))});
+  };
+  const auto mu = dbl ? cast(mu_in, Elem::kDouble) : mu_in, var = dbl ? cast(var_in, Elem::kDouble) : var_in;
+  const auto c = [&](double v) { return g.scalar(v, dbl); };
+  const auto sq = [&](const std::string& v) { return g.op("Mul", {v, v}); };
+  const auto lin = [&](const std::string& a, double ka, const std::string& b, double kb) {  // ka a + kb b
+    return g.op("Add", {g.op("Mul", {a, c(ka)}), g.op("Mul", {b, c(kb)})});
+  };
+  const auto exp_of = [&](const std::string& a, double ka, const std::string& b, double kb) {
+    return g.op("Exp", {lin(a, ka, b, kb)});
+  };
+  if (!r.log_target) {
+    const auto mean = mean0(g, mu);
+    const auto excess = g.op("Max", {g.op("Sub", {var, c(r.noise_var)}), c(0)});
+    const auto epi2 = g.op("Add", {mean0(g, sq(g.op("Sub", {mu, mean}))), mean0(g, excess)});
+    return {mean, epi2, g.op("Add", {g.op("Mul", {mean, c(0)}), c(r.noise_var)})};
+  }
+  const auto m = exp_of(mu, 1, var, 0.5);  // E[y | component]
+  const auto mean = mean0(g, m);
+  std::string epi2, a2;
+  if (!r.components) {  // the law of total variance over the samples
+    a2 = mean0(g, g.op("Mul", {g.op("Sub", {g.op("Exp", {var}), c(1)}), exp_of(mu, 2, var, 1)}));
+    epi2 = mean0(g, sq(g.op("Sub", {m, mean})));
+  } else {  // y log-normal given f ~ N(mu, var − σ²): Var(y | f) = (e^σ² − 1) e^(2f + σ²)
+    const auto total = g.op("Sub", {mean0(g, exp_of(mu, 2, var, 2)), sq(mean)});
+    const auto shifted = g.op("Exp", {g.op("Sub", {lin(mu, 2, var, 2), c(r.noise_var)})});
+    a2 = g.op("Mul", {mean0(g, shifted), c(std::exp(r.noise_var) - 1)});
+    epi2 = g.op("Max", {g.op("Sub", {total, a2}), c(0)});
+  }
+  return {cast(mean, Elem::kFloat), cast(epi2, Elem::kFloat), cast(a2, Elem::kFloat)};
+}
+
+// Regression's columns from f: [S, N] samples of the mean (noise σ² each) or
+// [S, N, 2] Gaussian components (mean, log variance).
+void regression_outputs(Graph& g, const std::string& f, const Regression& r) {
   std::string mu = f, var;
-  if (components) {
+  if (r.components) {
     const auto split = [&](int64_t k) {
       return g.op("Squeeze", {g.op("Slice", {f, g.ints({k}), g.ints({k + 1}), g.ints({2})}), g.ints({2})});
     };
     mu = split(0);
     var = g.op("Exp", {split(1)});
   } else {
-    var = g.op("Add", {g.op("Mul", {mu, g.scalar(0)}), g.scalar(noise_var)});  // σ² in mu's shape
+    var = g.op("Add", {g.op("Mul", {mu, g.scalar(0)}), g.scalar(r.noise_var)});  // σ² in mu's shape
   }
-  const auto mean = mean0(g, mu);
-  const auto dev = g.op("Sub", {mu, mean});
-  const auto excess = g.op("Max", {g.op("Sub", {var, g.scalar(noise_var)}), g.scalar(0)});
-  const auto epi2 = g.op("Add", {mean0(g, g.op("Mul", {dev, dev})), mean0(g, excess)});
-  const auto epi = g.op("Sqrt", {epi2});
-  const auto alea = g.op("Add", {g.op("Mul", {mean, g.scalar(0)}), g.scalar(std::sqrt(noise_var))});
-  const auto sd = g.op("Sqrt", {g.op("Add", {epi2, g.scalar(noise_var)})});
+  const auto [mean, epi2, alea2] = moments(g, mu, var, r);
   const auto comp_sd = g.op("Sqrt", {var});
   const auto inv = g.op("Reciprocal", {g.op("Mul", {comp_sd, g.scalar(std::sqrt(2.0))})});
   const auto reach = g.op("Mul", {reduce(g, "ReduceMax", comp_sd, 0), g.scalar(12)});
   const auto lo = g.op("Sub", {reduce(g, "ReduceMin", mu, 0), reach});
   const auto hi = g.op("Add", {reduce(g, "ReduceMax", mu, 0), reach});
-  const double a = (1 - interval) / 2;
+  const double a = (1 - r.interval) / 2;
+  const auto units = [&](const std::string& v) { return r.log_target ? g.op("Exp", {v}) : v; };
   const std::vector<Dim> rows = {{-1, "N"}};
   g.output(mean, "mean", Elem::kFloat, rows);
-  g.output(sd, "std", Elem::kFloat, rows);
-  g.output(epi, "epistemic_std", Elem::kFloat, rows);
-  g.output(alea, "aleatoric_std", Elem::kFloat, rows);
-  g.output(mixture_quantile(g, mu, inv, lo, hi, a), "lower", Elem::kFloat, rows);
-  g.output(mixture_quantile(g, mu, inv, lo, hi, 1 - a), "upper", Elem::kFloat, rows);
+  g.output(g.op("Sqrt", {g.op("Add", {epi2, alea2})}), "std", Elem::kFloat, rows);
+  g.output(g.op("Sqrt", {epi2}), "epistemic_std", Elem::kFloat, rows);
+  g.output(g.op("Sqrt", {alea2}), "aleatoric_std", Elem::kFloat, rows);
+  g.output(units(mixture_quantile(g, mu, inv, lo, hi, a)), "lower", Elem::kFloat, rows);
+  g.output(units(mixture_quantile(g, mu, inv, lo, hi, 1 - a)), "upper", Elem::kFloat, rows);
+  if (r.cal.kind != "conformal") return;
+  // mean ± q sd of the model's scale (calibration::conformal_interval), in the target's units
+  const auto cm = mean0(g, mu);
+  const auto dev = g.op("Sub", {mu, cm});
+  const auto csd = g.op("Sqrt", {g.op("Add", {mean0(g, g.op("Mul", {dev, dev})), mean0(g, var)})});
+  const auto half = g.op("Mul", {csd, g.scalar(r.cal.value)});
+  g.output(units(g.op("Sub", {cm, half})), "conformal_lower", Elem::kFloat, rows);
+  g.output(units(g.op("Add", {cm, half})), "conformal_upper", Elem::kFloat, rows);
 }
 
 // Classification's columns from log class probabilities [S, N, C]; with a
@@ -116,6 +168,9 @@ void classification_outputs(Graph& g, const std::string& logp, int64_t classes, 
   g.output(reduce(g, "ReduceMax", p, 1), "confidence", Elem::kFloat, rows);
   g.output(entropy, "entropy", Elem::kFloat, rows);
   g.output(mi, "mutual_information", Elem::kFloat, rows);
+  if (cal.kind == "conformal")  // the classes whose mixture probability is at least 1 − q (calibration::conformal_sets)
+    g.output(g.op("Not", {g.op("Less", {p_raw, g.scalar(1 - cal.value)})}), "conformal_set", Elem::kBool,
+             {{-1, "N"}, {classes, ""}});
 }
 
 // The rows as the network sees them: missing cells filled, one-hot inputs
@@ -144,9 +199,7 @@ json run_export(const ExportOptions& o) {
   const json enc = json::parse(meta.inputs_json);
   if (enc.value("pixels", false)) refuse("models of images do not export yet");
   const auto& cfg = loaded.cfg;
-  if (cfg.get_string("data.target_transform") == "log") refuse("a model of the target's log does not export yet");
   const auto cal = stored_calibration(meta, o.checkpoint);
-  if (cal.kind == "conformal") refuse("conformal calibration does not export yet; use whvi predict");
   const bool classify = meta.num_classes > 0;
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
 
@@ -159,7 +212,8 @@ json run_export(const ExportOptions& o) {
   if (f.empty()) refuse(why);
   const bool components = inf.closed_form() != nullptr;
   if (classify) classification_outputs(g, f, meta.num_classes, cal);
-  else regression_outputs(g, f, components, inf.likelihood().noise_var_original(), o.interval);
+  else regression_outputs(g, f, {components, cfg.get_string("data.target_transform") == "log",
+                                 inf.likelihood().noise_var_original(), o.interval, cal});
 
   g.meta("whvi.inputs", enc["columns"].dump());
   g.meta("whvi.classes", enc["classes"].dump());

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -23,6 +25,14 @@
 #include "infer/inference.h"
 
 namespace whvi::experiment {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 namespace {
 using nlohmann::json;
 
@@ -33,14 +43,6 @@ struct Column {
   bool missing_indicator = false;       // 1 where column `name` is missing
   bool declared = false;                // data.categorical: its numbers are categories by value
 };
-
-// A CSV field: quoted when it holds a comma, a quote or a line break.
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 std::string num(double v) {
   char buf[40];
@@ -388,6 +390,18 @@ json run_predict(const PredictOptions& o) {
   WHVI_CHECK(o.interval > 0 && o.interval < 1, "--interval ", o.interval, " is not in (0, 1) (e.g. --interval 0.95)");
   if (o.out != "-") check_output_path(o.out, "--out");
   auto loaded = load_checkpoint(o.checkpoint);
+  std::unique_ptr<AtomicFile> out;  // created at the first line, once the input's columns have matched
+  auto r = predict_with(loaded, o, [&](const std::string& piece) {
+    if (!out) out = std::make_unique<AtomicFile>(o.out);
+    out->write(piece);
+  });
+  out->commit();
+  return r;
+}
+
+json predict_with(LoadedCheckpoint& loaded, const PredictOptions& o,
+                  const std::function<void(const std::string&)>& write) {
+  WHVI_CHECK(o.interval > 0 && o.interval < 1, "--interval ", o.interval, " is not in (0, 1) (e.g. --interval 0.95)");
   const auto& meta = loaded.meta;
   auto& inf = loaded.inf;
   WHVI_CHECK(!meta.inputs_json.empty(), "'", o.checkpoint, "' was written by an older whvi and does not store its "
@@ -406,10 +420,9 @@ json run_predict(const PredictOptions& o) {
              "'", o.checkpoint, "' is damaged: its input columns make ", width, " inputs, its model reads ", meta.d_in);
 
   const auto keep_at = kept_columns(o, in);
-  AtomicFile out(o.out);
   const auto cal = stored_calibration(meta, o.checkpoint);
   log_predictive(loaded.inf->likelihood(), cal);
-  out.write(output_header(o, classify, classes, cal));
+  write(output_header(o, classify, classes, cal));
 
   const auto& cfg = loaded.cfg;
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
@@ -449,12 +462,11 @@ json run_predict(const PredictOptions& o) {
     const std::string text = classify ? classification_lines(f, classes, cal, where)
                                       : regression_lines(f, inf->likelihood(), noise_var, o.interval, cal,
                                                          cfg.get_string("data.target_transform") == "log", where);
-    out.write(with_prefixes(text, prefix));
+    write(with_prefixes(text, prefix));
     rows += n;
     if (rows >= o.chunk_rows) spdlog::info("predict: {} rows done", rows);
   }
   WHVI_CHECK(rows > 0, "'", o.input, "' has a header but no rows to predict");
-  out.commit();
   if (missing > 0)
     spdlog::info("predict: {} missing cell(s) filled as in training ({})", missing,
                  meta.x_fill.defined() ? "the training split's median / most frequent category"

@@ -46,6 +46,7 @@
 #include "common/draws.h"
 #include "common/errors.h"
 #include "infer/inference.h"
+#include "onnx/graph.h"
 
 namespace whvi::infer {
 namespace {
@@ -172,6 +173,44 @@ class Gp final : public Inference, public ClosedForm {
     torch::NoGradGuard ng;
     const auto [mu, var] = posterior(x_in);
     return lik().exact_components(mu, var + std::exp(lik().log_noise_var().item<double>()), S);
+  }
+
+  // Export: the exact predictive as predict() gives it, [1, N, 2] (mean, log variance; original units),
+  // computed in float64 inside the graph (the kernel's distances and k** − |L⁻¹k*|² lose too much in
+  // float32); L⁻¹ is stored, so |L⁻¹k*|² is one product.
+  std::string export_onnx(onnx::Graph& g, const std::string& x_in, int64_t, std::string&) override {
+    const auto th = theta_;
+    const auto d = [&](double v) { return g.scalar(v, true); };
+    const auto inv_ls = (-th.narrow(0, 0, d_)).exp();
+    const auto xt = x_ * inv_ls;  // [N, D]
+    const auto x = g.op("Mul", {g.op("Cast", {x_in}, {onnx::Attr::integer("to", static_cast<int64_t>(onnx::Elem::kDouble))}),
+                                g.constant(inv_ls, true)});
+    const auto sq = g.op("ReduceSum", {g.op("Mul", {x, x}), g.ints({1})}, {onnx::Attr::integer("keepdims", 1)});
+    const auto cross = g.op("Mul", {g.op("MatMul", {x, g.constant(xt.t(), true)}), d(2)});
+    const auto r2 = g.op("Max", {g.op("Add", {g.op("Sub", {sq, cross}), g.constant(xt.square().sum(1), true)}), d(0)});
+    const double log_s2 = th[d_].item<double>();
+    std::string k;
+    if (opt_.kernel == "se") {
+      k = g.op("Exp", {g.op("Add", {g.op("Mul", {r2, d(-0.5)}), d(log_s2)})});
+    } else {  // s² (1 + √5 r + 5r²/3) e^{−√5 r}
+      const double c = std::sqrt(5.0);
+      const auto r = g.op("Sqrt", {r2});
+      const auto e = g.op("Exp", {g.op("Add", {g.op("Mul", {r, d(-c)}), d(log_s2)})});
+      k = g.op("Mul", {e, g.op("Add", {g.op("Add", {g.op("Mul", {r, d(c)}), d(1)}), g.op("Mul", {r2, d(5.0 / 3.0)})})});
+    }
+    const auto mu = g.op("MatMul", {k, g.constant(a_.unsqueeze(1), true)});  // [m, 1]
+    const auto l_inv = torch::linalg_solve_triangular(chol_, torch::eye(chol_.size(0), chol_.options()), /*upper=*/false);
+    const auto v = g.op("MatMul", {k, g.constant(l_inv.t(), true)});
+    const auto vv = g.op("ReduceSum", {g.op("Mul", {v, v}), g.ints({1})}, {onnx::Attr::integer("keepdims", 1)});
+    const double noise = std::exp(lik().log_noise_var().item<double>());
+    const double y_var = lik().noise_var_original() / noise;
+    const auto var = g.op("Add", {g.op("Max", {g.op("Sub", {d(std::exp(log_s2)), vv}), d(0)}), d(noise)});
+    const auto to_float = [&](const std::string& t) {
+      return g.op("Cast", {t}, {onnx::Attr::integer("to", static_cast<int64_t>(onnx::Elem::kFloat))});
+    };
+    const auto log_var = to_float(g.op("Log", {g.op("Mul", {var, d(y_var)})}));
+    const auto both = g.op("Concat", {lik().export_onnx(g, to_float(mu)), log_var}, {onnx::Attr::integer("axis", 1)});
+    return g.op("Unsqueeze", {both, g.ints({0})});
   }
 
   torch::Tensor mean_standardized(const torch::Tensor& x) override {

@@ -87,20 +87,23 @@ std::string Graph::op(const std::string& type, const std::vector<std::string>& i
   return out;
 }
 
-std::string Graph::constant(const torch::Tensor& t_in) {
+std::string Graph::constant(const torch::Tensor& t_in, bool as_double) {
   const bool integer = !t_in.is_floating_point();
-  const auto t = t_in.detach().to(torch::kCPU).to(integer ? torch::kInt64 : torch::kFloat32).contiguous();
+  const auto type = integer ? torch::kInt64 : as_double ? torch::kFloat64 : torch::kFloat32;
+  const auto t = t_in.detach().to(torch::kCPU).to(type).contiguous();
   const std::string name = "const_" + std::to_string(counter_++);
   std::string m;
   for (const auto d : t.sizes()) int_field(m, 1, d);
-  int_field(m, 2, static_cast<int32_t>(integer ? Elem::kInt64 : Elem::kFloat));
+  int_field(m, 2, static_cast<int32_t>(integer ? Elem::kInt64 : as_double ? Elem::kDouble : Elem::kFloat));
   bytes_field(m, 8, name);
   bytes_field(m, 9, std::string(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size()));
   initializers_.push_back(std::move(m));
   return name;
 }
 
-std::string Graph::scalar(double v) { return constant(torch::tensor(static_cast<float>(v))); }
+std::string Graph::scalar(double v, bool as_double) {
+  return as_double ? constant(torch::tensor(v, torch::kFloat64), true) : constant(torch::tensor(static_cast<float>(v)));
+}
 
 std::string Graph::ints(const std::vector<int64_t>& v) {
   return constant(torch::tensor(v, torch::kInt64));
@@ -149,25 +152,34 @@ std::string Graph::serialise(const std::string& producer_version, const std::str
   return model;
 }
 
+namespace {
+torch::Tensor sylvester(int64_t d) {  // H_d, symmetric, entries ±1
+  auto h = torch::ones({1, 1});
+  while (h.size(0) < d) h = torch::cat({torch::cat({h, h}, 1), torch::cat({h, -h}, 1)}, 0);
+  return h;
+}
+}  // namespace
+
 std::string fwht(Graph& g, const std::string& x, int64_t d) {
   WHVI_CHECK(d >= 1 && (d & (d - 1)) == 0, "fwht: ", d, " is not a power of two");
   if (d == 1) return x;
-  if (d <= 512) {  // the Sylvester matrix H (symmetric, ±1): x H
-    auto h = torch::ones({1, 1});
-    while (h.size(0) < d) h = torch::cat({torch::cat({h, h}, 1), torch::cat({h, -h}, 1)}, 0);
-    return g.op("MatMul", {x, g.constant(h)});
+  if (d <= 64) return g.op("MatMul", {x, g.constant(sylvester(d))});
+  // H_d = H_d1 ⊗ ... ⊗ H_dr (Sylvester's construction; the first factor on the
+  // high bits): x seen as [M, d1, ..., dr], each axis multiplied by its H in turn,
+  // the last axis each time, then moved to the front (after r turns the order is back)
+  int64_t bits = 0;
+  while ((int64_t{1} << bits) < d) ++bits;
+  const int64_t r = (bits + 5) / 6;
+  std::vector<int64_t> shape = {-1}, perm = {0, r};
+  for (int64_t i = 0; i < r; ++i) shape.push_back(int64_t{1} << (bits / r + (i < bits % r ? 1 : 0)));
+  for (int64_t i = 1; i < r; ++i) perm.push_back(i);
+  const auto original = g.op("Shape", {x});
+  auto t = g.op("Reshape", {x, g.ints(shape)});
+  for (int64_t i = r; i >= 1; --i) {
+    t = g.op("MatMul", {t, g.constant(sylvester(shape[static_cast<size_t>(i)]))});
+    t = g.op("Transpose", {t}, {Attr::list("perm", perm)});
   }
-  // butterflies: for h = 1, 2, 4, ...: pairs (a, b) h apart become (a + b, a - b),
-  // x seen as [M, d / 2h, 2, h] with the pair on axis 2
-  const auto shape = g.op("Shape", {x});
-  auto t = x;
-  for (int64_t h = 1; h < d; h *= 2) {
-    const auto v = g.op("Reshape", {t, g.ints({-1, d / (2 * h), 2, h})});
-    const auto a = g.op("Slice", {v, g.ints({0}), g.ints({1}), g.ints({2})});
-    const auto b = g.op("Slice", {v, g.ints({1}), g.ints({2}), g.ints({2})});
-    t = g.op("Concat", {g.op("Add", {a, b}), g.op("Sub", {a, b})}, {Attr::integer("axis", 2)});
-  }
-  return g.op("Reshape", {t, shape});
+  return g.op("Reshape", {t, original});
 }
 
 std::string linear(Graph& g, const std::string& x, const torch::Tensor& w, const torch::Tensor& b) {

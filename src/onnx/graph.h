@@ -39,7 +39,7 @@ struct Attr {
 };
 
 // ONNX's element types used here (TensorProto.DataType).
-enum class Elem : int32_t { kFloat = 1, kInt64 = 7, kBool = 9 };
+enum class Elem : int32_t { kFloat = 1, kInt64 = 7, kBool = 9, kDouble = 11 };
 
 // A dimension of a graph input or output: a size, or a name (a free size, e.g. the rows).
 struct Dim {
@@ -51,9 +51,10 @@ class Graph {
  public:
   // A node of `op` over `inputs` with `attrs`; returns its (one) output's name.
   std::string op(const std::string& type, const std::vector<std::string>& inputs, const std::vector<Attr>& attrs = {});
-  // A constant (initializer): a float tensor as float32, an integer one as int64.
-  std::string constant(const torch::Tensor& t);
-  std::string scalar(double v);                    // float32 scalar
+  // A constant (initializer): a float tensor as float32 (float64 with
+  // `as_double`), an integer one as int64.
+  std::string constant(const torch::Tensor& t, bool as_double = false);
+  std::string scalar(double v, bool as_double = false);  // float32 (or float64) scalar
   std::string ints(const std::vector<int64_t>& v);  // int64 vector
   // The graph's inputs and outputs, in order.
   void input(const std::string& name, Elem type, const std::vector<Dim>& dims);
@@ -72,8 +73,9 @@ class Graph {
 
 // Composite steps several exporters share.
 // The unnormalised Walsh-Hadamard transform along the last axis (of size d, a
-// power of two) of x: exact (entries ±1), as a Sylvester matrix product for
-// small d and log2(d) butterfly stages of reshapes, slices and adds above.
+// power of two) of x: exact (entries ±1), as a product with the Sylvester
+// matrix H_d up to d = 64, and above as H_d1 ⊗ ... ⊗ H_dr (factors of at most
+// 64) applied axis by axis to x seen as [M, d1, ..., dr].
 std::string fwht(Graph& g, const std::string& x, int64_t d);
 // x [R, in] @ w [in, out] + b [out] (b may be undefined).
 std::string linear(Graph& g, const std::string& x, const torch::Tensor& w, const torch::Tensor& b);

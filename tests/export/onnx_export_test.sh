@@ -61,7 +61,7 @@ case_ mfg f.csv rows.csv sampled --set model.kind=mfg --set model.depth=1 || fai
 case_ whvi f.csv rows.csv sampled --set model.kind=whvi --set model.depth=1 || fails=$((fails + 1))
 case_ whvi_shared f.csv rows.csv sampled --set model.kind=whvi --set model.depth=1 --set model.whvi.shared_g=true \
   --set model.whvi.bias=bayesian || fails=$((fails + 1))
-# D = 1024: the FWHT as butterfly stages, not a matrix product
+# D = 1024: the FWHT as Kronecker factors (32 x 32), not one matrix product
 CASE_S=400 case_ whvi_wide f.csv rows.csv sampled --set model.kind=whvi --set model.depth=1 --set model.width=1000 ||
   fails=$((fails + 1))
 case_ blr f.csv rows.csv exact --set model.kind=blr --set model.depth=0 || fails=$((fails + 1))
@@ -69,6 +69,20 @@ case_ mcd_class k.csv krows.csv sampled --set data.target=label --set likelihood
   fails=$((fails + 1))
 case_ whvi_temp k.csv krows.csv sampled --set data.target=label --set likelihood.kind=softmax --set model.kind=whvi --set model.depth=1 \
   --set calibration.kind=temperature || fails=$((fails + 1))
+
+case_ gp f.csv rows.csv exact --set model.kind=gp || fails=$((fails + 1))
+case_ gp_matern f.csv rows.csv exact --set model.kind=gp --set model.gp.kernel=matern52 || fails=$((fails + 1))
+# the target's log (a positive target: friedman's, shifted) and conformal calibration
+awk -F, 'NR == 1 { print; next } { $NF = $NF + 30; print }' OFS=, f.csv > pos.csv
+head -51 pos.csv > posrows.csv
+case_ blr_log pos.csv posrows.csv exact --set model.kind=blr --set model.depth=0 --set data.target_transform=log ||
+  fails=$((fails + 1))
+case_ mcd_log pos.csv posrows.csv sampled --set model.kind=mcd --set model.depth=1 --set data.target_transform=log ||
+  fails=$((fails + 1))
+case_ mcd_conformal f.csv rows.csv sampled --set model.kind=mcd --set model.depth=1 --set calibration.kind=conformal ||
+  fails=$((fails + 1))
+case_ mfg_class_conformal k.csv krows.csv sampled --set data.target=label --set likelihood.kind=softmax \
+  --set model.kind=mfg --set model.depth=1 --set calibration.kind=conformal || fails=$((fails + 1))
 
 # a kind that does not export: a one-line reason, no file
 printf 'data:\n  dataset: f.csv\n  splits: 1\noutput:\n  dir: out\n  checkpoints: true\n' > sghmc.yaml

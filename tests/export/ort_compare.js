@@ -52,10 +52,15 @@ async function main() {
     // tails); a central interval's end, a quantile of the mixture, moves by at most about 2.7 sd/√S
     check('mean', a.mean.data, (i) => (exact ? 0 : 5 * epi[i] * mc));
     check('epistemic_std', a.epistemic_std.data, (i) => (exact ? 0 : 5 * epi[i] * Math.SQRT2 * mc));
-    check('aleatoric_std', a.aleatoric_std.data, () => 0);
+    // the noise's sd: a constant, except for a log target's, whose sd scales with each sample's e^mu (about
+    // 2 epi/mean of relative Monte Carlo error)
+    const alea = col('aleatoric_std'), mean = col('mean');
+    check('aleatoric_std', a.aleatoric_std.data, (i) => (exact ? 0 : 10 * epi[i] * mc * alea[i] / Math.abs(mean[i])));
     check('std', a.std.data, (i) => (exact ? 0 : 5 * epi[i] * Math.SQRT2 * mc));
-    for (const side of ['lower', 'upper'])
-      check(side, a[side].data, (i) => (exact ? 1e-4 * sd[i] : 11 * sd[i] * mc));
+    for (const side of ['lower', 'upper', 'conformal_lower', 'conformal_upper']) {
+      if ((side in a) !== pred.head.includes(side)) fail(`${side}: in one output only`);
+      if (side in a) check(side, a[side].data, (i) => (exact ? 1e-4 * sd[i] : 11 * sd[i] * mc));
+    }
   } else {
     const C = a.probabilities.dims[1];
     const classes = pred.head.filter((h) => h.startsWith('p_'));
@@ -66,6 +71,20 @@ async function main() {
       // a probability's draws lie in [0, 1]: their sd is at most 1/2
       check(name, p, () => (mode === 'exact' ? 0 : 5 * 0.5 * mc));
     });
+  }
+  if (('conformal_set' in a) !== pred.head.includes('conformal_set')) fail('conformal_set: in one output only');
+  if ('conformal_set' in a) {
+    // a class in one set and not the other: its probability must lie on that side in both (the threshold between)
+    const C = a.probabilities.dims[1];
+    const classes = pred.head.filter((h) => h.startsWith('p_')).map((h) => h.slice(2));
+    const sets = pred.rows.map((r) => r[pred.head.indexOf('conformal_set')].split('|'));
+    for (let i = 0; i < N; ++i)
+      classes.forEach((name, c) => {
+        const inOnnx = Boolean(a.conformal_set.data[i * C + c]), inWhvi = sets[i].includes(name);
+        const po = a.probabilities.data[i * C + c], pw = col('p_' + name)[i];
+        if (inOnnx !== inWhvi && (inOnnx ? po < pw : po > pw))
+          fail(`conformal_set row ${i + 1} class ${name}: onnx ${inOnnx} (p ${po}), whvi predict ${inWhvi} (p ${pw})`);
+      });
   }
   if (mode === 'exact' && differ) fail('two calls of a closed form differ');
   if (mode !== 'exact' && !differ) fail('two calls drew the same samples: the sampling is not in the graph');
