@@ -31,6 +31,7 @@
 #include "infer/inference.h"
 #include "infer/map_fit.h"
 #include "infer/variational.h"
+#include "models/export.h"
 #include "optim/flat_optimizer.h"
 
 namespace whvi::infer {
@@ -166,6 +167,18 @@ class Ensemble : public Inference {
     std::vector<torch::Tensor> parts;
     for (auto& member : members_) parts.push_back(predict_with(*member, x, k, gen));
     return torch::cat(parts, 0);
+  }
+
+  // Export: each member's share of the S samples as predict() draws them, concatenated.
+  std::string export_onnx(onnx::Graph& g, const std::string& x, int64_t S, std::string& why) override {
+    const int64_t M = static_cast<int64_t>(members_.size());
+    const int64_t k = deterministic_ ? 1 : (std::max<int64_t>(S, 1) + M - 1) / M;
+    std::vector<std::string> parts;
+    for (auto& member : members_) {
+      parts.push_back(models::export_samples(g, *member, x, k, why));
+      if (parts.back().empty()) return "";
+    }
+    return parts.size() == 1 ? parts[0] : g.op("Concat", parts, {onnx::Attr::integer("axis", 0)});
   }
 
   torch::Tensor mean_standardized(const torch::Tensor& x) override {

@@ -34,6 +34,7 @@
 #include "common/errors.h"
 #include "infer/inference.h"
 #include "infer/map_fit.h"
+#include "models/export.h"
 
 namespace whvi::infer {
 namespace {
@@ -132,6 +133,26 @@ class Laplace final : public OnMapFit {
     const auto th = (theta().unsqueeze(0) + whvi::randn({S, q}, gen, scale_.options()).mm(scale_.t())).view({S, c_, p_});
     auto f = torch::einsum("np,scp->snc", {phi, th});
     return likelihood().to_original(c_ == 1 ? f.squeeze(2) : f);
+  }
+
+  // Export: the MAP network's features, then S draws of θ ~ N(θ*, scale scaleᵀ) per call, each shared
+  // by the call's rows (as predict()), through the likelihood.
+  std::string export_onnx(onnx::Graph& g, const std::string& x, int64_t S, std::string& why) override {
+    const auto h = models::export_features(g, map_->model(), x, why);
+    if (h.empty()) return "";
+    // φ = [h, 1]
+    const auto first = g.op("Slice", {h, g.ints({0}), g.ints({1}), g.ints({1})});
+    const auto phi = g.op("Concat", {h, g.op("Add", {g.op("Mul", {first, g.scalar(0)}), g.scalar(1)})},
+                          {onnx::Attr::integer("axis", 1)});
+    const int64_t q = c_ * p_;
+    const auto z = g.op("RandomNormalLike", {g.constant(torch::zeros({S, q}))});
+    const auto th = g.op("Add", {g.op("MatMul", {z, g.constant(scale_.t())}), g.constant(theta())});  // [S, q]
+    const auto tht = g.op("Transpose", {g.op("Reshape", {th, g.ints({S, c_, p_})})}, {onnx::Attr::list("perm", {0, 2, 1})});
+    auto f = g.op("MatMul", {phi, tht});  // [S, N, C]
+    if (c_ == 1) f = g.op("Squeeze", {f, g.ints({2})});
+    const auto out = likelihood().export_onnx(g, f);
+    if (out.empty()) why = "its likelihood does not export yet (gaussian and softmax do)";
+    return out;
   }
 
   // the network's parameters and the output layer's posterior covariance

@@ -229,16 +229,9 @@ void VariationalInference::end() {
   }
 }
 
-// Export: S copies of the rows (sample s in rows [sN, (s+1)N)), every row its
-// own draw, then the likelihood's to_original: [S, N] or [S, N, C], as predict().
+// Export: S copies of the rows, every row its own draw (models/export.h).
 std::string VariationalInference::export_onnx(onnx::Graph& g, const std::string& x, int64_t S, std::string& why) {
-  const auto f = models::export_network(g, *model_, g.op("Tile", {x, g.ints({S, 1})}), why);
-  if (f.empty()) return "";
-  const int64_t C = model_->likelihood().out_dim();
-  const auto shape = C == 1 ? std::vector<int64_t>{S, -1} : std::vector<int64_t>{S, -1, C};
-  const auto out = model_->likelihood().export_onnx(g, g.op("Reshape", {f, g.ints(shape)}));
-  if (out.empty()) why = "its likelihood does not export yet (gaussian and softmax do)";
-  return out;
+  return models::export_samples(g, *model_, x, S, why);
 }
 
 torch::Tensor VariationalInference::predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) {

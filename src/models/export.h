@@ -15,4 +15,12 @@ namespace whvi::models {
 // `why` set (a phrase naming the part that does not export) otherwise.
 std::string export_network(onnx::Graph& g, const RegressionModel& model, const std::string& x, std::string& why);
 
+// The output layer's inputs ([R, width]; as features_standardized), "" with
+// `why` set where a part does not export.
+std::string export_features(onnx::Graph& g, const RegressionModel& model, const std::string& x, std::string& why);
+// S predictive samples of the rows named `x` ([N, d_in]) as a variational
+// method's predict() gives them: S copies of the rows, every row its own draw,
+// then the likelihood's to_original: [S, N] or [S, N, C]; "" with `why` set.
+std::string export_samples(onnx::Graph& g, RegressionModel& model, const std::string& x, int64_t S, std::string& why);
+
 }  // namespace whvi::models

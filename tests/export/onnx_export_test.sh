@@ -72,6 +72,14 @@ case_ whvi_temp k.csv krows.csv sampled --set data.target=label --set likelihood
 
 case_ gp f.csv rows.csv exact --set model.kind=gp || fails=$((fails + 1))
 case_ gp_matern f.csv rows.csv exact --set model.kind=gp --set model.gp.kernel=matern52 || fails=$((fails + 1))
+# last-layer Laplace (θ drawn per call); a deep ensemble of deterministic members (nothing drawn)
+case_ laplace f.csv rows.csv sampled --set model.kind=laplace --set model.depth=1 || fails=$((fails + 1))
+case_ laplace_class k.csv krows.csv sampled --set data.target=label --set likelihood.kind=softmax \
+  --set model.kind=laplace --set model.depth=1 || fails=$((fails + 1))
+case_ ensemble f.csv rows.csv exact --set model.kind=ensemble --set model.depth=1 --set ensemble.members=3 ||
+  fails=$((fails + 1))
+case_ ensemble_class k.csv krows.csv exact --set data.target=label --set likelihood.kind=softmax \
+  --set model.kind=ensemble --set model.depth=1 --set ensemble.members=3 || fails=$((fails + 1))
 # the target's log (a positive target: friedman's, shifted) and conformal calibration
 awk -F, 'NR == 1 { print; next } { $NF = $NF + 30; print }' OFS=, f.csv > pos.csv
 head -51 pos.csv > posrows.csv
