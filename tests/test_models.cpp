@@ -10,6 +10,7 @@
 #include "experiment/resolve.h"
 #include "nn/conv_filter.h"
 #include "nn/layer.h"
+#include "onnx/graph.h"
 #include "models/regression_model.h"
 #include "models/trunk.h"
 #include "optim/rule.h"
@@ -87,7 +88,19 @@ TEST_P(EveryKind, DeclaredCapabilitiesAreTheLayers) {
     auto layer = experiment::make_layer(GetParam(), 8, output ? 1 : 8, cfg_with({}), init(1, output));
     EXPECT_EQ(layer->fused() != nullptr, kind.fused_when != nullptr) << GetParam() << " output " << output;
     EXPECT_EQ(layer->group() != nullptr, kind.batched_when != nullptr) << GetParam() << " output " << output;
+    onnx::Graph g;  // whvi export: the kinds that declare it append nodes, the others refuse with ""
+    EXPECT_EQ(!layer->export_onnx(g, "x").empty(), kind.exported_when != nullptr) << GetParam() << " output " << output;
   }
+}
+
+// A kind that exports only with some options refuses the others (whvi export names the condition).
+TEST(Registry, WhviExportsOnlyItsDefaultStructure) {
+  onnx::Graph g;
+  auto plain = experiment::make_layer("whvi", 8, 8, cfg_with({}), init(1));
+  EXPECT_FALSE(plain->export_onnx(g, "x").empty());
+  auto gh = experiment::make_layer("whvi", 8, 8, cfg_with({"model.whvi.structure=gh"}), init(1));
+  EXPECT_TRUE(gh->export_onnx(g, "x").empty());
+  EXPECT_EQ(std::string(models::find_layer_kind("whvi").exported_when), "with its default structure");
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryKind, ::testing::ValuesIn(models::registered_layer_kinds()));
