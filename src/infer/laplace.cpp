@@ -145,7 +145,7 @@ class Laplace final : public OnMapFit {
     const auto phi = g.op("Concat", {h, g.op("Add", {g.op("Mul", {first, g.scalar(0)}), g.scalar(1)})},
                           {onnx::Attr::integer("axis", 1)});
     const int64_t q = c_ * p_;
-    const auto z = g.op("RandomNormalLike", {g.constant(torch::zeros({S, q}))});
+    const auto z = g.op("RandomNormal", {}, {onnx::Attr::list("shape", {S, q})});  // [S, q], no constant of that size
     const auto th = g.op("Add", {g.op("MatMul", {z, g.constant(scale_.t())}), g.constant(theta())});  // [S, q]
     const auto tht = g.op("Transpose", {g.op("Reshape", {th, g.ints({S, c_, p_})})}, {onnx::Attr::list("perm", {0, 2, 1})});
     auto f = g.op("MatMul", {phi, tht});  // [S, N, C]
