@@ -31,14 +31,10 @@ using onnx::Attr;
 using onnx::Dim;
 using onnx::Elem;
 using onnx::Graph;
+using onnx::reduce;
 
 constexpr int kBisections = 48;
 
-// A reduction over one axis, dropped (opset 17: ReduceSum takes its axes as an input, the others as an attribute).
-std::string reduce(Graph& g, const std::string& op, const std::string& x, int64_t axis) {
-  if (op == "ReduceSum") return g.op(op, {x, g.ints({axis})}, {Attr::integer("keepdims", 0)});
-  return g.op(op, {x}, {Attr::list("axes", {axis}), Attr::integer("keepdims", 0)});
-}
 std::string mean0(Graph& g, const std::string& x) { return reduce(g, "ReduceMean", x, 0); }
 
 // The p-quantile of the mixture (1/S) Σ_s N(mu_s, sd_s²) per row, mu [S, N],
@@ -72,9 +68,7 @@ struct Regression {
 // small σ², total − aleatoric): they are formed in float64, then rounded.
 std::array<std::string, 3> moments(Graph& g, const std::string& mu_in, const std::string& var_in, const Regression& r) {
   const bool dbl = r.log_target;
-  const auto cast = [&](const std::string& v, Elem to) {
-    return g.op("Cast", {v}, {Attr::integer("to", static_cast<int64_t>(to))});
-  };
+  const auto cast = [&](const std::string& v, Elem to) { return onnx::cast(g, v, to); };
   const auto mu = dbl ? cast(mu_in, Elem::kDouble) : mu_in, var = dbl ? cast(var_in, Elem::kDouble) : var_in;
   const auto c = [&](double v) { return g.scalar(v, dbl); };
   const auto sq = [&](const std::string& v) { return g.op("Mul", {v, v}); };

@@ -387,7 +387,6 @@ std::string with_prefixes(const std::string& text, const std::vector<std::string
 }  // namespace
 
 json run_predict(const PredictOptions& o) {
-  WHVI_CHECK(o.interval > 0 && o.interval < 1, "--interval ", o.interval, " is not in (0, 1) (e.g. --interval 0.95)");
   if (o.out != "-") check_output_path(o.out, "--out");
   auto loaded = load_checkpoint(o.checkpoint);
   std::unique_ptr<AtomicFile> out;  // created at the first line, once the input's columns have matched

@@ -137,7 +137,7 @@ class Blr final : public Inference, public ClosedForm {
     const auto m = mean_weights();
     const auto mean = onnx::linear(g, x, m.narrow(0, 0, d).view({d, 1}), m.narrow(0, d, 1));  // [N, 1]
     const auto pl = onnx::linear(g, x, chol_.narrow(0, 0, d), chol_[d]);                   // Φ* L, [N, P]
-    const auto v = g.op("ReduceSum", {g.op("Mul", {pl, pl}), g.ints({1})}, {onnx::Attr::integer("keepdims", 1)});
+    const auto v = onnx::reduce(g, "ReduceSum", g.op("Mul", {pl, pl}), 1, /*keepdims=*/true);
     // original units: the variance times y_std² = noise_var_original() β
     const double beta = beta_.item<double>(), scale = lik().noise_var_original() * beta;
     const auto var = g.op("Mul", {g.op("Add", {v, g.scalar(1 / beta)}), g.scalar(scale)});

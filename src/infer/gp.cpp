@@ -183,9 +183,8 @@ class Gp final : public Inference, public ClosedForm {
     const auto d = [&](double v) { return g.scalar(v, true); };
     const auto inv_ls = (-th.narrow(0, 0, d_)).exp();
     const auto xt = x_ * inv_ls;  // [N, D]
-    const auto x = g.op("Mul", {g.op("Cast", {x_in}, {onnx::Attr::integer("to", static_cast<int64_t>(onnx::Elem::kDouble))}),
-                                g.constant(inv_ls, true)});
-    const auto sq = g.op("ReduceSum", {g.op("Mul", {x, x}), g.ints({1})}, {onnx::Attr::integer("keepdims", 1)});
+    const auto x = g.op("Mul", {onnx::cast(g, x_in, onnx::Elem::kDouble), g.constant(inv_ls, true)});
+    const auto sq = onnx::reduce(g, "ReduceSum", g.op("Mul", {x, x}), 1, /*keepdims=*/true);
     const auto cross = g.op("Mul", {g.op("MatMul", {x, g.constant(xt.t(), true)}), d(2)});
     const auto r2 = g.op("Max", {g.op("Add", {g.op("Sub", {sq, cross}), g.constant(xt.square().sum(1), true)}), d(0)});
     const double log_s2 = th[d_].item<double>();
@@ -201,13 +200,11 @@ class Gp final : public Inference, public ClosedForm {
     const auto mu = g.op("MatMul", {k, g.constant(a_.unsqueeze(1), true)});  // [m, 1]
     const auto l_inv = torch::linalg_solve_triangular(chol_, torch::eye(chol_.size(0), chol_.options()), /*upper=*/false);
     const auto v = g.op("MatMul", {k, g.constant(l_inv.t(), true)});
-    const auto vv = g.op("ReduceSum", {g.op("Mul", {v, v}), g.ints({1})}, {onnx::Attr::integer("keepdims", 1)});
+    const auto vv = onnx::reduce(g, "ReduceSum", g.op("Mul", {v, v}), 1, /*keepdims=*/true);
     const double noise = std::exp(lik().log_noise_var().item<double>());
     const double y_var = lik().noise_var_original() / noise;
     const auto var = g.op("Add", {g.op("Max", {g.op("Sub", {d(std::exp(log_s2)), vv}), d(0)}), d(noise)});
-    const auto to_float = [&](const std::string& t) {
-      return g.op("Cast", {t}, {onnx::Attr::integer("to", static_cast<int64_t>(onnx::Elem::kFloat))});
-    };
+    const auto to_float = [&](const std::string& t) { return onnx::cast(g, t, onnx::Elem::kFloat); };
     const auto log_var = to_float(g.op("Log", {g.op("Mul", {var, d(y_var)})}));
     const auto both = g.op("Concat", {lik().export_onnx(g, to_float(mu)), log_var}, {onnx::Attr::integer("axis", 1)});
     return g.op("Unsqueeze", {both, g.ints({0})});

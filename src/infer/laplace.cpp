@@ -150,9 +150,7 @@ class Laplace final : public OnMapFit {
     const auto tht = g.op("Transpose", {g.op("Reshape", {th, g.ints({S, c_, p_})})}, {onnx::Attr::list("perm", {0, 2, 1})});
     auto f = g.op("MatMul", {phi, tht});  // [S, N, C]
     if (c_ == 1) f = g.op("Squeeze", {f, g.ints({2})});
-    const auto out = likelihood().export_onnx(g, f);
-    if (out.empty()) why = "its likelihood does not export yet (gaussian and softmax do)";
-    return out;
+    return models::export_likelihood(g, map_->model(), f, why);
   }
 
   // the network's parameters and the output layer's posterior covariance

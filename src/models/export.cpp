@@ -50,7 +50,11 @@ std::string export_samples(onnx::Graph& g, RegressionModel& model, const std::st
   if (f.empty()) return "";
   const int64_t C = model.likelihood().out_dim();
   const auto shape = C == 1 ? std::vector<int64_t>{S, -1} : std::vector<int64_t>{S, -1, C};
-  const auto out = model.likelihood().export_onnx(g, g.op("Reshape", {f, g.ints(shape)}));
+  return export_likelihood(g, model, g.op("Reshape", {f, g.ints(shape)}), why);
+}
+
+std::string export_likelihood(onnx::Graph& g, RegressionModel& model, const std::string& f, std::string& why) {
+  const auto out = model.likelihood().export_onnx(g, f);
   if (out.empty()) why = "its likelihood does not export yet (gaussian and softmax do)";
   return out;
 }

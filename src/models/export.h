@@ -18,6 +18,9 @@ std::string export_network(onnx::Graph& g, const RegressionModel& model, const s
 // The output layer's inputs ([R, width]; as features_standardized), "" with
 // `why` set where a part does not export.
 std::string export_features(onnx::Graph& g, const RegressionModel& model, const std::string& x, std::string& why);
+// What the model's likelihood makes of network outputs `f` (its to_original),
+// "" with `why` set where the likelihood does not export.
+std::string export_likelihood(onnx::Graph& g, RegressionModel& model, const std::string& f, std::string& why);
 // S predictive samples of the rows named `x` ([N, d_in]) as a variational
 // method's predict() gives them: S copies of the rows, every row its own draw,
 // then the likelihood's to_original: [S, N] or [S, N, C]; "" with `why` set.

@@ -182,6 +182,16 @@ std::string fwht(Graph& g, const std::string& x, int64_t d) {
   return g.op("Reshape", {t, original});
 }
 
+std::string reduce(Graph& g, const std::string& op, const std::string& x, int64_t axis, bool keepdims) {
+  const auto keep = Attr::integer("keepdims", keepdims ? 1 : 0);
+  if (op == "ReduceSum") return g.op(op, {x, g.ints({axis})}, {keep});
+  return g.op(op, {x}, {Attr::list("axes", {axis}), keep});
+}
+
+std::string cast(Graph& g, const std::string& x, Elem to) {
+  return g.op("Cast", {x}, {Attr::integer("to", static_cast<int64_t>(to))});
+}
+
 std::string linear(Graph& g, const std::string& x, const torch::Tensor& w, const torch::Tensor& b) {
   const auto y = g.op("MatMul", {x, g.constant(w)});
   return b.defined() ? g.op("Add", {y, g.constant(b)}) : y;

@@ -77,6 +77,12 @@ class Graph {
 // matrix H_d up to d = 64, and above as H_d1 ⊗ ... ⊗ H_dr (factors of at most
 // 64) applied axis by axis to x seen as [M, d1, ..., dr].
 std::string fwht(Graph& g, const std::string& x, int64_t d);
+// A reduction (ReduceSum, ReduceMean, ReduceMax, ReduceMin) over one axis,
+// kept or dropped (opset 17 takes ReduceSum's axes as an input, the others'
+// as an attribute).
+std::string reduce(Graph& g, const std::string& op, const std::string& x, int64_t axis, bool keepdims = false);
+// x converted to `to`.
+std::string cast(Graph& g, const std::string& x, Elem to);
 // x [R, in] @ w [in, out] + b [out] (b may be undefined).
 std::string linear(Graph& g, const std::string& x, const torch::Tensor& w, const torch::Tensor& b);
 // mu + sd * ε, ε ~ N(0, 1) drawn afresh at every call, of mu's shape (sd broadcast).
