@@ -26,6 +26,16 @@ namespace whvi::bench {
 
 namespace {
 
+// Before a measurement estimated from a pilot to take over 30 s: one line
+// saying about how long, so that a huge --steps or --rows is not a silent wait.
+void announce(const std::string& what, double seconds) {
+  if (!(seconds > 30)) return;
+  const std::string t = seconds < 120    ? std::to_string(static_cast<int64_t>(seconds)) + " s"
+                        : seconds < 7200 ? std::to_string(static_cast<int64_t>(seconds / 60)) + " min"
+                                         : std::to_string(static_cast<int64_t>(seconds / 3600)) + " h";
+  spdlog::info("{}: about {} to go (from a pilot's speed); Ctrl-C stops it", what, t);
+}
+
 
 double train_seconds(const config::Config& cfg, const torch::Tensor& x, const torch::Tensor& y,
                      uint64_t seed, int64_t* params) {
@@ -137,6 +147,14 @@ nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
           inf->predict(x.narrow(0, i, std::min(o.batch, o.rows - i)), o.mc, gen);
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       };
+      {  // a pilot batch, for the estimate
+        const auto gen = make_generator(o.seed, 0, Stream::kEval);
+        const auto t0 = std::chrono::steady_clock::now();
+        inf->predict(x.narrow(0, 0, std::min(o.batch, o.rows)), o.mc, gen);
+        const double one = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        announce("bench predict " + spec + " width " + std::to_string(w),
+                 one * static_cast<double>((o.rows + o.batch - 1) / o.batch) * static_cast<double>(o.repeats + 1));
+      }
       pass();  // untimed: first-touch allocations
       std::vector<double> t;
       for (int64_t r = 0; r < o.repeats; ++r) t.push_back(pass());
@@ -225,11 +243,17 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o) {
       const auto cfg = config::Config::parse("", "bench train", sets(o.warmup + o.steps));
       int64_t params = 0;
       double t_warm = 0, t_all = 0;
+      const std::string what = "bench train " + spec + " width " + std::to_string(w) +
+                               (n_splits > 1 ? " x " + std::to_string(n_splits) + " splits" : std::string());
       if (n_splits == 1) {
         t_warm = train_seconds(warm_cfg, x, y, o.seed, nullptr);
+        announce(what, t_warm / static_cast<double>(std::max<int64_t>(o.warmup, 1)) *
+                           static_cast<double>(o.warmup + o.steps));
         t_all = train_seconds(cfg, x, y, o.seed, &params);
       } else {
         t_warm = train_seconds_batched(warm_cfg, x, y, o.seed, n_splits);
+        announce(what, t_warm / static_cast<double>(std::max<int64_t>(o.warmup, 1)) *
+                           static_cast<double>(o.warmup + o.steps));
         t_all = train_seconds_batched(cfg, x, y, o.seed, n_splits);
         params = experiment::make_inference(x.size(1), cfg, 0.0, 1.0, make_generator(o.seed, 0, Stream::kInit))->num_params();
       }

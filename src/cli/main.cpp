@@ -504,8 +504,18 @@ struct DataExportCommand : Command {
     WHVI_CHECK(classes != 1, "--classes 1: a classification example needs 2 or more classes");
     WHVI_CHECK(name == "toy" || whvi::data::is_synthetic(name), "data export: '", name,
                "' is not a generated data set; give toy or synthetic:<name> (e.g. synthetic:friedman)");
+    if (rows >= 1000000) spdlog::info("data export: generating {} rows of {}", rows, name);
     const auto d = name == "toy" ? whvi::data::make_toy(static_cast<uint64_t>(seed), rows > 0 ? static_cast<int>(rows) : 128)
                                  : whvi::data::make_synthetic(name, static_cast<uint64_t>(seed), rows);
+    // the text is made whole before it is written: about 13 bytes a cell, held twice at most
+    const double cells = static_cast<double>(d.x.size(0)) * static_cast<double>(d.x.size(1) + 1);
+    const double text = 13.0 * cells, have = static_cast<double>(whvi::usable_memory_bytes());
+    WHVI_CHECK(!(have > 0) || 2 * text <= have, "data export: ", d.x.size(0), " rows of ", d.x.size(1) + 1,
+               " columns would need about ", static_cast<int64_t>(2 * text / (1 << 20)) + 1, " MiB of memory, more "
+               "than the ", static_cast<int64_t>(have / (1 << 20)), " MiB this process can use: lower --rows");
+    if (rows >= 1000000)
+      spdlog::info("data export: writing {} rows of {} columns (about {} MiB of CSV; several seconds per million rows)",
+                   d.x.size(0), d.x.size(1) + 1, static_cast<int64_t>(text / (1 << 20)) + 1);
     write_output(out, whvi::data::to_csv(d, static_cast<int>(classes)));
   }
 };

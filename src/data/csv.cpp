@@ -338,7 +338,25 @@ Cells read_cells(CsvReader& r, const std::string& path, size_t target, const std
   c.features.resize(feats.size());
   const auto& header = r.header();
   std::vector<std::string> f;
+  // What the kept cells hold (their text and a string each), watched as they
+  // are read: a compressed file can expand far beyond what its size promised
+  // (refuse_too_large), so the rows are refused once they outgrow memory, and a
+  // long read says how far it got.
+  const double have = static_cast<double>(usable_memory_bytes());
+  double held = 0, next_note = 1 << 30;
   while (r.next(f)) {
+    if ((r.row() & 4095) == 0) {
+      // the columns' growth, the numbers and their encoded copies: about three times the text
+      WHVI_CHECK(!(have > 0) || 3 * held <= have, "'", path, "': its first ", r.row(), " rows already hold about ",
+                 static_cast<int64_t>(held / (1 << 20)), " MiB of text, and training needs about three times that, more "
+                 "than the ", static_cast<int64_t>(have / (1 << 20)), " MiB this process can use (memory, cgroup "
+                 "or ulimit -v)", ends_with(path, ".gz") ? "; the compressed file expands that much" : "",
+                 ": train on a sample of its rows (whvi predict streams files of any size)");
+      if (held >= next_note) {
+        spdlog::info("reading '{}': {} rows so far ({:.1f} GiB of text)", path, r.row(), held / (1 << 30));
+        next_note += 1 << 30;
+      }
+    }
     bool missing = false;
     // imputing, only a missing target drops a row (there is nothing to learn from it)
     for (size_t j = impute ? feats.size() : 0; j <= feats.size() && !missing; ++j) {
@@ -353,7 +371,11 @@ Cells read_cells(CsvReader& r, const std::string& path, size_t target, const std
       ++c.dropped;
       continue;
     }
-    for (size_t j = 0; j < feats.size(); ++j) c.features[j].push_back(std::move(f[feats[j]]));
+    for (size_t j = 0; j < feats.size(); ++j) {
+      held += static_cast<double>(sizeof(std::string) + (f[feats[j]].size() > 15 ? f[feats[j]].size() : 0));
+      c.features[j].push_back(std::move(f[feats[j]]));
+    }
+    held += static_cast<double>(sizeof(std::string) + f[target].size());
     c.labels.push_back(std::move(f[target]));
     c.rows.push_back(r.row());
   }
@@ -361,6 +383,29 @@ Cells read_cells(CsvReader& r, const std::string& path, size_t target, const std
   WHVI_CHECK(n >= 2, "'", path, "' has ", n, " usable data row(s)", c.dropped ? " (" + std::to_string(c.dropped) +
              " dropped for missing values)" : std::string(), "; training and testing need at least 2");
   return c;
+}
+
+// The encoded inputs (rows x width doubles) and the copies training makes of
+// them (standardised, float32, a split's rows: about 4 in all) are refused
+// before they are made when they cannot fit, naming the widest category.
+void refuse_wide_inputs(const RegressionData& d, int64_t n, int64_t width, const std::string& path) {
+  const double need = 4.0 * 8.0 * static_cast<double>(n) * static_cast<double>(width);
+  const double have = static_cast<double>(usable_memory_bytes());
+  if (!(have > 0) || need <= have) return;
+  const InputColumn* widest = nullptr;
+  for (const auto& ic : d.inputs)
+    if (!widest || ic.categories.size() > widest->categories.size()) widest = &ic;
+  const bool category = widest && !widest->categories.empty();
+  throw Error("'" + path + "': " + std::to_string(n) + " rows x " + std::to_string(width) + " encoded inputs" +
+              (category ? " (column " + col(widest->name) + " alone is one-hot over " +
+                              std::to_string(widest->categories.size()) + " categories)"
+                        : std::string()) +
+              " would need about " + std::to_string(static_cast<int64_t>(need / (1 << 20)) + 1) +
+              " MiB of memory to train on, more than the " + std::to_string(static_cast<int64_t>(have / (1 << 20))) +
+              " MiB this process can use (memory, cgroup or ulimit -v): " +
+              (category ? "leave " + col(widest->name) + " out of data.features (or merge its rare categories), "
+                        : std::string()) +
+              "or train on a sample of the rows");
 }
 
 // The inputs: numeric columns as they are, text columns one-hot; a missing
@@ -411,6 +456,7 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
     d.missing_cells += missing[j];
     if (missing[j] > 0) width += 1;
   }
+  refuse_wide_inputs(d, n, width, path);
   d.x = torch::zeros({n, width}, torch::kFloat64);
   auto xa = d.x.accessor<double, 2>();
   int64_t c0 = 0;

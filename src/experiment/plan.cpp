@@ -209,7 +209,13 @@ void check_evaluation_memory(const config::Config& cfg, const data::RegressionDa
   size_t rows = 0, train_rows = 0;
   for (const auto& sp : splits) rows = std::max(rows, sp.test.size()), train_rows = std::max(train_rows, sp.train.size());
   const double grid = static_cast<double>(cfg.get_int("output.grid_points"));
-  const double need = 3.0 * 8.0 * S * C * std::max(static_cast<double>(rows), grid);
+  // a learning curve's points score the held-out rows and, with
+  // evaluation.curve_train_rows, that many training rows the same way
+  const double curve_rows = cfg.get_int("evaluation.every") > 0
+                                ? static_cast<double>(std::min<int64_t>(cfg.get_int("evaluation.curve_train_rows"),
+                                                                        static_cast<int64_t>(train_rows)))
+                                : 0.0;
+  const double need = 3.0 * 8.0 * S * C * std::max({static_cast<double>(rows), grid, curve_rows});
   const double have = usable_memory_bytes();
   const auto gib = [](double b) { return std::to_string(static_cast<int64_t>(std::ceil(b / (1 << 30)))) + " GiB"; };
   // the stopping rule's measurements hold training.stopping_mc_samples x its held-out rows the same way
@@ -227,12 +233,17 @@ void check_evaluation_memory(const config::Config& cfg, const data::RegressionDa
   throw Error(cfg.source() + ": evaluation would hold about " + gib(need) + " of predictive samples (" +
               (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) + " = " +
               std::to_string(static_cast<int64_t>(S)) + " x " +
-              (grid > static_cast<double>(rows) ? "output.grid_points = " + std::to_string(static_cast<int64_t>(grid))
-                                                : std::to_string(rows) + " test rows") +
+              (curve_rows > std::max(grid, static_cast<double>(rows))
+                   ? "evaluation.curve_train_rows = " + std::to_string(static_cast<int64_t>(curve_rows))
+                   : grid > static_cast<double>(rows)
+                         ? "output.grid_points = " + std::to_string(static_cast<int64_t>(grid))
+                         : std::to_string(rows) + " test rows") +
               (C > 1 ? " x " + std::to_string(static_cast<int64_t>(C)) + " classes" : std::string()) +
               "), more than the " + gib(have) + " this process can use (memory, cgroup or ulimit -v); lower " +
               (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) +
-              (grid > static_cast<double>(rows) ? " or output.grid_points" : ""));
+              (curve_rows > std::max(grid, static_cast<double>(rows)) ? " or evaluation.curve_train_rows"
+               : grid > static_cast<double>(rows)                      ? " or output.grid_points"
+                                                                         : ""));
 }
 
 // Everything that can be checked before the first split trains.

@@ -88,8 +88,18 @@ TrainStats fit_closed_form(infer::Inference& inf, infer::ClosedForm& cf, const t
   try {
     cf.fit(x, y);
   } catch (const c10::Error& e) {
-    throw Error(detail::concat(label, ": the closed-form fit failed (", printable(e.what_without_backtrace(), 200),
+    const std::string what = e.what_without_backtrace();
+    if (what.find("can't allocate memory") != std::string::npos)  // LibTorch's allocator: not a fit problem
+      throw Error(detail::concat(label, ": the closed-form fit ran out of memory (", printable(what, 200),
+                                 "); its matrices grow with the inputs (each one-hot category is one) and the "
+                                 "rows: leave wide categories out of data.features, or train on fewer rows; "
+                                 "nothing was written for this split"));
+    throw Error(detail::concat(label, ": the closed-form fit failed (", printable(what, 200),
                                "). Most likely cause: ", kClosedFormCause, "; nothing was written for this split"));
+  } catch (const std::bad_alloc&) {
+    throw Error(detail::concat(label, ": the closed-form fit ran out of memory; its matrices grow with the inputs "
+                               "(each one-hot category is one) and the rows: leave wide categories out of "
+                               "data.features, or train on fewer rows; nothing was written for this split"));
   }
   TrainStats st;
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
