@@ -374,6 +374,50 @@ TEST(Nng, KeptParticlesGiveTheNumbersOfDrawingThemAgain) {
   }
 }
 
+// A method that declares its draws are of the weights only
+// (Inference::draws_weights_only) gives every row of one predict() call the
+// draws that row would meet alone from the same generator state: `whvi
+// predict` then predicts it in blocks of rows. Checked for every kind that
+// declares it (NNG, with either sampling), against each row predicted alone;
+// MC dropout (a mask per row) does not declare it and fails the same check,
+// so the check compares something.
+TEST(Inference, DrawsOfTheWeightsOnlyGiveABlockTheRowsAloneDraws) {
+  set_threads(1);
+  torch::NoGradGuard ng;
+  const auto block_is_rows = [](infer::Inference& inf, const torch::Tensor& x) {
+    const auto all = inf.predict(x, 8, make_generator(7));
+    for (int64_t i = 0; i < x.size(0); ++i) {
+      const auto one = inf.predict(x.narrow(0, i, 1), 8, make_generator(7));
+      if (!torch::allclose(all.narrow(1, i, 1), one, 1e-6, 1e-8)) return false;
+    }
+    return all.std(0).max().item<double>() > 1e-3;  // the draws matter
+  };
+  auto g = make_generator(3);
+  const auto x = torch::randn({5, 3}, g, torch::kFloat64);
+  int declared = 0;
+  for (const std::vector<std::string>& sets :
+       {std::vector<std::string>{"model.kind=nng"}, {"model.kind=nng", "model.nng.sampling=rows"},
+        {"model.kind=mcd"}, {"model.kind=mfg"}, {"model.kind=whvi"}}) {
+    SCOPED_TRACE(sets.back());
+    auto base = sets;
+    base.insert(base.end(), {"model.depth=2", "model.width=8"});
+    auto inf = experiment::make_inference(3, cfg_with(base), 0.0, 1.0, make_generator(41));
+    if (auto* nng = dynamic_cast<infer::NoisyKfac*>(inf.get()))
+      for (const auto& l : nng->model().layers()) {  // particles far from the mean
+        auto* nl = dynamic_cast<models::NngLayer*>(l.get());
+        const int64_t in = nl->in_features() + 1, out = nl->out_features();
+        nl->set_sampling(torch::eye(in) * 0.5, torch::eye(out) * 0.5, 0, 0);
+      }
+    if (!inf->draws_weights_only()) {
+      if (sets.back() == "model.kind=mcd") EXPECT_FALSE(block_is_rows(*inf, x));  // a mask per row
+      continue;
+    }
+    ++declared;
+    EXPECT_TRUE(block_is_rows(*inf, x));
+  }
+  EXPECT_EQ(declared, 2);
+}
+
 // After one step with β = 1 (no moving average), mean step 0 and N so large
 // that the sampled weights equal M, the Kronecker factors are the empirical
 // Fisher's, written out by hand for a 3 -> 4 -> 1 ReLU network:

@@ -22,6 +22,7 @@
 #include "experiment/checkpoint.h"
 #include "experiment/encoding.h"
 #include "experiment/experiment.h"
+#include "experiment/predict_output.h"
 #include "infer/inference.h"
 
 namespace whvi::experiment {
@@ -35,6 +36,7 @@ std::string csv_field(const std::string& s) {
 
 namespace {
 using nlohmann::json;
+using namespace predict_output;
 
 struct Column {
   std::string name;
@@ -43,12 +45,6 @@ struct Column {
   bool missing_indicator = false;       // 1 where column `name` is missing
   bool declared = false;                // data.categorical: its numbers are categories by value
 };
-
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
 
 // The model's input columns found in the input file's header; `width` gets
 // the number of inputs they make (one-hot columns count their categories).
@@ -114,114 +110,6 @@ bool encode_row(const std::vector<std::string>& fields, const std::vector<Column
   return row_unseen;
 }
 
-// Names row i of a chunk in an error: a prediction that is not a finite
-// number is an error naming the row, never a "nan" written with exit status 0.
-struct RowNamer {
-  const std::string& input;
-  const std::vector<int64_t>& rows;  // each chunk row's 1-based row in the file (the header is row 1)
-  void check(bool finite, int64_t i) const {
-    WHVI_CHECK(finite, "'", input, "' row ", rows[static_cast<size_t>(i)],
-               ": the model's prediction is not a finite number (the row is too far outside the training data); "
-               "check the row");
-  }
-};
-
-// Output lines of a classifier: class probabilities, the predicted class, its
-// probability, the predictive entropy and the mutual information (with
-// temperature scaling, the first four are the calibrated predictive's; the
-// mutual information is the samples'); with conformal sets, the set's classes.
-std::string classification_lines(const torch::Tensor& f, const json& classes, const calibration::Fitted& cal,
-                                 const RowNamer& where) {
-  const auto logp = f.dim() == 3 ? f : f.unsqueeze(0);  // [S, n, C]
-  const auto ps = logp.exp();
-  const auto p_raw = ps.mean(0);
-  const auto p = cal.kind == "temperature" ? calibration::probabilities(cal, logp) : p_raw;
-  const auto entropy = -(p * p.clamp_min(1e-300).log()).sum(1);
-  const auto expected = -(ps * logp).sum(2).mean(0);
-  const auto mi = (-(p_raw * p_raw.clamp_min(1e-300).log()).sum(1) - expected).clamp_min(0.0);
-  const auto sets = cal.kind == "conformal" ? calibration::conformal_sets(cal, logp) : torch::Tensor();
-  const auto best = p.max(1);
-  const auto conf = std::get<0>(best), arg = std::get<1>(best);
-  const auto finite = p.isfinite().all(1) & entropy.isfinite() & mi.isfinite();
-  std::string text;
-  for (int64_t i = 0; i < p.size(0); ++i) {
-    where.check(finite[i].item<bool>(), i);
-    for (int64_t c = 0; c < p.size(1); ++c) text += num(p[i][c].item<double>()) + ",";
-    text += csv_field(classes[arg[i].item<int64_t>()].get<std::string>()) + "," + num(conf[i].item<double>()) + "," +
-            num(entropy[i].item<double>()) + "," + num(mi[i].item<double>());
-    if (sets.defined()) {
-      std::string set;
-      for (int64_t c = 0; c < p.size(1); ++c)
-        if (sets[i][c].item<bool>()) set += (set.empty() ? "" : "|") + classes[c].get<std::string>();
-      text += "," + csv_field(set);
-    }
-    text += "\n";
-  }
-  return text;
-}
-
-// Output lines of a regression model: the predictive mean and sd, its
-// epistemic and aleatoric parts and the central interval.
-std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& lik, double noise_var, double interval,
-                             const calibration::Fitted& cal, bool log_target, const RowNamer& where) {
-  torch::Tensor mean, epi, alea, lo, hi;
-  if (f.dim() == 3 && std::isfinite(noise_var) && noise_var > 0) {
-    // Gaussian components from a model that integrates its uncertainty out (gp, blr):
-    // the likelihood's σ² is the aleatoric part, the rest of each variance epistemic
-    const auto [mu, var] = likelihoods::regression_samples(f, noise_var);
-    std::tie(lo, hi) = lik.predictive_interval(f, interval);
-    if (log_target) {  // y log-normal given f ~ N(mu, var − σ²): Var(y | f) = (e^σ² − 1) e^(2f + σ²)
-      const auto m = (mu + 0.5 * var).exp();
-      mean = m.mean(0);
-      const auto total = (2 * mu + 2 * var).exp().mean(0) - mean.square();
-      const auto a2 = (std::exp(noise_var) - 1) * (2 * mu + 2 * var - noise_var).exp().mean(0);
-      alea = a2.sqrt();
-      epi = (total - a2).clamp_min(0).sqrt();
-      lo = lo.exp(), hi = hi.exp();
-    } else {
-      mean = mu.mean(0);
-      alea = torch::full_like(mean, std::sqrt(noise_var));
-      epi = (mu.var(0, /*unbiased=*/false) + (var - noise_var).clamp_min(0).mean(0)).sqrt();
-    }
-  } else if (log_target) {
-    // a model of ln y: the log-normal mixture's moments (law of total
-    // variance over the samples) and the log scale's interval, exponentiated
-    const auto [mu, var] = lik.predictive_moments(f);
-    const auto m = (mu + 0.5 * var).exp();  // E[y | sample s]
-    mean = m.mean(0);
-    epi = m.var(0, /*unbiased=*/false).sqrt();
-    alea = ((var.exp() - 1) * (2 * mu + var).exp()).mean(0).sqrt();
-    std::tie(lo, hi) = lik.predictive_interval(f, interval);
-    lo = lo.exp(), hi = hi.exp();
-  } else if (f.dim() == 3) {
-    // hetero-gaussian, mixture: each sample has its own mean and variance per row
-    const auto [mu, var] = lik.predictive_moments(f);
-    mean = mu.mean(0);
-    epi = mu.var(0, /*unbiased=*/false).sqrt();
-    alea = var.mean(0).sqrt();
-    std::tie(lo, hi) = lik.predictive_interval(f, interval);
-  } else {
-    const auto mu = f.dim() == 2 ? f : f.view({f.size(0), -1});  // [S, n]
-    mean = mu.mean(0);
-    epi = mu.var(0, /*unbiased=*/false).sqrt();
-    alea = torch::full_like(mean, std::sqrt(std::max(noise_var, 0.0)));
-    std::tie(lo, hi) = lik.predictive_interval(mu, interval);
-  }
-  const auto sd = (epi.square() + alea.square()).sqrt();
-  const auto finite = mean.isfinite() & sd.isfinite() & lo.isfinite() & hi.isfinite();
-  torch::Tensor clo, chi;  // the conformal interval (an infinite one is written as inf)
-  if (cal.kind == "conformal") std::tie(clo, chi) = calibration::conformal_interval(cal, lik, f);
-  if (clo.defined() && log_target) clo = clo.exp(), chi = chi.exp();  // ln is monotone: the coverage holds
-  std::string text;
-  for (int64_t i = 0; i < mean.size(0); ++i) {
-    where.check(finite[i].item<bool>(), i), text += num(mean[i].item<double>()) + "," + num(sd[i].item<double>()) + "," + num(epi[i].item<double>()) + "," +
-            num(alea[i].item<double>()) + "," + num(lo[i].item<double>()) + "," + num(hi[i].item<double>());
-    if (clo.defined()) text += "," + num(clo[i].item<double>()) + "," + num(chi[i].item<double>());
-    text += "\n";
-  }
-  return text;
-}
-
 // The model's S samples for each row of xs, each row predicted alone from the
 // same generator state: a row's prediction depends only on the checkpoint, the
 // row, S and the seed, never on the rows around it (every row sees the same
@@ -232,21 +120,26 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
 // on one thread): the same numbers for every thread count.
 // A closed form's exact predictive (the GP, Bayesian linear regression) draws
 // nothing and does not depend on S (S would be identical copies of it, so one
-// is computed), and rows need not be predicted one at a time: they go in blocks of
-// exactly kClosedFormBlock rows, the last one padded with zero rows, so every
-// block is the same shape and a row meets the same arithmetic wherever it sits
-// (BLAS kernels tile a fixed shape the same way); the blocks are shared among
-// the threads as rows are below.
-constexpr int64_t kClosedFormBlock = 256;
-torch::Tensor predict_blocks(infer::Inference& inf, const torch::Tensor& xs, uint64_t seed, uint64_t split) {
-  const int64_t n = xs.size(0), nb = (n + kClosedFormBlock - 1) / kClosedFormBlock;
+// is computed), and a method whose draws are of the weights only
+// (Inference::draws_weights_only: NNG's particles) gives every row of a call
+// the same draws; so rows need not be predicted one at a time: they go in blocks of
+// exactly kRowBlock rows, each from the same generator state, the last one
+// padded with zero rows, so every block is the same shape and a row meets the
+// same draws and the same arithmetic wherever it sits (BLAS kernels tile a
+// fixed shape the same way); the blocks are shared among the threads as rows
+// are below.
+constexpr int64_t kRowBlock = 256;
+torch::Tensor predict_blocks(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed,
+                             uint64_t split) {
+  const int64_t n = xs.size(0), nb = (n + kRowBlock - 1) / kRowBlock;
+  // the exact predictive is the same for any S: one copy of it, not S identical ones
+  const int64_t draws = inf.closed_form() != nullptr ? 1 : S;
   const auto block = [&](int64_t b) {
     torch::NoGradGuard ng;
-    const int64_t i = b * kClosedFormBlock, m = std::min(kClosedFormBlock, n - i);
+    const int64_t i = b * kRowBlock, m = std::min(kRowBlock, n - i);
     auto x = xs.narrow(0, i, m);
-    if (m < kClosedFormBlock) x = torch::cat({x, torch::zeros({kClosedFormBlock - m, xs.size(1)}, xs.options())});
-    // the exact predictive is the same for any S: one copy of it, not S identical ones
-    return inf.predict(x, 1, make_generator(seed, split, Stream::kEval)).narrow(1, 0, m);
+    if (m < kRowBlock) x = torch::cat({x, torch::zeros({kRowBlock - m, xs.size(1)}, xs.options())});
+    return inf.predict(x, draws, make_generator(seed, split, Stream::kEval)).narrow(1, 0, m);
   };
   const auto first = block(0);
   auto sizes = first.sizes().vec();
@@ -255,7 +148,7 @@ torch::Tensor predict_blocks(infer::Inference& inf, const torch::Tensor& xs, uin
   out.narrow(1, 0, first.size(1)).copy_(first);
   const auto put = [&](int64_t b) {
     const auto p = block(b);
-    out.narrow(1, b * kClosedFormBlock, p.size(1)).copy_(p);
+    out.narrow(1, b * kRowBlock, p.size(1)).copy_(p);
   };
   if (inf.predicts_concurrently() && threads() > 1 && nb > 1)
     at::parallel_for(1, nb, 1, [&](int64_t begin, int64_t end) {
@@ -265,11 +158,10 @@ torch::Tensor predict_blocks(infer::Inference& inf, const torch::Tensor& xs, uin
     for (int64_t b = 1; b < nb; ++b) put(b);
   return out;
 }
-
 torch::Tensor predict_rows(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed,
                            uint64_t split) {
   const int64_t n = xs.size(0);
-  if (inf.closed_form() != nullptr && n > 0) return predict_blocks(inf, xs, seed, split);
+  if ((inf.closed_form() != nullptr || inf.draws_weights_only()) && n > 0) return predict_blocks(inf, xs, S, seed, split);
   const auto row = [&](int64_t i) {
     torch::NoGradGuard ng;
     return inf.predict(xs.narrow(0, i, 1), S, make_generator(seed, split, Stream::kEval));
@@ -314,22 +206,6 @@ void check_inputs_in_range(const torch::Tensor& xs, const std::vector<Column>& c
               "the data the model was trained on to predict; check the row (units, a typo)");
 }
 
-// What the calibration guarantees or changes, for the log.
-std::string calibration_text(const calibration::Fitted& c) {
-  if (c.kind == "temperature")
-    return "probabilities temperature-scaled (T = " + num(c.value) + ", fitted on " + std::to_string(c.rows) +
-           " held-out rows)";
-  return "conformal " + num(c.level) + " intervals/sets (q = " + num(c.value) + " from " + std::to_string(c.rows) +
-         " held-out rows): they cover a new row's target with probability at least " + num(c.level) +
-         " when the rows are exchangeable with the training data";
-}
-
-// What the checkpoint's predictive carries besides the network, for the log.
-void log_predictive(const likelihoods::Likelihood& lik, const calibration::Fitted& cal) {
-  if (cal.on()) spdlog::info("predict: {}", calibration_text(cal));
-  if (const auto text = lik.fitted_text(); !text.empty()) spdlog::info("predict: {}", text);
-}
-
 // The places of the --keep columns in the input's header.
 std::vector<size_t> kept_columns(const PredictOptions& o, const data::CsvReader& in) {
   std::vector<size_t> at;
@@ -341,47 +217,6 @@ std::vector<size_t> kept_columns(const PredictOptions& o, const data::CsvReader&
     at.push_back(static_cast<size_t>(it - h.begin()));
   }
   return at;
-}
-
-// The output's header line: row, the kept columns, then the predictions'.
-// Every name once: a kept column named twice, or named like one of whvi's
-// own (row, mean, p_<class>, ...), is refused.
-std::string output_header(const PredictOptions& o, bool classify, const json& classes, const calibration::Fitted& cal) {
-  const bool conformal = cal.kind == "conformal";
-  std::vector<std::string> own = {"row"};
-  if (!classify) {
-    own.insert(own.end(), {"mean", "std", "epistemic_std", "aleatoric_std", "lower", "upper"});
-    if (conformal) own.insert(own.end(), {"conformal_lower", "conformal_upper"});
-  } else {
-    for (const auto& c : classes) own.push_back("p_" + c.get<std::string>());
-    own.insert(own.end(), {"predicted", "confidence", "entropy", "mutual_information"});
-    if (conformal) own.push_back("conformal_set");
-  }
-  for (size_t i = 0; i < o.keep.size(); ++i) {
-    const auto& k = o.keep[i];
-    WHVI_CHECK(std::find(o.keep.begin(), o.keep.begin() + static_cast<std::ptrdiff_t>(i), k) ==
-                   o.keep.begin() + static_cast<std::ptrdiff_t>(i),
-               "--keep names the column '", printable(k, 60), "' twice; name each column once");
-    WHVI_CHECK(std::find(own.begin(), own.end(), k) == own.end(), "--keep: the column '", printable(k, 60),
-               "' has the name of a column whvi writes itself; rename it in the input, or leave it out of --keep");
-  }
-  std::string head = "row,";
-  for (const auto& k : o.keep) head += csv_field(k) + ",";
-  for (size_t i = 1; i < own.size(); ++i) head += csv_field(own[i]) + (i + 1 < own.size() ? "," : "\n");
-  return head;
-}
-
-// Each line of `text` with its row's prefix (number and kept cells) before it.
-std::string with_prefixes(const std::string& text, const std::vector<std::string>& prefix) {
-  std::string joined;
-  size_t line = 0;
-  for (size_t a = 0; a < text.size(); ++line) {
-    const size_t b = text.find('\n', a);
-    joined += prefix[line];
-    joined.append(text, a, b - a + 1);
-    a = b + 1;
-  }
-  return joined;
 }
 
 }  // namespace

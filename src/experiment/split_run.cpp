@@ -239,44 +239,6 @@ void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, 
   r["ood"]["histograms"] = fs::path(stem + "-ood.csv").filename().string();
 }
 
-void save_split_checkpoint(const config::Config& cfg, const data::RegressionData& d, SplitRun& run) {
-  const auto& prep = run.prep;
-  CheckpointMeta meta;
-  meta.config_yaml = cfg.dump_yaml();
-  meta.source = cfg.source();
-  meta.data_fp = run.data_fp;
-  meta.split = static_cast<int64_t>(run.k);
-  meta.d_in = d.x.size(1);
-  meta.y_mean = prep.stats.y_mean.item<double>();
-  meta.y_std = prep.stats.y_std.item<double>();
-  meta.num_classes = d.num_classes;
-  meta.inputs_json = input_encoding(d).dump();
-  meta.x_mean = prep.stats.x_mean;
-  meta.x_std = prep.stats.x_std;
-  meta.x_fill = prep.x_fill;
-  if (run.calibration.on()) meta.calibration_json = run.calibration.to_json().dump();
-  meta.likelihood_fitted = run.inf->likelihood().fitted();
-  save_checkpoint(run.stem + ".ckpt", *run.inf, meta);
-}
-
-// The user's CSV data: split k's held-out rows (`test_rows`, indices into
-// d's rows) in a file beside its record, for another tool that needs the same
-// split; returns the file's name.
-std::string write_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
-                            const std::string& stem) {
-  std::string rows = "# the rows of " + d.source + " held out by split " + std::to_string(k) +
-                     " (0-based data rows: the header is not a row)\n";
-  for (const auto i : test_rows)
-    rows += std::to_string(d.source_rows.empty() ? i : d.source_rows[static_cast<size_t>(i)]) + "\n";
-  write_file_atomic(stem + "-test-rows.txt", rows);
-  return fs::path(stem + "-test-rows.txt").filename().string();
-}
-
-void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run) {
-  r["unseen_category_rows"] = run.prep.unseen_category_rows;
-  r["test_rows_file"] = write_test_rows(d, run.k, run.test_rows, run.stem);
-}
-
 void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,
                const train::TrainStats& ts, int64_t n_test) {
   if (n_test == 0)  // the toy problem, a final model: nothing held out, so no metric to print
@@ -396,47 +358,6 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   r["record_digest"] = record_digest(r);
   write_file_atomic(stem + ".json", r.dump(2) + "\n");
   log_split(label, d, m, ts, prep.x_test.size(0));
-  return r;
-}
-
-// --resume: split k's record when the split is finished, else nothing. With
-// output.checkpoints on, a split is finished only when its checkpoint exists
-// and passes its checksum; otherwise it is retrained, and the log says why.
-std::optional<json> finished_split(const config::Config& cfg, const std::string& stem, const std::string& fp,
-                                   size_t k, const std::function<std::string()>& data_fp, bool resumed) {
-  if (describe_path_kind(stem + ".json").empty()) return std::nullopt;
-  if (cfg.get_bool("output.checkpoints")) {
-    try {
-      load_checkpoint(stem + ".ckpt");
-    } catch (const Error& e) {
-      spdlog::warn("split {}: its result file exists, but not a sound checkpoint ({}): training it again", k,
-                   printable(e.what(), 300));
-      return std::nullopt;
-    }
-  }
-  auto r = read_split_file(stem + ".json", fp);
-  // Kept only when provably this run's own and complete: the record unedited,
-  // and its checkpoint the very file it was written with.
-  const std::string again = ": training it again";
-  if (!r.contains("record_digest") || !r["record_digest"].is_string() ||
-      r["record_digest"].get<std::string>() != record_digest(r)) {
-    spdlog::warn("split {}: {} was edited, or written by a whvi that did not sign its records{}", k, stem + ".json",
-                 again);
-    return std::nullopt;
-  }
-  if (cfg.get_bool("output.checkpoints") &&
-      (!r.contains("checkpoint_checksum") || !r["checkpoint_checksum"].is_string() ||
-       r["checkpoint_checksum"].get<std::string>() != file_checksum(stem + ".ckpt"))) {
-    spdlog::warn("split {}: {} is not the checkpoint its record was written with{}", k, stem + ".ckpt", again);
-    return std::nullopt;
-  }
-  if (!r.contains("data_fingerprint") || !r["data_fingerprint"].is_string() ||
-      r["data_fingerprint"].get<std::string>() != data_fp()) {
-    spdlog::warn("split {}: {} was trained on other data (the data set's rows or split changed since){}", k,
-                 stem + ".json", again);
-    return std::nullopt;
-  }
-  if (resumed) spdlog::info("split {}: done already ({}), skipped", k, stem + ".json");
   return r;
 }
 

@@ -110,6 +110,12 @@ class Inference {
   // predict` then shares rows among the threads; SGHMC loads each stored
   // sample into its network: not it). Off unless a method declares it.
   virtual bool predicts_concurrently() const { return false; }
+  // Whether predict()'s S draws are of the weights only, the same for every row
+  // of a call (no draw per row, as MC dropout's masks or a local
+  // reparameterisation's noise are): `whvi predict` then predicts rows in
+  // blocks of a fixed size, each block from the same generator state, so a row
+  // meets the draws it would alone. Off unless a method declares it.
+  virtual bool draws_weights_only() const { return false; }
   // The mean network's output on the standardised scale (the final fit check).
   virtual torch::Tensor mean_standardized(const torch::Tensor& x) = 0;
   virtual likelihoods::Likelihood& likelihood() = 0;

@@ -90,6 +90,8 @@ class NoisyKfac : public Inference {
   // Predicting changes nothing but the kept particles (predict()), which a
   // mutex guards and which are only read once kept.
   bool predicts_concurrently() const override { return true; }
+  // its particles are weights: every row of a call meets the same ones
+  bool draws_weights_only() const override { return true; }
   torch::Tensor mean_standardized(const torch::Tensor& x) override;
   likelihoods::Likelihood& likelihood() override { return model_->likelihood(); }
   int64_t num_params() const override { return model_->num_params(); }
