@@ -502,6 +502,8 @@ struct DataExportCommand : Command {
   std::vector<std::pair<std::string, const char*>> outputs() const override { return {{out, "--out"}}; }
   void run(const std::string&) override {
     WHVI_CHECK(classes != 1, "--classes 1: a classification example needs 2 or more classes");
+    WHVI_CHECK(rows == 0 || rows >= 10, "--rows ", rows, " is too small: a generated data set needs at least 10 "
+               "rows (e.g. --rows 500; 0: the problem's default)");
     WHVI_CHECK(name == "toy" || whvi::data::is_synthetic(name), "data export: '", name,
                "' is not a generated data set; give toy or synthetic:<name> (e.g. synthetic:friedman)");
     if (rows >= 1000000) spdlog::info("data export: generating {} rows of {}", rows, name);

@@ -530,6 +530,11 @@ Config Config::parse(const std::string& text, const std::string& source,
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0)
       throw ConfigError("--set", 0, "", "'" + clip(o) + "' is not of the form section.key=value");
+    // YAML would fold a raw line break in a plain value into a space: a path with one would silently change
+    if (o.find_first_of("\n\r", eq) != std::string::npos)
+      throw ConfigError("--set", 0, o.substr(0, eq),
+                        "its value holds a line break; a --set value is one line (write a line break in a "
+                        "quoted YAML string, e.g. --set '" + clip(o.substr(0, eq)) + "=\"a\\nb\"')");
     c.set(o.substr(0, eq), o.substr(eq + 1), "--set " + o);
   }
   return c;

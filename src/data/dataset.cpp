@@ -415,8 +415,11 @@ std::vector<SplitIndices> make_splits(const RegressionData& d, const std::string
     }
     return out;
   }
-  if (protocol == "random")  // the user's data: stratified for classification, else the paper's random splits
+  if (protocol == "random") {  // the user's data: stratified for classification, else the paper's random splits
+    WHVI_CHECK(n_splits > 0, "data.splits is ", n_splits, ": protocol 'random' needs at least 1 split (e.g. "
+               "data.splits: 8)");
     return make_splits(d, d.is_classification() ? "stratified" : "paper", n_splits, seed, train_fraction);
+  }
   if (protocol == "kfold") return make_folds(d, n_splits, seed);
   if (protocol == "stratified") {
     WHVI_CHECK(d.is_classification(), "protocol 'stratified' keeps each class's share and needs a "

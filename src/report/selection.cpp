@@ -41,6 +41,8 @@ struct Run {
 // One experiment record, checked to be a validation run named
 // <dataset>-<model>-<candidate>.
 Run read_run_fields(const std::string& f, const json& j);
+// Its summary's metrics and its config, into r.
+Run read_run_metrics(const std::string& f, const json& j, Run r);
 
 // Any field missing or of the wrong type is one error naming the file, not a
 // library's type_error (nor undefined behaviour on a missing key).
@@ -70,6 +72,12 @@ Run read_run_fields(const std::string& f, const json& j) {
   // synthetic problem both as regression and as classification names the
   // latter <name>-class); the tag then belongs to the data set's name
   const std::string base = r.dataset.substr(r.dataset.find(':') + 1), mid = "-" + r.model + "-";
+  // a name that does not begin with the data set's (a run of a user's own file,
+  // named by its config: mine-w8, mine-w32, ...) is a candidate by its whole name
+  if (name.rfind(base, 0) != 0 && !name.empty()) {
+    r.candidate = name;
+    return read_run_metrics(f, j, r);
+  }
   const auto at = name.rfind(base, 0) == 0 ? name.find(mid, base.size()) : std::string::npos;
   WHVI_CHECK(at != std::string::npos && (at == base.size() || name[base.size()] == '-') &&
                  name.size() > at + mid.size(),
@@ -77,6 +85,10 @@ Run read_run_fields(const std::string& f, const json& j) {
              "...)");
   r.dataset += name.substr(base.size(), at - base.size());
   r.candidate = name.substr(at + mid.size());
+  return read_run_metrics(f, j, r);
+}
+
+Run read_run_metrics(const std::string& f, const json& j, Run r) {
   r.complete = j.value("complete", false);
   const auto& s = j.at("summary");
   WHVI_CHECK(s.is_object(), f, ": its 'summary' is ", s.is_null() ? "null" : "not a mapping of metrics",
