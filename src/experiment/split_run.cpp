@@ -277,6 +277,14 @@ json calibrate(const config::Config& cfg, SplitRun& run, const torch::Tensor& f_
 // The objective over training. Its data term = loss - kl_weight x kl: the expected
 // negative log likelihood scaled to the training set (plus any Monte Carlo KL
 // terms, NF-WHVI's flows).
+// Evaluation of 1e7 row-samples or more is a wait worth a word.
+static void announce_evaluation(const std::string& label, int64_t rows, int64_t S) {
+  const double work = static_cast<double>(rows) * static_cast<double>(S);
+  if (work >= 1e7)
+    spdlog::info("{}: evaluating {} held-out rows with {} Monte Carlo samples each ({:.3g} forward passes of a row): "
+                 "this takes a while (evaluation.mc_samples)", label, rows, S, work);
+}
+
 json objective_json(const train::TrainStats& ts) {
   return {{"step", ts.trace_step}, {"loss", ts.trace_loss}, {"kl", ts.trace_kl}, {"kl_weight", ts.trace_kl_weight}};
 }
@@ -291,6 +299,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   const auto& label = run.label;
   const auto& stem = run.stem;
   const auto t_eval = std::chrono::steady_clock::now();
+  announce_evaluation(label, prep.x_test.size(0), cfg.get_int("evaluation.mc_samples"));
   const auto f = inf->predict(prep.x_test, cfg.get_int("evaluation.mc_samples"),
                                make_generator(seed, k, Stream::kEval));
   const double noise_var = inf->likelihood().noise_var_original();

@@ -29,6 +29,7 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <chrono>
 #include <numeric>
 
 #include <spdlog/spdlog.h>
@@ -109,7 +110,19 @@ class Swag final : public OnMapFit {
     auto sum = torch::zeros({p_}, torch::kFloat64), sum_sq = torch::zeros({p_}, torch::kFloat64);
     auto last = torch::zeros({K, p_}, torch::kFloat64);  // the last K snapshots, slot t % K
     map_->begin(n, last_t_ + 1, gen);
+    // a long phase (many snapshots, or many epochs between them) says how long, then how far
+    const auto t0 = std::chrono::steady_clock::now();
+    double next_note = 0;
     for (int64_t t = 0; t < T; ++t) {
+      if (t > 0) {
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double left = sec / static_cast<double>(t) * static_cast<double>(T - t);
+        if (sec >= next_note && sec + left > 30) {
+          spdlog::info("swag: {} of {} snapshots taken in {:.0f} s; about {:.0f} s to go (model.swag.snapshots)", t,
+                       T, sec, left);
+          next_note = sec + 60;
+        }
+      }
       for (int64_t k = 0; k < every; ++k) {
         if (pos + b > n) shuffle(order, rng), pos = 0;
         const auto idx = torch::tensor(std::vector<int64_t>(order.begin() + pos, order.begin() + pos + b));
