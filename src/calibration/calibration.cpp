@@ -48,6 +48,20 @@ double fit_conformal(const CalibrationOptions& o, const likelihoods::Likelihood&
   return conformal_quantile((y.to(torch::kFloat64) - mu).abs() / sd, o.level);
 }
 
+// CQR (Romano, Patterson & Candès 2019) on the model's own predictive
+// quantiles: the score max(lo − y, y − hi) of its central `level` interval
+// [lo, hi], its conformal quantile Q (negative where the interval is too wide).
+double fit_cqr(const CalibrationOptions& o, const likelihoods::Likelihood& lik, const torch::Tensor& f,
+               const torch::Tensor& y) {
+  const int64_t need = static_cast<int64_t>(std::ceil(o.level / (1 - o.level) - 1e-9));
+  WHVI_CHECK(y.size(0) >= need, "calibration.kind cqr at calibration.level ", o.level, " needs at least ", need,
+             " calibration rows and this split has ", y.size(0),
+             "; raise calibration.fraction or lower calibration.level");
+  const auto [lo, hi] = lik.predictive_interval(f, o.level);
+  const auto yy = y.to(torch::kFloat64);
+  return conformal_quantile(torch::maximum(lo - yy, yy - hi), o.level);
+}
+
 double fit_temp(const CalibrationOptions&, const likelihoods::Likelihood&, const torch::Tensor& f,
                 const torch::Tensor& y) {
   return fit_temperature(mixture_probabilities(f), y);
@@ -59,6 +73,10 @@ const std::vector<Kind>& kinds() {
       {"conformal", true, true, fit_conformal,
        "split-conformal intervals (regression) or prediction sets (classification) with guaranteed coverage "
        "calibration.level"},
+      {"cqr", true, false, fit_cqr,
+       "conformalized quantile regression: the model's central calibration.level interval [lo, hi] widened (or "
+       "narrowed) by the conformal quantile Q of max(lo - y, y - hi), guaranteed coverage calibration.level with "
+       "widths that follow the model's (heteroscedastic, skewed) predictive"},
       {"temperature", false, true, fit_temp, "temperature scaling of a classifier's probabilities"},
   };
   return k;
@@ -107,7 +125,8 @@ Fitted Fitted::from_json(const json& j) {
     throw Error("the stored calibration is damaged");
   }
   if (c.kind != "none") kind_of(c.kind);
-  WHVI_CHECK(c.level >= 0 && c.level < 1 && c.rows >= 0 && !(c.value <= 0), "the stored calibration is damaged");
+  WHVI_CHECK(c.level >= 0 && c.level < 1 && c.rows >= 0 && !std::isnan(c.value) && (c.kind == "cqr" || !(c.value <= 0)),
+             "the stored calibration is damaged");
   return c;
 }
 
@@ -151,16 +170,41 @@ Fitted fit(const CalibrationOptions& o, const likelihoods::Likelihood& lik, cons
   check_task(o, classifies(lik));
   const auto& k = kind_of(o.kind);
   c.kind = o.kind;
-  c.level = o.kind == "conformal" ? o.level : 0;
+  c.level = gives_interval(c) || o.kind == "conformal" ? o.level : 0;
   c.rows = y.size(0);
   c.value = k.fit(o, lik, f, y);
   return c;
 }
 
+bool gives_interval(const Fitted& c) { return c.kind == "conformal" || c.kind == "cqr"; }
+
 std::pair<torch::Tensor, torch::Tensor> conformal_interval(const Fitted& c, const likelihoods::Likelihood& lik,
                                                            const torch::Tensor& f) {
+  if (c.kind == "cqr") {
+    const auto [lo, hi] = lik.predictive_interval(f, c.level);
+    return {lo - c.value, hi + c.value};
+  }
   const auto [mu, sd] = predictive_moments(lik, f);
   return {mu - c.value * sd, mu + c.value * sd};
+}
+
+json coverage_by_width_decile(const torch::Tensor& lo, const torch::Tensor& hi, const torch::Tensor& y) {
+  const auto width = (hi - lo).to(torch::kFloat64).reshape({-1});
+  const auto yy = y.to(torch::kFloat64).reshape({-1});
+  const auto hit = ((yy >= lo.reshape({-1})) & (yy <= hi.reshape({-1}))).to(torch::kFloat64);
+  const int64_t n = width.numel();
+  const auto order = std::get<1>(width.sort(/*stable=*/true, 0, false));
+  json out = json::array();
+  for (int d = 0; d < 10; ++d) {
+    const int64_t a = n * d / 10, b = n * (d + 1) / 10;
+    if (b <= a) continue;
+    const auto idx = order.slice(0, a, b);
+    out.push_back({{"decile", d + 1},
+                   {"rows", b - a},
+                   {"mean_width", num(width.index_select(0, idx).mean().item<double>())},
+                   {"coverage", num(hit.index_select(0, idx).mean().item<double>())}});
+  }
+  return out;
 }
 
 torch::Tensor probabilities(const Fitted& c, const torch::Tensor& f) {
@@ -183,11 +227,13 @@ json evaluate(const Fitted& c, likelihoods::Likelihood& lik, const torch::Tensor
     const auto hit = sets.gather(1, y.to(torch::kInt64).unsqueeze(1)).squeeze(1);
     out["calibrated"] = {{"coverage", num(hit.to(torch::kFloat64).mean().item<double>())},
                          {"mean_set_size", num(sets.to(torch::kFloat64).sum(1).mean().item<double>())}};
-  } else if (c.kind == "conformal") {
+  } else if (gives_interval(c)) {
     const auto [lo, hi] = lik.predictive_interval(f, c.level);
     out["uncalibrated"] = interval_numbers(lo, hi, y);
+    out["uncalibrated"]["by_width_decile"] = coverage_by_width_decile(lo, hi, y);
     const auto [clo, chi] = conformal_interval(c, lik, f);
     out["calibrated"] = interval_numbers(clo, chi, y);
+    out["calibrated"]["by_width_decile"] = coverage_by_width_decile(clo, chi, y);
   }
   return out;
 }

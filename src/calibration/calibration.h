@@ -12,6 +12,12 @@
 //                and the set {c : p_c ≥ 1 − q}. For rows exchangeable with the
 //                calibration rows the coverage is at least `level` (and below
 //                level + 1/(n+1) where the scores have no ties).
+//   cqr          regression: conformalized quantile regression (Romano,
+//                Patterson & Candès 2019) on the model's own predictive: the
+//                score max(lo − y, y − hi) of its central `level` interval
+//                [lo, hi], its conformal quantile Q as above, and the interval
+//                [lo − Q, hi + Q]: the same guarantee, with widths that follow
+//                the predictive's (heteroscedastic, skewed, multimodal).
 //   temperature  classification: the predictive probabilities p become
 //                softmax(ln p / T), T minimising the calibration rows' NLL.
 // Nothing here reads the config: the experiment passes the options.
@@ -41,7 +47,7 @@ struct CalibrationOptions {
     v.pick("calibration.kind", kind, calibration_kinds(), help.c_str());
     v.num("calibration.fraction", fraction, 0.01, 0.9,
           "share of each split's training rows held out (not trained on) to fit the calibration");
-    v.num("calibration.level", level, 0.5, 0.999, "conformal: the coverage guaranteed");
+    v.num("calibration.level", level, 0.5, 0.999, "conformal, cqr: the coverage guaranteed");
   }
 };
 
@@ -70,9 +76,16 @@ nlohmann::json evaluate(const Fitted& c, likelihoods::Likelihood& lik, const tor
 // Regression: the predictive mixture's mean and sd per row of f (from
 // lik.predictive_moments of each sample: any regression likelihood).
 std::pair<torch::Tensor, torch::Tensor> predictive_moments(const likelihoods::Likelihood& lik, const torch::Tensor& f);
-// Conformal regression: the interval μ ± qσ per row.
+// Whether c calibrates a regression interval (conformal, cqr).
+bool gives_interval(const Fitted& c);
+// Conformal regression: the interval μ ± qσ per row (cqr: [lo − Q, hi + Q]
+// of the model's central calibration.level interval).
 std::pair<torch::Tensor, torch::Tensor> conformal_interval(const Fitted& c, const likelihoods::Likelihood& lik,
                                                            const torch::Tensor& f);
+// Interval [lo, hi] against targets y by decile of its width (the narrowest
+// tenth of the rows first): each decile's rows, mean width and coverage, the
+// conditional coverage an average hides.
+nlohmann::json coverage_by_width_decile(const torch::Tensor& lo, const torch::Tensor& hi, const torch::Tensor& y);
 // Classification: the predictive probabilities [N, C] (the mixture's, then
 // temperature-scaled where c is temperature scaling).
 torch::Tensor probabilities(const Fitted& c, const torch::Tensor& f);

@@ -127,6 +127,14 @@ void regression_outputs(Graph& g, const std::string& f, const Regression& r) {
   g.output(g.op("Sqrt", {alea2}), "aleatoric_std", Elem::kFloat, rows);
   g.output(units(mixture_quantile(g, mu, inv, lo, hi, a)), "lower", Elem::kFloat, rows);
   g.output(units(mixture_quantile(g, mu, inv, lo, hi, 1 - a)), "upper", Elem::kFloat, rows);
+  if (r.cal.kind == "cqr") {  // the model's central calibration.level interval ± Q (calibration::conformal_interval)
+    const double ac = (1 - r.cal.level) / 2;
+    const auto q = g.scalar(r.cal.value);
+    g.output(units(g.op("Sub", {mixture_quantile(g, mu, inv, lo, hi, ac), q})), "conformal_lower", Elem::kFloat, rows);
+    g.output(units(g.op("Add", {mixture_quantile(g, mu, inv, lo, hi, 1 - ac), q})), "conformal_upper", Elem::kFloat,
+             rows);
+    return;
+  }
   if (r.cal.kind != "conformal") return;
   // mean ± q sd of the model's scale (calibration::conformal_interval), in the target's units
   const auto cm = mean0(g, mu);

@@ -27,6 +27,10 @@ std::string calibration_text(const calibration::Fitted& c) {
   if (c.kind == "temperature")
     return "probabilities temperature-scaled (T = " + num(c.value) + ", fitted on " + std::to_string(c.rows) +
            " held-out rows)";
+  if (c.kind == "cqr")
+    return "conformalized quantile regression's " + num(c.level) + " intervals (the model's interval widened by Q = " +
+           num(c.value) + ", from " + std::to_string(c.rows) + " held-out rows): they cover a new row's target with "
+           "probability at least " + num(c.level) + " when the rows are exchangeable with the training data";
   return "conformal " + num(c.level) + " intervals/sets (q = " + num(c.value) + " from " + std::to_string(c.rows) +
          " held-out rows): they cover a new row's target with probability at least " + num(c.level) +
          " when the rows are exchangeable with the training data";
@@ -118,7 +122,7 @@ std::string regression_lines(const torch::Tensor& f, likelihoods::Likelihood& li
   const auto sd = (epi.square() + alea.square()).sqrt();
   const auto finite = mean.isfinite() & sd.isfinite() & lo.isfinite() & hi.isfinite();
   torch::Tensor clo, chi;  // the conformal interval (an infinite one is written as inf)
-  if (cal.kind == "conformal") std::tie(clo, chi) = calibration::conformal_interval(cal, lik, f);
+  if (calibration::gives_interval(cal)) std::tie(clo, chi) = calibration::conformal_interval(cal, lik, f);
   if (clo.defined() && log_target) clo = clo.exp(), chi = chi.exp();  // ln is monotone: the coverage holds
   std::string text;
   for (int64_t i = 0; i < mean.size(0); ++i) {
@@ -136,7 +140,7 @@ void log_predictive(const likelihoods::Likelihood& lik, const calibration::Fitte
 }
 
 std::string output_header(const PredictOptions& o, bool classify, const json& classes, const calibration::Fitted& cal) {
-  const bool conformal = cal.kind == "conformal";
+  const bool conformal = calibration::gives_interval(cal);
   std::vector<std::string> own = {"row"};
   if (!classify) {
     own.insert(own.end(), {"mean", "std", "epistemic_std", "aleatoric_std", "lower", "upper"});

@@ -89,6 +89,9 @@ case_ mcd_log pos.csv posrows.csv sampled --set model.kind=mcd --set model.depth
   fails=$((fails + 1))
 case_ mcd_conformal f.csv rows.csv sampled --set model.kind=mcd --set model.depth=1 --set calibration.kind=conformal ||
   fails=$((fails + 1))
+# conformalized quantile regression: the model's own interval at calibration.level, moved by Q
+case_ mcd_cqr f.csv rows.csv sampled --set model.kind=mcd --set model.depth=1 --set calibration.kind=cqr ||
+  fails=$((fails + 1))
 case_ mfg_class_conformal k.csv krows.csv sampled --set data.target=label --set likelihood.kind=softmax \
   --set model.kind=mfg --set model.depth=1 --set calibration.kind=conformal || fails=$((fails + 1))
 
