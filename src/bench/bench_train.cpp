@@ -30,10 +30,7 @@ namespace {
 // saying about how long, so that a huge --steps or --rows is not a silent wait.
 void announce(const std::string& what, double seconds) {
   if (!(seconds > 30)) return;
-  const std::string t = seconds < 120    ? std::to_string(static_cast<int64_t>(seconds)) + " s"
-                        : seconds < 7200 ? std::to_string(static_cast<int64_t>(seconds / 60)) + " min"
-                                         : std::to_string(static_cast<int64_t>(seconds / 3600)) + " h";
-  spdlog::info("{}: about {} to go (from a pilot's speed); Ctrl-C stops it", what, t);
+  spdlog::info("{}: about {} to go (from a pilot's speed); Ctrl-C stops it", what, train::duration_text(seconds));
 }
 
 

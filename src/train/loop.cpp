@@ -19,8 +19,6 @@
 
 namespace whvi::train {
 
-namespace {
-// "42 s", "3.5 min", "1.2 h": a time estimate for the progress line.
 std::string duration_text(double seconds) {
   char buf[32];
   if (seconds < 90) std::snprintf(buf, sizeof buf, "%.0f s", seconds);
@@ -28,7 +26,7 @@ std::string duration_text(double seconds) {
   else std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
   return buf;
 }
-}  // namespace
+
 namespace {
 
 // Rows idx[0], ..., idx[B-1] of x (contiguous): x.index_select(0, idx) as a

@@ -85,6 +85,9 @@ TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torc
 
 // The divergence error's text for `label` at step t ("... nothing was written
 // for this split"), naming the suspects (LoopPlan::suspects).
+// "42 s", "3.5 min", "1.2 h": a time estimate for a progress line.
+std::string duration_text(double seconds);
+
 std::string divergence_message(const std::string& label, int64_t t, const std::string& what,
                                const std::string& suspects);
 
