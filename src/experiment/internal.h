@@ -87,6 +87,7 @@ json input_encoding(const data::RegressionData& d);
 json write_grid(infer::Inference& inf, const data::RegressionData& d,
                 const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem,
                 const at::Generator& gen);
+void log_toy_uncertainty(const std::string& label, const json& toy);
 json read_split_file(const std::string& path, const std::string& fp);
 // The likelihood's metrics of predictions f for targets y (as the model saw
 // them), in the target's units: with data.target_transform: log, y is ln of

@@ -205,6 +205,22 @@ json write_grid(infer::Inference& inf, const data::RegressionData& d,
   return toy;
 }
 
+// write_grid's toy summary in one line; a region no grid point falls in
+// (output.grid_points small, or the grid elsewhere) is null in it: "n/a".
+void log_toy_uncertainty(const std::string& label, const json& toy) {
+  bool missing = false;
+  const auto num = [&](const char* key, const char* fmt) {
+    if (!toy.contains(key) || !toy[key].is_number()) return missing = true, std::string("n/a");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, fmt, toy[key].get<double>());
+    return std::string(buf);
+  };
+  const auto at = num("std_at_data", "%.3g"), gap = num("gap_over_data", "%.2fx"),
+             out = num("outside_over_data", "%.2fx");
+  spdlog::info("{}: predictive std {} at the data; {} that in the gap, {} outside the data{}", label, at, gap, out,
+               missing ? " (too few grid points there: raise output.grid_points)" : "");
+}
+
 // A finished split's file, checked before --resume trusts it.
 json read_split_file(const std::string& path, const std::string& fp) {
   const auto r = read_json(path);

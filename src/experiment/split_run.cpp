@@ -359,8 +359,7 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
     const auto toy = write_grid(*inf, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
     if (!toy.is_null()) {
       r["toy_uncertainty"] = toy;
-      spdlog::info("{}: predictive std {:.3g} at the data; {:.2f}x that in the gap, {:.2f}x outside the data", label,
-                   toy["std_at_data"].get<double>(), toy.value("gap_over_data", 0.0), toy.value("outside_over_data", 0.0));
+      log_toy_uncertainty(label, toy);
     }
   }
   if (!d.inputs.empty()) add_test_rows(r, d, run);

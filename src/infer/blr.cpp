@@ -25,11 +25,13 @@
 // The network is a depth-0 "linear" layer holding m (its w, b), so the mean
 // prediction, checkpoints and `whvi predict` go through the usual paths; the
 // posterior covariance's factor L (A⁻¹ = L Lᵀ), α and β are the method's state.
+#include <chrono>
 #include <cmath>
 
 #include <spdlog/spdlog.h>
 
 #include "common/errors.h"
+#include "common/runtime.h"
 #include "infer/inference.h"
 #include "onnx/graph.h"
 
@@ -57,7 +59,7 @@ class Blr final : public Inference, public ClosedForm {
   Blr(std::shared_ptr<models::RegressionModel> model, const BlrOptions& o) : model_(std::move(model)), opt_(o) {
     const auto& out = model_->layers().front();
     p_ = out->named_parameters()["w"].size(0) + 1;
-    chol_ = torch::zeros({p_, p_}, torch::kFloat64);
+    chol_ = torch::zeros({0, 0}, torch::kFloat64);  // P x P once fitted (or read from a checkpoint)
     alpha_ = torch::zeros({1}, torch::kFloat64);
     beta_ = torch::zeros({1}, torch::kFloat64);
   }
@@ -78,6 +80,8 @@ class Blr final : public Inference, public ClosedForm {
 
   void fit(const torch::Tensor& x_in, const torch::Tensor& y_in) override {
     torch::NoGradGuard ng;
+    check_room(x_in.size(0), p_);
+    announce(x_in.size(0), p_);
     const auto phi = design(x_in);
     const auto y = y_in.to(torch::kFloat64).reshape({-1});
     const int64_t n = phi.size(0);
@@ -107,7 +111,7 @@ class Blr final : public Inference, public ClosedForm {
       if (done) break;
     }
     const auto m = mean_of(alpha, beta);
-    chol_.copy_(v * (alpha + beta * e).rsqrt().unsqueeze(0));  // A⁻¹ = (V D^-1/2)(V D^-1/2)ᵀ
+    chol_ = v * (alpha + beta * e).rsqrt().unsqueeze(0);  // A⁻¹ = (V D^-1/2)(V D^-1/2)ᵀ
     alpha_.fill_(alpha);
     beta_.fill_(beta);
     auto params = model_->layers().front()->named_parameters();
@@ -124,7 +128,7 @@ class Blr final : public Inference, public ClosedForm {
   // variance; original units); nothing is drawn
   torch::Tensor predict(const torch::Tensor& x_in, int64_t S, const at::Generator&) override {
     torch::NoGradGuard ng;
-    WHVI_CHECK(alpha_.item<double>() > 0, "blr: the model was not fitted");
+    check_fitted();
     const auto phi = design(x_in);
     const auto var = phi.mm(chol_).square().sum(1);  // diag(Φ* A⁻¹ Φ*ᵀ)
     return lik().exact_components(phi.mv(mean_weights()), var + 1 / beta_.item<double>(), S);
@@ -133,6 +137,7 @@ class Blr final : public Inference, public ClosedForm {
   // Export: the exact predictive as predict() gives it, [1, N, 2] (mean, log
   // variance; original units); nothing is drawn.
   std::string export_onnx(onnx::Graph& g, const std::string& x, int64_t, std::string&) override {
+    check_fitted();
     const int64_t d = p_ - 1;
     const auto m = mean_weights();
     const auto mean = onnx::linear(g, x, m.narrow(0, 0, d).view({d, 1}), m.narrow(0, d, 1));  // [N, 1]
@@ -169,6 +174,48 @@ class Blr final : public Inference, public ClosedForm {
   models::RegressionModel& model() override { return *model_; }
 
  private:
+  // A fitted model, or one read from a checkpoint whose factor has the model's shape.
+  void check_fitted() const {
+    WHVI_CHECK(alpha_.item<double>() > 0, "blr: the model was not fitted");
+    WHVI_CHECK(chol_.dim() == 2 && chol_.size(0) == p_ && chol_.size(1) == p_, "blr: the posterior's factor is ",
+               chol_.sizes(), ", the model has ", p_, " inputs with the bias: the checkpoint is damaged; train again");
+  }
+  // The fit holds the design twice (the inputs in float64, then with the bias)
+  // and about six P x P matrices (ΦᵀΦ, its eigenvectors, LAPACK's work space,
+  // the factor): refused before any of them is made when that cannot fit.
+  static void check_room(int64_t n, int64_t p) {
+    const double need = 8.0 * (2.0 * static_cast<double>(n) * static_cast<double>(p) +
+                               6.0 * static_cast<double>(p) * static_cast<double>(p));
+    const double have = static_cast<double>(usable_memory_bytes());
+    if (!(have > 0) || need <= have) return;
+    throw Error(detail::concat("blr: the closed-form fit on ", n, " rows x ", p - 1, " inputs would need about ",
+                               static_cast<int64_t>(need / (1 << 20)) + 1, " MiB (its matrices are inputs x inputs), "
+                               "more than the ", static_cast<int64_t>(have / (1 << 20)),
+                               " MiB this process can use (memory, cgroup or ulimit -v): leave wide categories out "
+                               "of data.features (each one-hot category is one input), or use a network "
+                               "(model.kind mfg)"));
+  }
+  // Over 30 s of work said before it starts: ΦᵀΦ grows as rows x inputs², its
+  // eigendecomposition as inputs³; both timed on a pilot of 512 inputs.
+  static void announce(int64_t n, int64_t p) {
+    constexpr int64_t kPilot = 512;
+    if (p < 2 * kPilot) return;
+    const int64_t n_pilot = std::min<int64_t>(n, 4096);
+    // a dense matrix without structure, drawn from no generator (a timing only)
+    const auto a = torch::arange(n_pilot * kPilot, torch::kFloat64).mul_(0.7).sin_().view({n_pilot, kPilot});
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto gram = a.t().mm(a);
+    const auto t1 = std::chrono::steady_clock::now();
+    static_cast<void>(torch::linalg_eigh(gram, "L"));
+    const auto t2 = std::chrono::steady_clock::now();
+    const double r = static_cast<double>(p) / kPilot;
+    const double sec = std::chrono::duration<double>(t1 - t0).count() * r * r * static_cast<double>(n) / n_pilot +
+                       std::chrono::duration<double>(t2 - t1).count() * r * r * r;
+    if (sec > 30)
+      spdlog::info("blr: the closed-form fit on {} rows x {} inputs will take about {:.0f} s (from a pilot's "
+                   "speed); it grows as inputs³, and each one-hot category is one input",
+                   n, p - 1, sec);
+  }
   // Φ = [x, 1] in float64
   static torch::Tensor design(const torch::Tensor& x_in) {
     const auto x = x_in.to(torch::kFloat64);
