@@ -126,18 +126,23 @@ class Gp final : public Inference, public ClosedForm {
     int failed = 0;
     // a fit that will take a while says so, and how far it is (each start costs about rows³)
     const auto t0 = std::chrono::steady_clock::now();
+    note_ = t0;
     if (x.size(0) >= 1000)
       spdlog::info("gp: fitting on {} rows from {} starting points; each costs about rows³, so this takes a while "
                    "(progress after each)", x.size(0), opt_.restarts);
     for (int64_t r = 0; r < opt_.restarts; ++r) {
       auto theta = start(r).requires_grad_(true);
       try {
-        const double lml = maximise(theta, x, y);
+        const double lml = maximise(theta, x, y, r);
         spdlog::debug("gp: start {}: log marginal likelihood {:.6g}", r, lml);
-        if (x.size(0) >= 1000 && r + 1 < opt_.restarts) {
-          const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          spdlog::info("gp: start {} of {} done after {:.0f} s; about {:.0f} s to go", r + 1, opt_.restarts, sec,
-                       sec / static_cast<double>(r + 1) * static_cast<double>(opt_.restarts - r - 1));
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double to_go = sec / static_cast<double>(r + 1) * static_cast<double>(opt_.restarts - r - 1);
+        // at most one line every 10 s, and only for a fit of over 30 s
+        if (sec + to_go > 30 && r + 1 < opt_.restarts &&
+            std::chrono::steady_clock::now() - note_ >= std::chrono::seconds(10)) {
+          spdlog::info("gp: start {} of {} done after {:.0f} s; about {:.0f} s to go (model.gp.restarts)", r + 1,
+                       opt_.restarts, sec, to_go);
+          note_ = std::chrono::steady_clock::now();
         }
         if (!std::isfinite(lml)) ++failed;
         else if (lml > best) best = lml, best_theta = theta.detach().clone();
@@ -321,7 +326,7 @@ class Gp final : public Inference, public ClosedForm {
   }
 
   // L-BFGS on −ln p(y | θ) from theta (updated in place); returns ln p at the end
-  double maximise(torch::Tensor& theta, const torch::Tensor& x, const torch::Tensor& y) const {
+  double maximise(torch::Tensor& theta, const torch::Tensor& x, const torch::Tensor& y, int64_t r) {
     torch::optim::LBFGS opt({theta}, torch::optim::LBFGSOptions(1.0)
                                          .max_iter(opt_.iterations)
                                          .history_size(20)
@@ -331,6 +336,13 @@ class Gp final : public Inference, public ClosedForm {
     int64_t evals = 0;
     const auto closure = [&] {
       ++evals;
+      // a start that runs long says so every 30 s (model.gp.iterations bounds its L-BFGS iterations)
+      if (std::chrono::steady_clock::now() - note_ > std::chrono::seconds(30)) {
+        spdlog::info("gp: start {} of {}: {} marginal-likelihood evaluations so far (at most about model.gp."
+                     "iterations = {} iterations per start; lower it or model.gp.restarts to finish sooner)",
+                     r + 1, opt_.restarts, evals, opt_.iterations);
+        note_ = std::chrono::steady_clock::now();
+      }
       torch::NoGradGuard ng;
       auto [value, grad] = objective(theta.detach(), x, y);
       theta.mutable_grad() = grad;
@@ -371,6 +383,7 @@ class Gp final : public Inference, public ClosedForm {
   int64_t d_;
   torch::Tensor x_, a_, chol_, theta_, starts_;
   double lml_ = std::nan("");  // of the fit (not in the checkpoint)
+  std::chrono::steady_clock::time_point note_{};  // the last progress line of a fit
 };
 
 std::unique_ptr<Inference> make_gp(const NetworkMaker& make_network, const GpOptions& o) {
