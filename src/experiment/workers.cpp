@@ -186,8 +186,10 @@ std::vector<size_t> run_split_workers(const TrainOptions& o, const std::vector<s
                plan.workers, plan.threads_each);
   const StopSignals signals;
   try {
-    while (next < splits.size() || !running.empty()) {
-      while (next < splits.size() && running.size() < static_cast<size_t>(plan.workers) && !StopSignals::caught()) {
+    while ((next < splits.size() && failed.empty()) || !running.empty()) {
+      // after a failure no further split starts (the run fails either way; those running finish)
+      while (next < splits.size() && running.size() < static_cast<size_t>(plan.workers) && failed.empty() &&
+             !StopSignals::caught()) {
         auto args = base;
         args.insert(args.end(), {"--worker-split", std::to_string(splits[next])});
         running[spawn(exe, args, link.fd[0])] = splits[next];
@@ -218,9 +220,10 @@ std::vector<size_t> run_split_workers(const TrainOptions& o, const std::vector<s
                      splits.size(), s, eta);
       } else {
         failed.push_back(k);
-        spdlog::error("{}: its worker failed ({}; its error is above)", label(k),
+        spdlog::error("{}: its worker failed ({}; its error is above){}", label(k),
                       WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                          : "exit status " + std::to_string(WEXITSTATUS(status)));
+                                          : "exit status " + std::to_string(WEXITSTATUS(status)),
+                      failed.size() == 1 && next < splits.size() ? "; no further split is started" : "");
       }
     }
   } catch (...) {

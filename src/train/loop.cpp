@@ -14,6 +14,7 @@
 
 #include "common/errors.h"
 #include "common/io.h"
+#include "common/runtime.h"
 #include "data/augment.h"
 #include "models/conv.h"
 
@@ -75,6 +76,36 @@ void check_fit(infer::Inference& inf, const torch::Tensor& x, const torch::Tenso
   const auto fit = inf.mean_standardized(x.narrow(0, 0, n_fit));
   if (const auto problem = lik.fit_problem(fit, y.narrow(0, 0, n_fit)))
     diverged(label, done, *problem, suspects, inf, closed_form);
+}
+
+// The activations a step keeps for its backward pass: batch x training draws
+// rows through every layer, about 4 numbers per unit (the output, its
+// gradient, the draws and noise that made it); refused before the first step
+// when they cannot fit, naming the settings that multiply them, instead of the
+// kernel's OOM killer ending the run without a word. The width is the network's
+// own (a 1-row pass); a convolutional trunk sizes its own maps and is left out.
+void check_step_memory(infer::Inference& inf, const torch::Tensor& x, int64_t batch, const std::string& label) {
+  auto& model = inf.model();
+  if (model.has_trunk() || x.size(0) == 0) return;
+  const int64_t draws = inf.split_step() ? inf.split_step()->mc_samples() : 1;
+  int64_t width = 0;
+  {
+    torch::NoGradGuard ng;
+    models::ForwardCtx ctx;
+    width = model.features_standardized(x.narrow(0, 0, 1), ctx).size(-1);
+  }
+  const double layers = static_cast<double>(std::max<size_t>(1, model.layers().size()));
+  const double need = 4.0 * static_cast<double>(x.element_size()) * static_cast<double>(batch) *
+                      static_cast<double>(draws) * static_cast<double>(width) * layers;
+  const double have = static_cast<double>(usable_memory_bytes());
+  if (!(have > 0) || need <= have) return;
+  throw Error(detail::concat(label, ": one training step would hold about ",
+                             static_cast<int64_t>(need / (1 << 20)) + 1, " MiB of activations (training.batch_size ",
+                             batch, " x training.mc_samples ", draws, " x model.width ", width, " x ",
+                             static_cast<int64_t>(layers), " layers), more than the ",
+                             static_cast<int64_t>(have / (1 << 20)),
+                             " MiB this process can use (memory, cgroup or ulimit -v); lower training.batch_size, "
+                             "training.mc_samples or model.width"));
 }
 
 // A method fitted in closed form (infer::ClosedForm): one fit on every
@@ -192,6 +223,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   inf.begin(N, total, gen);
   if (auto* cf = inf.closed_form()) return fit_closed_form(inf, *cf, x, y, suspects, label, on_end);
 
+  check_step_memory(inf, x, std::min<int64_t>(o.batch_size, N), label);
   Batches batches(x, y, std::min<int64_t>(o.batch_size, N), gen);
   TrainStats st;
   Clock clock;
