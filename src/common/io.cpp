@@ -5,13 +5,16 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 
 #include "common/errors.h"
 
@@ -116,6 +119,62 @@ std::function<void(const std::string&)>& commit_guard() {
 
 void set_commit_guard(std::function<void(const std::string& path)> guard) { commit_guard() = std::move(guard); }
 
+namespace {
+// The temporary files of the AtomicFiles alive, removed by a stop signal
+// (SIGINT, SIGTERM, SIGHUP) before it ends the process as it would have: a run
+// or an export stopped mid-write leaves no hidden half-written file beside its
+// output. Fixed slots, so the handler only reads memory and calls unlink().
+constexpr int kTempSlots = 64;
+struct TempSlot {
+  std::atomic<int> state{0};  // 0 free, 2 being filled, 1 holds a path
+  char path[4096];
+};
+TempSlot g_temps[kTempSlots];
+
+void remove_temps_then_stop(int sig) {
+  for (auto& slot : g_temps)
+    if (slot.state.load() == 1) ::unlink(slot.path);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// Installed once, for each stop signal whose action is the default (one that is
+// ignored, or handled by someone else, is left alone).
+void install_temp_cleanup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_temps_then_stop;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+void register_temp(const std::string& path) {
+  if (path.size() >= sizeof(TempSlot::path)) return;
+  install_temp_cleanup();
+  for (auto& slot : g_temps) {
+    int free = 0;
+    if (!slot.state.compare_exchange_strong(free, 2)) continue;
+    std::memcpy(slot.path, path.c_str(), path.size() + 1);
+    slot.state.store(1);
+    return;
+  }
+}
+
+void forget_temp(const std::string& path) {
+  for (auto& slot : g_temps)
+    if (slot.state.load() == 1 && path == slot.path) {
+      slot.state.store(0);
+      return;
+    }
+}
+}  // namespace
+
 AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   if (path == "-") return;
   check_output_path(path, "output file");
@@ -124,11 +183,13 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   const std::string dir = target.has_parent_path() ? target.parent_path().string() : std::string(".");
   tmp_ = dir + "/." + target.filename().string() + ".tmp.XXXXXX";
   fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);  // O_CREAT|O_EXCL: never an existing file or link
+  if (fd_ >= 0) register_temp(tmp_);
   WHVI_CHECK(fd_ >= 0, "cannot create a temporary file in ", dir, " to write ", path, ": ", std::strerror(errno),
              errno == EROFS ? " (the file system is read-only: choose a folder on a writable disk)" : "");
   if (::fchmod(fd_, 0666 & ~process_umask()) != 0) {
     const int err = errno;
     ::close(fd_);
+    forget_temp(tmp_);
     ::unlink(tmp_.c_str());
     fd_ = -1;
     throw Error("cannot set the mode of a temporary file for " + path + ": " + std::strerror(err));
@@ -137,7 +198,10 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path) {
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  if (!committed_ && !tmp_.empty()) {
+    forget_temp(tmp_);
+    ::unlink(tmp_.c_str());
+  }
 }
 
 void AtomicFile::write(const std::string& piece) {
@@ -172,6 +236,7 @@ void AtomicFile::commit() {
   if (::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) check_output_path(path_, "output file");
   WHVI_CHECK(::rename(tmp_.c_str(), path_.c_str()) == 0, "cannot rename the temporary file to ", path_, ": ",
              std::strerror(errno));
+  forget_temp(tmp_);  // (a stop signal before this line unlinks a name no longer there)
   committed_ = true;
 }
 
@@ -304,8 +369,23 @@ std::string join_command_line(int argc, const char* const* argv) {
     // an absolute path of the binary names this machine, not the command: records say "whvi"
     if (i == 0 && !a.empty() && a[0] == '/') a = "whvi";
     const bool plain = !a.empty() && a.find_first_of(" \t\n'\"$`\\*?;&|<>()") == std::string::npos;
+    bool control = false;  // a control byte is never written raw (a terminal, a Markdown line): bash's $'..'
+    for (unsigned char c : a) control |= c < 0x20 || c == 0x7f;
     if (!out.empty()) out += ' ';
-    if (plain) {
+    if (control) {
+      out += "$'";
+      for (unsigned char c : a) {
+        if (c < 0x20 || c == 0x7f) {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "\\x%02x", c);
+          out += hex;
+        } else {
+          if (c == '\'' || c == '\\') out += '\\';
+          out += static_cast<char>(c);
+        }
+      }
+      out += '\'';
+    } else if (plain) {
       out += a;
     } else {
       out += '\'';
