@@ -378,11 +378,17 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
   return out;
 }
 
+// A Markdown code span around `s` (the command line a table names): a
+// backtick inside needs a double-backtick delimiter with spaces.
+std::string code_span(const std::string& s) {
+  return s.find('`') == std::string::npos ? "`" + s + "`" : "`` " + s + " ``";
+}
 
 // ---- subcommands ------------------------------------------------------------
 // Each subcommand declares its options beside the code that runs it: add()
 // registers them under `parent`, outputs() names the files it will write (checked
 // before any work), run() does the work after parsing and the global settings.
+
 struct Command {
   virtual ~Command() = default;
   CLI::App* app = nullptr;
@@ -544,7 +550,7 @@ struct TableCommand : Command {
   }
   void run(const std::string& command_line) override {
     const auto md = csv ? whvi::report::render_csv_from_files(files)
-                        : whvi::report::render_from_files(files, paper, title, whvi::models::model_kinds()) + "\nRendered by: `" + command_line + "`\n";
+                        : whvi::report::render_from_files(files, paper, title, whvi::models::model_kinds()) + "\nRendered by: " + code_span(command_line) + "\n";
     write_output(out.empty() ? "-" : out, md);
   }
 };
@@ -564,7 +570,7 @@ struct SelectCommand : Command {
   std::vector<std::string> inputs() const override { return files; }
   void run(const std::string& command_line) override {
     const auto r = whvi::report::select_defaults(files);
-    const std::string md = r.markdown + "\nRendered by: `" + command_line + "`\n";
+    const std::string md = r.markdown + "\nRendered by: " + code_span(command_line) + "\n";
     if (out.empty()) {
       std::cout << md;
       return;
@@ -593,6 +599,9 @@ struct ConfigCommand : Command {
         throw CLI::RequiredError("config: --set applies to --dump FILE only: give the config file it overrides "
                                  "(e.g. whvi config --dump configs/toy.yaml --set model.width=64)",
                                  CLI::ExitCodes::RequiredError);
+      if (dump && describe)
+        throw CLI::RequiredError("config: --describe and --dump do different things (every key; one file's "
+                                 "resolved config): give one of them", CLI::ExitCodes::RequiredError);
       if (!dump && !describe)
         throw CLI::RequiredError("config: nothing to do: give --describe (every key, as Markdown) or --dump FILE "
                                  "(the resolved config of FILE), e.g. whvi config --describe",
@@ -843,6 +852,24 @@ std::string parse_error_text(const CLI::ParseError& e, CLI::App& app) {
              " (the commands: " + command_names(app) + ")";
     }
   }
+  // a group (data, bench, analysis) without one of its commands, or with a word that is not one
+  if (what.find("A subcommand is required") != std::string::npos)
+    for (auto* group : app.get_subcommands([](CLI::App* sc) { return sc->parsed(); })) {
+      std::string names;
+      for (const auto* sc : group->get_subcommands([](CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + sc->get_name();
+      auto extra = group->remaining();
+      if (extra.empty()) extra = app.remaining();  // a word after the group falls through to whvi itself
+      const std::string g = "whvi " + group->get_name();
+      if (extra.empty() || extra[0].empty() || extra[0][0] == '-')
+        return g + " needs one of its commands: " + names + " (e.g. " + g + " " + names.substr(0, names.find(',')) +
+               " --help)";
+      std::string near;
+      for (const auto* sc : group->get_subcommands([](CLI::App*) { return true; }))
+        if (edit_distance(extra[0], sc->get_name()) <= 2) near = sc->get_name();
+      return "'" + shown(extra[0]) + "' is not a " + g + " command" +
+             (near.empty() ? "" : "; did you mean '" + near + "'?") + " (its commands: " + names + ")";
+    }
   const std::string twice = ": At Most 1 required but received ";
   if (const auto at = what.find(twice); dynamic_cast<const CLI::ArgumentMismatch*>(&e) && at != std::string::npos)
     return what.substr(0, at) + " was given " + what.substr(at + twice.size()) + " times; give it once";
