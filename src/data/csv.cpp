@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -103,6 +104,32 @@ std::string category_key(const std::string& cell, bool declared) {
   return std::string(buf, r.ptr);
 }
 
+namespace {
+// A file without a header row (its first data row taken for names): every
+// name a number and one of them not an integer (integers alone can be names,
+// e.g. pixel indices) is refused; most names numbers gets a warning.
+void check_header_is_names(const std::vector<std::string>& h, const std::string& path) {
+  size_t numbers = 0, fractional = 0;
+  std::string example;
+  for (const auto& name : h) {
+    double v = 0;
+    if (parse_number(name, v) != kNumber) continue;
+    ++numbers;
+    if (v != std::floor(v) || name.find_first_of(".eE") != std::string::npos) {
+      ++fractional;
+      if (example.empty()) example = name;
+    }
+  }
+  if (h.size() < 2 || fractional == 0) return;
+  WHVI_CHECK(numbers < h.size(), "'", path, "' row 1 looks like data, not a header: every column name is a number ",
+             "(e.g. ", col(example), "); add a header row naming the columns (the target's among them)");
+  if (numbers * 2 > h.size())
+    spdlog::warn("'{}' row 1 is read as the header, but {} of its {} column names are numbers (e.g. {}): if the "
+                 "file has no header row, add one, or that row's values become column names",
+                 path, numbers, h.size(), col(example));
+}
+}  // namespace
+
 struct CsvReader::Source {
   gzFile gz = nullptr;
   ~Source() {
@@ -139,6 +166,11 @@ CsvReader::CsvReader(const std::string& path) : src_(std::make_unique<Source>())
     const int c1 = gzgetc(src_->gz), c2 = gzgetc(src_->gz);
     WHVI_CHECK(c1 == 0xBB && c2 == 0xBF, "'", path, "' starts with bytes that are not a UTF-8 byte-order mark: "
                "is it a text CSV file?");
+  } else if (c0 == 0xFF || c0 == 0xFE) {
+    const int c1 = gzgetc(src_->gz);
+    WHVI_CHECK(!((c0 == 0xFF && c1 == 0xFE) || (c0 == 0xFE && c1 == 0xFF)), "'", path, "' is UTF-16 text (its "
+               "byte-order mark says so); whvi reads UTF-8: save it as UTF-8, e.g. iconv -f utf-16 -t utf-8");
+    throw Error("'" + path + "' starts with a byte that no UTF-8 text starts with: is it a CSV text file?");
   } else if (c0 != -1) {
     gzungetc(c0, src_->gz);
   }
@@ -154,6 +186,7 @@ CsvReader::CsvReader(const std::string& path) : src_(std::make_unique<Source>())
     WHVI_CHECK(seen.insert(h[i]).second, "'", path, "' row 1 (the header): the column name ", col(h[i]),
                " appears twice; column names must be unique");
   }
+  check_header_is_names(h, path);
   header_ = std::move(h);
 }
 
@@ -167,7 +200,8 @@ int CsvReader::get() {
     WHVI_CHECK(err == Z_OK || err == Z_STREAM_END, "'", path_, "' is damaged: its gzip stream ends early or is "
                "corrupt (near line ", line_, ")");
   }
-  WHVI_CHECK(c != 0, "'", path_, "' holds a NUL byte (line ", line_, "): it is a binary file, not a CSV text file");
+  WHVI_CHECK(c != 0, "'", path_, "' holds a NUL byte (line ", line_, "): it is a binary file, or text in UTF-16 or UTF-32; "
+             "whvi reads CSV text in UTF-8 (iconv -f utf-16 -t utf-8 converts UTF-16)");
   return c;
 }
 
@@ -260,7 +294,8 @@ void CsvReader::check_utf8(const std::vector<std::string>& fields) const {
     byte << "0x" << std::hex << std::uppercase << static_cast<unsigned>(static_cast<unsigned char>(fields[j][at]));
     throw Error("'" + path_ + "' row " + std::to_string(row_) + (row_ == 1 ? " (the header)" : "") + ", column " +
                 std::to_string(j + 1) + ": not UTF-8 text (byte " + byte.str() + " at position " +
-                std::to_string(at + 1) + " of the field); save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)");
+                std::to_string(at + 1) + " of the field): if it is text in another encoding, save it as UTF-8 "
+                "(e.g. iconv -f latin1 -t utf-8); if it is not a CSV file, give the path of one");
   }
 }
 
@@ -385,6 +420,33 @@ Cells read_cells(CsvReader& r, const std::string& path, size_t target, const std
   return c;
 }
 
+
+// A text column read as categories that is most likely something else, said
+// (a warning; the column is used as read): a different value in every row (an
+// identifier: its one-hot carries nothing over to new rows), or numbers
+// written with thousands separators ("1,234", read as text).
+void warn_unlikely_categories(const InputColumn& ic, const std::vector<std::string>& cells, int64_t present,
+                              const std::string& path) {
+  const auto k = static_cast<int64_t>(ic.categories.size());
+  if (present >= 20 && k == present)
+    spdlog::warn("'{}' column {} has a different value in each of its {} rows (an identifier?): its {} one-hot "
+                 "inputs say nothing about new rows; leave it out of data.features",
+                 path, col(ic.name), present, k);
+  static const std::regex thousands(R"([+-]?[0-9]{1,3}([, ][0-9]{3})+(\.[0-9]*)?)");
+  int64_t text = 0, grouped = 0;
+  for (const auto& cell : cells) {
+    double v = 0;
+    if (is_missing_cell(cell) || parse_number(cell, v) == kNumber) continue;
+    if (++text > 1000) break;  // a sample is enough
+    if (cell.size() <= 40 && std::regex_match(cell, thousands)) ++grouped;
+  }
+  text = std::min<int64_t>(text, 1000);
+  if (text > 0 && grouped * 2 > text)
+    spdlog::warn("'{}' column {}: {} of its {} text cells look like numbers with thousands separators (e.g. "
+                 "1,234), so the column is read as {} text categories; write the numbers without separators",
+                 path, col(ic.name), grouped, text, k);
+}
+
 // The encoded inputs (rows x width doubles) and the copies training makes of
 // them (standardised, float32, a split's rows: about 4 in all) are refused
 // before they are made when they cannot fit, naming the widest category.
@@ -443,6 +505,7 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
                  ic.categories.size(), " different values; one-hot encoding takes at most 10,000: leave it out "
                  "of data.features");
       const int64_t present = n - missing[j];
+      if (!as_text[j]) warn_unlikely_categories(ic, c.features[j], present, path);
       // A column of numbers with a stray word is most likely a typo, not a category.
       if (!as_text[j] && text_cells * 20 <= present)
         spdlog::warn("'{}' column {}: {} of {} cells are numbers, but row {} is not, so the whole column is read "
