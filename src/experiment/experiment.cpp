@@ -220,7 +220,7 @@ void train_splits(ExperimentRun& r) {
       continue;
     }
     try {
-      WHVI_CHECK(failed.empty(), r.label(failed.front()), " failed in its worker (its error is above); the other "
+      WHVI_CHECK(failed.empty(), r.label(failed.front()), " failed in its worker (see the lines above); the other "
                  "splits' results are kept: fix the cause and run again with --resume");
       r.done.push_back(run_split(r.cfg, r.d, r.splits[k], k, r.stem(k), r.label(k), r.fp, r.ood_rows));
     } catch (const std::exception& e) {

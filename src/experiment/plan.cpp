@@ -126,6 +126,17 @@ void carve_validation(data::SplitIndices& s, const Carve& c, uint64_t split_seed
   tr.erase(tr.begin() + lo, tr.begin() + hi);
 }
 
+// A split left with a handful of training rows by the fractions held out
+// (test, validation) trains, but learns next to nothing: said before it does.
+void warn_few_training_rows(const std::vector<data::SplitIndices>& splits, int64_t rows) {
+  size_t fewest = static_cast<size_t>(rows);
+  for (const auto& sp : splits) fewest = std::min(fewest, sp.train.size());
+  if (splits.empty() || fewest >= 10 || rows < 30) return;
+  spdlog::warn("a split trains on only {} of the {} rows (the rest held out by data.test_fraction, "
+               "data.train_fraction or data.validation_fraction): a model learns next to nothing from so few; "
+               "hold out less", fewest, rows);
+}
+
 // The validation carve data.validation_* asks for, or with `inner` the nested
 // one of data.inner_validation_* (a fraction of 0: none), checked against each other.
 Carve carve_of(const config::Config& cfg, bool inner) {
@@ -176,6 +187,7 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
       // nested: the outer validation rows are dropped as the test rows were
       if (inner.fraction > 0) carve_validation(out[k], inner, seed, k);
     }
+  warn_few_training_rows(out, d.x.size(0));
   return out;
 }
 

@@ -84,9 +84,10 @@ std::string divergence_suspects(const options::Source& cfg) {
         p.key.rfind("training.", 0) != 0)
       continue;
     const double d = std::strtod(p.def.c_str(), nullptr), v = cfg.get_float(p.key);
-    if (d == 0 || v == d) continue;
-    const double r = std::fabs(v / d);
-    if (r > 10 || r < 0.1)
+    if (v == d) continue;
+    // a logarithm (model.mfg.init_logvar, ...) is a factor of 10 away at a difference of ln 10
+    const bool log_scale = p.key.find("log") != std::string::npos;
+    if (log_scale ? std::fabs(v - d) > 2.302585 : d != 0 && (std::fabs(v / d) > 10 || std::fabs(v / d) < 0.1))
       os << ", " << p.key << " = " << v << " (default " << p.def << ")";
   }
   return os.str();

@@ -252,6 +252,12 @@ void log_split(const std::string& label, const data::RegressionData& d, const li
     spdlog::info("{}: RMSE {:.4g}  MNLL {:.4g}  cov95 {:.3g}  CRPS {:.4g}  ({:.1f} s, {:.4g} steps/s)", label,
                  m.metric("rmse"), m.metric("mnll"), m.metric("coverage_95"), m.metric("crps"), ts.seconds,
                  ts.steps_per_second);
+  // far worse than predicting the mean: a result, but not one to use without a look
+  const double y_std = d.is_classification() || d.y.numel() < 2 ? 0.0 : d.y.to(torch::kFloat64).std().item<double>();
+  if (n_test > 0 && y_std > 0 && m.metric("rmse") > 10 * y_std)
+    spdlog::warn("{}: RMSE {:.4g} is over 10 times the targets' standard deviation {:.4g}: the model predicts far "
+                 "worse than their mean would; look for a diverged or extreme setting (a learning rate, an initial "
+                 "variance such as model.mfg.init_logvar, model.width)", label, m.metric("rmse"), y_std);
 }
 
 // Evaluates a trained split and writes its record, checkpoint and grid.

@@ -220,9 +220,17 @@ std::vector<size_t> run_split_workers(const TrainOptions& o, const std::vector<s
                      splits.size(), s, eta);
       } else {
         failed.push_back(k);
-        spdlog::error("{}: its worker failed ({}; its error is above){}", label(k),
-                      WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                          : "exit status " + std::to_string(WEXITSTATUS(status)),
+        // a worker killed by a signal printed no error of its own: SIGKILL from outside is most often
+        // the kernel's out-of-memory killer
+        spdlog::error("{}: its worker failed ({}){}", label(k),
+                      !WIFSIGNALED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) +
+                                                 "; its error is above"
+                      : WTERMSIG(status) == SIGKILL
+                          ? std::string("killed by SIGKILL, with no error of its own: most often the kernel's "
+                                        "out-of-memory killer (dmesg says); lower --parallel, model.width or "
+                                        "training.batch_size")
+                          : "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                                printable(strsignal(WTERMSIG(status)), 40) + "), with no error of its own",
                       failed.size() == 1 && next < splits.size() ? "; no further split is started" : "");
       }
     }

@@ -47,8 +47,8 @@ struct BlrOptions {
   int64_t iterations = 1000, depth = 0;
   template <class V>
   void visit(V& v) {
-    v.num("model.blr.prior_var", prior_var, 0, options::kInf, "prior variance 1/alpha of the weights and bias (standardised scale); 0 = chosen by maximising the evidence");
-    v.num("model.blr.noise_var", noise_var, 0, options::kInf, "noise variance 1/beta (standardised scale); 0 = chosen by maximising the evidence");
+    v.num("model.blr.prior_var", prior_var, 0, 1e12, "prior variance 1/alpha of the weights and bias (standardised scale; at most 1e12, a prior that still makes the posterior proper); 0 = chosen by maximising the evidence");
+    v.num("model.blr.noise_var", noise_var, 0, 1e12, "noise variance 1/beta (standardised scale; at most 1e12); 0 = chosen by maximising the evidence");
     v.num("model.blr.iterations", iterations, 1, 1000000, "most evidence fixed-point updates of alpha and beta (they stop when both move by < 1e-12 relative)");
     v.use("model.depth", depth);
   }
