@@ -74,17 +74,25 @@ NpyHeader parse_header(const std::string& bytes, const std::string& path) {
   static const std::regex fortran(R"('fortran_order'\s*:\s*(True|False))");
   WHVI_CHECK(std::regex_search(dict, m, fortran), "'", path, "' has a damaged .npy header (no fortran_order)");
   h.fortran = m[1] == "True";
+  // a shape that is not sizes (negative, or beyond 12 digits) is a damaged header, not a wrong array
+  static const std::regex any_shape(R"('shape'\s*:\s*\(([^)]*)\))");
+  WHVI_CHECK(std::regex_search(dict, m, any_shape), "'", path, "' has a damaged .npy header (no shape); save it "
+             "again with numpy.save");
+  static const std::regex sizes(R"(\s*([0-9]{1,12}\s*,\s*)*([0-9]{1,12}\s*,?\s*)?)");
+  WHVI_CHECK(std::regex_match(m[1].str(), sizes), "'", path, "' has a damaged .npy header: its shape holds ",
+             "something other than sizes (a negative or implausibly large one); save the array again with numpy.save");
   static const std::regex shape(R"('shape'\s*:\s*\(\s*([0-9]{1,12})\s*,\s*([0-9]{1,12})\s*,?\s*\))");
   WHVI_CHECK(std::regex_search(dict, m, shape), "'", path, "' does not hold a 2-D array (rows x columns, the "
              "last column the target); reshape it, e.g. numpy.column_stack([X, y])");
   h.rows = std::stoll(m[1]);
   h.cols = std::stoll(m[2]);
-  WHVI_CHECK(h.cols >= 2 && h.cols <= 1000000, "'", path, "' has ", h.cols, " column(s); it needs the features "
-             "and then the target in its last column (2 to 1,000,000 columns)");
+  // the size first: a header whose shape the bytes cannot hold is damaged, whatever the shape says
   const double need = static_cast<double>(h.rows) * static_cast<double>(h.cols) * static_cast<double>(h.item);
   WHVI_CHECK(need == static_cast<double>(bytes.size() - h.data_at), "'", path, "' is ", bytes.size() - h.data_at,
              " bytes of numbers, but its header says ", h.rows, " x ", h.cols, " of ", h.item,
              " bytes: the file is truncated or damaged; save it again");
+  WHVI_CHECK(h.cols >= 2 && h.cols <= 1000000, "'", path, "' has ", h.cols, " column(s); it needs the features "
+             "and then the target in its last column (2 to 1,000,000 columns)");
   return h;
 }
 
