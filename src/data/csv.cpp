@@ -150,7 +150,8 @@ CsvReader::CsvReader(const std::string& path) : src_(std::make_unique<Source>())
       throw Error("'" + path + "' is " + kind + ": give the path of a CSV file");
     }
     WHVI_CHECK(S_ISREG(st.st_mode), "'", path, "' is ", describe_path_kind(path), ", not a regular file: give the "
-               "path of a CSV file");
+               "path of a CSV file", S_ISFIFO(st.st_mode) ? " (rows from a pipe: whvi predict --input - reads them "
+               "from standard input)" : "");
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
   }
   WHVI_CHECK(fd >= 0, "cannot read '", path, "': ", std::strerror(errno));
