@@ -410,6 +410,30 @@ std::string read_config_text(const std::string& path, const std::string& referre
 
 namespace {
 
+// yaml-cpp's wording for the mistakes people make most, said in plain words
+// beside it (its own text kept, so nothing is lost).
+std::string yaml_in_words(const std::string& msg) {
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"illegal map value", "a ':' where none can be: a line indented deeper than the key above it, two keys "
+                            "on one line, or a value holding ': ' that needs quotes"},
+      {"end of map flow not found", "a '{' without its '}'"},
+      {"end of sequence flow not found", "a '[' without its ']'"},
+      {"end of map not found", "a line whose indentation does not line up with the keys above it"},
+      {"end of sequence not found", "list items ('- ') whose indentation does not line up"},
+      {"illegal block entry", "a '- ' list item on the line of its key; put the items on the lines below "
+                              "it, or write [a, b]"},
+      {"block sequence entries are not allowed", "a '- ' list item on the line of its key; put the items on "
+                                                 "the lines below it, or write [a, b]"},
+      {"illegal EOF in scalar", "a quoted value without its closing quote"},
+      {"unknown escape character", "a backslash inside double quotes that YAML does not know; use single "
+                                   "quotes for text with backslashes"},
+      {"unknown token", "a character YAML cannot start a value with; put the value in quotes"},
+  };
+  for (const auto& [words, plain] : kWords)
+    if (msg.find(words) != std::string::npos) return std::string(plain) + " (yaml-cpp: " + msg + ")";
+  return msg;
+}
+
 void load_file_entries(const std::string& text, const std::string& source,
                        const std::string& base_dir, std::map<std::string, Entry>& out,
                        std::vector<std::string>& chain) {
@@ -427,9 +451,9 @@ void load_file_entries(const std::string& text, const std::string& source,
       throw ConfigError(source, tab, "",
                         "malformed YAML: a tab is used for indentation; YAML does not allow tabs "
                         "for indentation: indent with spaces");
-    throw ConfigError(source, error_line, "", "malformed YAML: " + e.msg);
+    throw ConfigError(source, error_line, "", "malformed YAML: " + yaml_in_words(e.msg));
   } catch (const YAML::Exception& e) {
-    throw ConfigError(source, e.mark.line + 1, "", "malformed YAML: " + e.msg);
+    throw ConfigError(source, e.mark.line + 1, "", "malformed YAML: " + yaml_in_words(e.msg));
   }
   if (docs.size() > 1) {
     const auto markers = document_marker_lines(text);
