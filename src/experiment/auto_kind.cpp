@@ -54,27 +54,27 @@
 namespace whvi::experiment::detail {
 namespace {
 
-std::vector<std::string> candidate_kinds(const config::Config& cfg) {
+std::vector<std::string> candidate_kinds(const AutoOptions& a, const std::string& origin) {
   std::vector<std::string> out;
-  std::stringstream in(cfg.get_string("model.auto.candidates"));
+  std::stringstream in(a.candidates);
   for (std::string k; std::getline(in, k, ',');) {
     k.erase(0, k.find_first_not_of(' '));
     k.erase(k.find_last_not_of(' ') + 1);
     if (k.empty()) continue;
-    WHVI_CHECK(k != "auto", cfg.source(), ": model.auto.candidates names auto; list the kinds to try, e.g. ",
+    WHVI_CHECK(k != "auto", origin, ": model.auto.candidates names auto; list the kinds to try, e.g. ",
                "blr,gp,laplace,mcd,whvi");
     const auto all = models::model_kinds();
     if (std::find(all.begin(), all.end(), k) == all.end()) {
       std::string known;
       for (const auto& m : all) known += (known.empty() ? "" : ", ") + m;
-      throw Error(cfg.source() + ": model.auto.candidates names '" + printable(k, 40) + "', which is not a model kind; " +
+      throw Error(origin + ": model.auto.candidates names '" + printable(k, 40) + "', which is not a model kind; " +
                   "the kinds: " + known);
     }
-    WHVI_CHECK(std::find(out.begin(), out.end(), k) == out.end(), cfg.source(), ": model.auto.candidates names ", k,
+    WHVI_CHECK(std::find(out.begin(), out.end(), k) == out.end(), origin, ": model.auto.candidates names ", k,
                " twice; list each kind once");
     out.push_back(k);
   }
-  WHVI_CHECK(!out.empty(), cfg.source(), ": model.auto.candidates is empty; list the kinds to try, e.g. ",
+  WHVI_CHECK(!out.empty(), origin, ": model.auto.candidates is empty; list the kinds to try, e.g. ",
              "blr,gp,laplace,mcd,whvi");
   return out;
 }
@@ -111,14 +111,14 @@ struct Rung {
 };
 
 // The record of a candidate's run on validation set `fold` (one of model.auto.folds).
-std::string candidate_name(const config::Config& cfg, const std::string& kind, const Rung& rung, int64_t fold) {
-  return cfg.get_string("output.name") + "-auto-" + kind + rung.suffix +
-         (cfg.get_int("model.auto.folds") > 1 ? "-fold" + std::to_string(fold) : "");
+std::string candidate_name(const RunPlan& plan, const std::string& kind, const Rung& rung, int64_t fold) {
+  return plan.run.name + "-auto-" + kind + rung.suffix +
+         (plan.run.autos.folds > 1 ? "-fold" + std::to_string(fold) : "");
 }
 
 // A candidate's run: the config as given, with its kind, the rung's settings,
 // the validation rows (block `fold` of them) and no checkpoints or figures.
-TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, const std::string& kind, const Rung& rung,
+TrainOptions candidate_run(const TrainOptions& o, const RunPlan& plan, const std::string& kind, const Rung& rung,
                            int64_t fold) {
   TrainOptions c = o;
   c.auto_choice = json();
@@ -128,12 +128,12 @@ TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, con
   for (const auto& kv : rung.settings) set(kv);
   std::ostringstream f;
   f.precision(17);
-  f << cfg.get_float("model.auto.validation_fraction");
-  const bool nested = cfg.get_float("data.validation_fraction") > 0;
+  f << plan.run.autos.validation_fraction;
+  const bool nested = plan.data.validation_fraction > 0;
   const std::string carve = nested ? "data.inner_validation_" : "data.validation_";
   set(carve + "fraction=" + f.str());
   if (fold > 0) set(carve + "block=" + std::to_string(fold));
-  set("output.name=" + candidate_name(cfg, kind, rung, fold));
+  set("output.name=" + candidate_name(plan, kind, rung, fold));
   set("output.checkpoints=false");
   set("output.plot=false");
   set("output.grid_points=0");
@@ -144,18 +144,18 @@ TrainOptions candidate_run(const TrainOptions& o, const config::Config& cfg, con
 // Scores `kind` in `rung`: its mean validation NLL over the splits (and the
 // folds) into c["validation_mnll"], with the records it wrote; NaN (and
 // c["skipped"] saying why) when it cannot be trained here.
-double score(const TrainOptions& o, const config::Config& cfg, const std::string& kind, const Rung& rung, json& c) {
-  const int64_t folds = cfg.get_int("model.auto.folds");
+double score(const TrainOptions& o, const RunPlan& plan, const std::string& kind, const Rung& rung, json& c) {
+  const int64_t folds = plan.run.autos.folds;
   try {
     json per_fold = json::array(), records = json::array();
     double sum = 0;
     for (int64_t fold = 0; fold < folds; ++fold) {
-      const json doc = run_train(candidate_run(o, cfg, kind, rung, fold));
+      const json doc = run_train(candidate_run(o, plan, kind, rung, fold));
       const auto& s = doc.at("summary").at("mnll");
       const double nll = s.at("mean").is_number() ? s.at("mean").get<double>() : NAN;
       WHVI_CHECK(std::isfinite(nll), "its validation NLL is not finite");
       per_fold.push_back(nll);
-      records.push_back(candidate_name(cfg, kind, rung, fold) + ".json");
+      records.push_back(candidate_name(plan, kind, rung, fold) + ".json");
       sum += nll;
       c["splits"] = s.value("n", 0);
     }
@@ -181,18 +181,19 @@ std::pair<int64_t, int64_t> budget_of(const TrainOptions& o, const std::string& 
   auto ov = o.overrides;
   for (const auto& kv : kind_settings(kind)) ov.push_back(kv);
   const auto c = load_config(o.config_path, ov);
-  return {c.get_int("training.steps"), c.get_int("training.steps_fixed_noise")};
+  const auto& loop = resolve_run(c).loop.options;
+  return {loop.steps, loop.steps_fixed_noise};
 }
 
 // The candidates that can apply to this task, from the methods' declared
 // capabilities (infer::cannot_train); the others are never started: one info
 // line names them, and their record entry says why.
-std::vector<std::string> applicable(const config::Config& cfg, const std::vector<std::string>& listed,
+std::vector<std::string> applicable(const RunPlan& plan, const std::vector<std::string>& listed,
                                     std::map<std::string, json>& entry) {
   std::vector<std::string> kinds;
   std::string unfit;
   for (const auto& kind : listed) {
-    const auto why = infer::cannot_train(kind, cfg.get_string("likelihood.kind"));
+    const auto why = infer::cannot_train(kind, plan.method.likelihood_kind);
     if (why.empty()) {
       kinds.push_back(kind);
       continue;
@@ -202,9 +203,9 @@ std::vector<std::string> applicable(const config::Config& cfg, const std::vector
   }
   if (!unfit.empty())
     spdlog::info("model.kind auto: {} not tried: written for other likelihoods than {}", unfit,
-                 cfg.get_string("likelihood.kind"));
-  WHVI_CHECK(!kinds.empty(), cfg.source(), ": model.kind auto: none of model.auto.candidates (", unfit,
-             ") is written for likelihood.kind ", cfg.get_string("likelihood.kind"),
+                 plan.method.likelihood_kind);
+  WHVI_CHECK(!kinds.empty(), plan.origin, ": model.kind auto: none of model.auto.candidates (", unfit,
+             ") is written for likelihood.kind ", plan.method.likelihood_kind,
              "; list other kinds in model.auto.candidates, e.g. laplace,mcd,whvi");
   return kinds;
 }
@@ -212,10 +213,10 @@ std::vector<std::string> applicable(const config::Config& cfg, const std::vector
 // model.auto.log_target auto: the closed forms of `kinds` again on the log of
 // the target (`<kind>-log`, after their kind) when this is regression with a
 // target positive in every row and no transform named; one info line says so.
-std::vector<std::string> with_log_targets(const config::Config& cfg, const data::RegressionData& d,
+std::vector<std::string> with_log_targets(const RunPlan& plan, const data::RegressionData& d,
                                           const std::vector<std::string>& kinds) {
-  if (cfg.get_string("model.auto.log_target") != "auto" || d.is_classification() ||
-      cfg.get_string("data.target_transform") != "none" || d.y.numel() == 0 || !(d.y > 0).all().item<bool>())
+  if (plan.run.autos.log_target != "auto" || d.is_classification() ||
+      plan.data.target_transform != "none" || d.y.numel() == 0 || !(d.y > 0).all().item<bool>())
     return kinds;
   std::vector<std::string> out;
   std::string added;
@@ -235,11 +236,11 @@ std::vector<std::string> with_log_targets(const config::Config& cfg, const data:
 // `alive` from model.auto.first_budget of each one's training budget, on the
 // rungs' `common` settings; each network's rungs go into its record entry.
 // Returns the last network left and its last score ("" when none trained).
-std::pair<std::string, double> race(const TrainOptions& o, const config::Config& cfg, std::vector<std::string> alive,
+std::pair<std::string, double> race(const TrainOptions& o, const RunPlan& plan, std::vector<std::string> alive,
                                     const std::vector<std::string>& common, std::map<std::string, json>& entry) {
   // a race needs two: a lone network is scored at its full budget
-  double f = alive.size() > 1 ? cfg.get_float("model.auto.first_budget") : 1.0;
-  const auto eta = static_cast<size_t>(cfg.get_int("model.auto.eta"));
+  double f = alive.size() > 1 ? plan.run.autos.first_budget : 1.0;
+  const auto eta = static_cast<size_t>(plan.run.autos.eta);
   std::map<std::string, std::pair<int64_t, int64_t>> budget;  // each network's, read once
   for (const auto& kind : alive) budget[kind] = budget_of(o, kind);
   for (int r = 0;; ++r) {
@@ -257,7 +258,7 @@ std::pair<std::string, double> race(const TrainOptions& o, const config::Config&
                                 std::to_string(std::llround(f * static_cast<double>(fixed))));
       }
       json c = {{"budget", f}, {"steps", s}};
-      const double nll = score(o, cfg, kind, rung, c);
+      const double nll = score(o, plan, kind, rung, c);
       // the entry: its last rung's score, records and budget, and every rung
       auto& e = entry[kind];
       e["kind"] = kind;
@@ -279,11 +280,11 @@ std::pair<std::string, double> race(const TrainOptions& o, const config::Config&
 
 // The settings every candidate run gets under model.auto.schedule halving: the
 // first model.auto.splits splits (where data.splits chooses them: not kfold).
-std::vector<std::string> common_settings(const config::Config& cfg, size_t splits, size_t& scored) {
+std::vector<std::string> common_settings(const RunPlan& plan, size_t splits, size_t& scored) {
   scored = splits;
-  const int64_t n = cfg.get_int("model.auto.splits");
-  if (cfg.get_string("model.auto.schedule") != "halving" || n <= 0 || static_cast<size_t>(n) >= splits ||
-      cfg.get_string("data.protocol") == "kfold")
+  const int64_t n = plan.run.autos.splits;
+  if (plan.run.autos.schedule != "halving" || n <= 0 || static_cast<size_t>(n) >= splits ||
+      plan.data.protocol == "kfold")
     return {};
   scored = static_cast<size_t>(n);
   return {"data.splits=" + std::to_string(n)};
@@ -291,32 +292,32 @@ std::vector<std::string> common_settings(const config::Config& cfg, size_t split
 
 }  // namespace
 
-json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
-  WHVI_CHECK(cfg.get_float("data.inner_validation_fraction") == 0, cfg.source(),
+json choose_model_kind(const TrainOptions& o, const RunPlan& plan) {
+  WHVI_CHECK(plan.data.inner_validation_fraction == 0, plan.origin,
              ": model.kind auto carves its candidates' validation rows itself (model.auto.validation_fraction); "
              "remove data.inner_validation_fraction");
-  WHVI_CHECK(cfg.get_string("data.protocol") != "all" && cfg.get_string("data.dataset") != "toy", cfg.source(),
+  WHVI_CHECK(plan.data.protocol != "all" && plan.data.dataset != "toy", plan.origin,
              ": model.kind auto needs held-out rows to choose on, but ",
-             cfg.get_string("data.protocol") == "all" ? "data.protocol: all trains on every row"
+             plan.data.protocol == "all" ? "data.protocol: all trains on every row"
                                                       : "the toy problem trains on every point",
              "; choose the kind with a split protocol first (its record's `auto` names it), then set model.kind to it");
   const auto t0 = std::chrono::steady_clock::now();
-  const auto listed = candidate_kinds(cfg);
+  const auto listed = candidate_kinds(plan.run.autos, plan.origin);
   std::map<std::string, json> entry;  // each candidate's part of the record, put in the listed order at the end
-  const auto kinds = applicable(cfg, listed, entry);
-  const double fraction = cfg.get_float("model.auto.validation_fraction");
-  const int64_t folds = cfg.get_int("model.auto.folds");
-  WHVI_CHECK(static_cast<double>(folds) * fraction <= 1 + 1e-9, cfg.source(), ": model.auto.folds = ", folds,
+  const auto kinds = applicable(plan, listed, entry);
+  const double fraction = plan.run.autos.validation_fraction;
+  const int64_t folds = plan.run.autos.folds;
+  WHVI_CHECK(static_cast<double>(folds) * fraction <= 1 + 1e-9, plan.origin, ": model.auto.folds = ", folds,
              " disjoint validation sets of model.auto.validation_fraction = ", fraction,
              " would need more than all of a split's training rows; lower either (5 folds of 0.2 is a 5-fold ",
              "cross-validation)");
   // the data and their splits, once: a problem there is the data's, not every candidate's
-  const auto data = load_data(cfg);
-  const size_t n_splits = load_splits(cfg, data).size();
-  const auto tried = with_log_targets(cfg, data, kinds);
-  const bool halving = cfg.get_string("model.auto.schedule") == "halving";
+  const auto data = load_data(plan);
+  const size_t n_splits = load_splits(plan, data).size();
+  const auto tried = with_log_targets(plan, data, kinds);
+  const bool halving = plan.run.autos.schedule == "halving";
   size_t scored = n_splits;
-  const auto common = common_settings(cfg, n_splits, scored);
+  const auto common = common_settings(plan, n_splits, scored);
   spdlog::info("model.kind auto: scoring {} candidate(s) on {:.0f}% of the training rows of {} of the {} split(s){}",
                tried.size(), 100 * fraction, scored, n_splits,
                folds > 1 ? ", " + std::to_string(folds) + " disjoint times" : std::string());
@@ -330,15 +331,15 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
     }
     json c = {{"kind", kind_of(kind)}};
     if (on_log(kind)) c["target_transform"] = "log";
-    const double nll = score(o, cfg, kind, Rung{common, ""}, c);
+    const double nll = score(o, plan, kind, Rung{common, ""}, c);
     entry[kind] = c;
     if (nll < best_nll) best_nll = nll, best = kind;
   }
   if (!nets.empty()) {
-    const auto [net, nll] = race(o, cfg, nets, common, entry);
+    const auto [net, nll] = race(o, plan, nets, common, entry);
     if (!net.empty() && nll < best_nll) best_nll = nll, best = net;
   }
-  WHVI_CHECK(!best.empty(), cfg.source(), ": model.kind auto: none of model.auto.candidates could be trained here (",
+  WHVI_CHECK(!best.empty(), plan.origin, ": model.kind auto: none of model.auto.candidates could be trained here (",
              kinds.front(), ": ", entry[kinds.front()].value("skipped", std::string("no score")),
              "); fix that, or list other kinds in model.auto.candidates");
   spdlog::info("model.kind auto: {} has the lowest validation NLL ({:.4g}); training it on all of each split's "
@@ -349,7 +350,7 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
               {"validation_fraction", fraction},
               {"schedule", halving ? "halving" : "full"},
               {"scored_splits", scored}};
-  if (halving) out["first_budget"] = cfg.get_float("model.auto.first_budget"), out["eta"] = cfg.get_int("model.auto.eta");
+  if (halving) out["first_budget"] = plan.run.autos.first_budget, out["eta"] = plan.run.autos.eta;
   // the choice's own cost, beside the chosen run's wall_seconds in the record
   out["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (folds > 1) out["folds"] = folds;
@@ -367,20 +368,21 @@ json choose_model_kind(const TrainOptions& o, const config::Config& cfg) {
 
 std::string auto_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides,
                              const config::Config& cfg) {
+  const auto a = options::read<AutoOptions>(cfg);  // the fingerprint is the config's, read as the plan reads it
   json out = json::array();
-  for (const auto& kind : candidate_kinds(cfg)) {
+  for (const auto& kind : candidate_kinds(a, cfg.source())) {
     auto o = overrides;
     for (const auto& kv : kind_settings(kind)) o.push_back(kv);
     out.push_back({{"kind", kind}, {"config", json::parse(fingerprint(load_config(config_path, o)))}});
   }
   return json{{"auto",
-               {{"validation_fraction", cfg.get_float("model.auto.validation_fraction")},
-                {"folds", cfg.get_int("model.auto.folds")},
-                {"schedule", cfg.get_string("model.auto.schedule")},
-                {"splits", cfg.get_int("model.auto.splits")},
-                {"first_budget", cfg.get_float("model.auto.first_budget")},
-                {"eta", cfg.get_int("model.auto.eta")},
-                {"log_target", cfg.get_string("model.auto.log_target")},
+               {{"validation_fraction", a.validation_fraction},
+                {"folds", a.folds},
+                {"schedule", a.schedule},
+                {"splits", a.splits},
+                {"first_budget", a.first_budget},
+                {"eta", a.eta},
+                {"log_target", a.log_target},
                 {"candidates", out}}}}
       .dump();
 }

@@ -204,16 +204,17 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
   }();
   const auto cfg = a.config(meta);
   const auto split = static_cast<size_t>(meta.split);
-  const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
-  auto inf = make_inference(meta.d_in, cfg, meta.y_mean, meta.y_std, make_generator(seed, split, Stream::kInit),
-                                   meta.num_classes);
-  inf->to(options::read<train::LoopOptions>(cfg).dtype);
+  auto plan = resolve_checkpoint(cfg);
+  const auto seed = static_cast<uint64_t>(plan.seed);
+  auto inf = infer::make_inference(meta.d_in, plan.method, meta.y_mean, meta.y_std,
+                                   make_generator(seed, split, Stream::kInit), meta.num_classes);
+  inf->to(plan.dtype);
   a.restore(*inf);
   a.restore_fitted(*inf, meta);
   WHVI_CHECK(checkpoint_checksum(*inf, meta) == stored_sum, "'", path,
              "' is corrupted: its contents do not match the checksum stored when it was written. "
              "Re-create it by training that split again (whvi train --resume retrains a split whose checkpoint is damaged)");
-  LoadedCheckpoint out{meta, cfg, nullptr};
+  LoadedCheckpoint out{meta, cfg, std::move(plan), nullptr};
   out.inf = std::move(inf);
   return out;
 }

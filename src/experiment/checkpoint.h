@@ -13,6 +13,7 @@
 #include "calibration/calibration.h"
 #include "common/rng.h"
 #include "config/config.h"
+#include "experiment/run_plan.h"
 #include "infer/inference.h"
 
 namespace whvi::experiment {
@@ -61,6 +62,7 @@ void save_checkpoint(const std::string& path, infer::Inference& inf, const Check
 struct LoadedCheckpoint {
   CheckpointMeta meta;
   config::Config cfg;
+  CheckpointPlan plan;  // what predict, eval and export read of cfg
   std::unique_ptr<infer::Inference> inf;
 };
 

@@ -28,11 +28,11 @@ namespace {
 // The checkpoint's data, read again; a data file named by a relative path is
 // found from the current folder, so from another folder the error says where
 // it is looked for and how to point at it.
-data::RegressionData load_eval_data(const config::Config& cfg, const std::string& checkpoint) {
+data::RegressionData load_eval_data(const RunPlan& plan, const std::string& checkpoint) {
   try {
-    return load_data(cfg);
+    return detail::load_data(plan);
   } catch (const Error& e) {
-    const std::string ds = cfg.get_string("data.dataset");
+    const std::string& ds = plan.data.dataset;
     const std::string msg = e.what();
     const bool a_file = ds.find_first_of("./") != std::string::npos && ds.rfind("synthetic:", 0) != 0;
     if (msg.find("not found") == std::string::npos || !a_file || ds[0] == '/')
@@ -48,13 +48,13 @@ data::RegressionData load_eval_data(const config::Config& cfg, const std::string
 json run_eval(const EvalOptions& o) {
   auto loaded = load_checkpoint(o.checkpoint);
   const auto& meta = loaded.meta;
-  const auto& cfg = loaded.cfg;
+  const auto plan = resolve_run(loaded.cfg);
   auto& inf = loaded.inf;
   const auto split = static_cast<size_t>(meta.split);
-  const uint64_t seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  const uint64_t seed = static_cast<uint64_t>(plan.run.seed);
 
-  const auto d = load_eval_data(cfg, o.checkpoint);
-  const auto splits = load_splits(cfg, d);
+  const auto d = load_eval_data(plan, o.checkpoint);
+  const auto splits = load_splits(plan, d);
   WHVI_CHECK(split < splits.size() && d.x.size(1) == meta.d_in && d.num_classes == meta.num_classes, o.checkpoint,
              ": its split or input size no longer matches the data (", d.source, ")");
   const auto prep = data::prepare_split(d, splits[split]);
@@ -63,17 +63,17 @@ json run_eval(const EvalOptions& o) {
              " was trained, so its metrics would not be comparable; retrain on the current data, or "
              "restore the data the model was trained on");
   WHVI_CHECK(prep.x_test.size(0) > 0, o.checkpoint, " has no held-out rows to evaluate on: ",
-             cfg.get_string("data.protocol") == "all"
+             plan.data.protocol == "all"
                  ? "it is a final model (data.protocol: all), trained on every row"
                  : "its split holds none",
              "; predict with it instead (whvi predict --checkpoint ", o.checkpoint,
              " --input FILE), or train with held-out rows (data.protocol: random) to evaluate");
-  const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
+  const int64_t S = o.mc_samples > 0 ? o.mc_samples : plan.run.mc_samples;
   if (static_cast<double>(prep.x_test.size(0)) * static_cast<double>(S) >= 1e7)  // a wait worth a word
     spdlog::info("eval: {} held-out rows, {} Monte Carlo samples each: {:.3g} forward passes of a row, this takes a "
                  "while", prep.x_test.size(0), S, static_cast<double>(prep.x_test.size(0)) * static_cast<double>(S));
   const auto f = inf->predict(prep.x_test, S, make_generator(seed, split, Stream::kEval));
-  const auto m = evaluate_predictions(cfg, inf->likelihood(), f, prep.y_test.squeeze(1).to(torch::kFloat64));
+  const auto m = evaluate_predictions(plan, inf->likelihood(), f, prep.y_test.squeeze(1).to(torch::kFloat64));
   json r = environment_json();
   r["checkpoint"] = o.checkpoint;
   r["data_source"] = d.source;  // read too: --json must not be it
@@ -82,7 +82,7 @@ json run_eval(const EvalOptions& o) {
   r["mc_samples"] = S;
   r["predictive_samples"] = f.size(0);  // SGHMC: its whole bank, whatever S
   r["n_test"] = prep.x_test.size(0);
-  r["evaluated_on"] = cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test";
+  r["evaluated_on"] = plan.data.validation_fraction > 0 ? "validation" : "test";
   r.update(metrics_json(m));
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
   // the split record's calibration numbers, recomputed from the stored fit

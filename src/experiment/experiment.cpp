@@ -52,8 +52,9 @@ namespace {
 // One `whvi train`: the config, its data and splits, where results go, and
 // the experiment record as it grows split by split.
 struct ExperimentRun {
-  ExperimentRun(const config::Config& c, const TrainOptions& opt) : cfg(c), o(opt) {}
-  const config::Config& cfg;
+  ExperimentRun(const config::Config& c, RunPlan p, const TrainOptions& opt) : cfg(c), plan(std::move(p)), o(opt) {}
+  const config::Config& cfg;  // for the record's copy and the run fingerprint
+  const RunPlan plan;
   const TrainOptions& o;
   std::string name;
   fs::path out_dir, exp_dir;
@@ -68,19 +69,19 @@ struct ExperimentRun {
 
   // The experiment record, rewritten atomically after each split.
   void write_doc() {
-    doc["protocol"] = protocol_json(cfg, splits.size(), done.size(), d.std_train.size());
+    doc["protocol"] = protocol_json(plan, splits.size(), done.size(), d.std_train.size());
     doc["splits"] = done;
-    doc["summary"] = summary_json(cfg, done);
+    doc["summary"] = summary_json(plan, done);
     doc["complete"] = done.size() == splits.size();
     if (d.is_classification())
-      doc["reliability"] = pooled_reliability(done, (out_dir / name).string(), name, cfg.get_bool("output.plot"));
+      doc["reliability"] = pooled_reliability(done, (out_dir / name).string(), name, plan.run.plot);
     write_file_atomic(exp_path, doc.dump(2) + "\n");
   }
   std::string stem(size_t k) const { return split_stem(exp_dir, k); }
   std::string label(size_t k) const { return split_label(name, k, splits.size()); }
   std::optional<json> resumed(size_t k) const {
     if (!o.resume) return std::nullopt;
-    auto r = finished_split(cfg, stem(k), fp, k, [&] { return data_fingerprint(data::prepare_split(d, splits[k])); });
+    auto r = finished_split(plan, stem(k), fp, k, [&] { return data_fingerprint(data::prepare_split(d, splits[k])); });
     // the held-out rows' file its record names, written again when it was removed
     if (r && r->contains("test_rows_file") && describe_path_kind(stem(k) + "-test-rows.txt").empty()) {
       write_test_rows(d, k, splits[k].test, stem(k));
@@ -92,12 +93,12 @@ struct ExperimentRun {
 
 // What the record says before any split: the run's environment, data and config.
 json experiment_header(const ExperimentRun& r) {
-  const auto& cfg = r.cfg;
+  const auto& plan = r.plan;
   const auto& d = r.d;
   json doc = environment_json();
   doc["experiment"] = r.name;
-  doc["dataset"] = cfg.get_string("data.dataset");
-  doc["model"] = model_label(cfg);
+  doc["dataset"] = plan.data.dataset;
+  doc["model"] = plan.method.label;
   doc["task"] = d.is_classification() ? "classification" : "regression";
   if (d.is_classification()) doc["classes"] = d.class_names;
   if (!d.inputs.empty()) {
@@ -111,15 +112,15 @@ json experiment_header(const ExperimentRun& r) {
                       {"categories", c.categories.size()}});
     doc["data"] = {{"file", d.source}, {"target", d.target_name}, {"features", cols},
                    {"rows", d.x.size(0)}, {"dropped_rows_missing", d.dropped_rows},
-                   {"missing_cells_imputed", d.missing_cells}, {"missing", cfg.get_string("data.missing")}};
+                   {"missing_cells_imputed", d.missing_cells}, {"missing", plan.uses.missing}};
   }
   doc["command"] = r.o.command_line;
   if (!r.o.auto_choice.is_null()) doc["auto"] = r.o.auto_choice;
-  doc["config"] = cfg.to_json();
+  doc["config"] = r.cfg.to_json();
   doc["config_file"] = r.o.config_path;
-  if (cfg.get_string("training.device") != "cpu") {
+  if (plan.method.device != "cpu") {
     const auto gpu = cuda_device_name();
-    doc["training_device"] = cfg.get_string("training.device") + (gpu.empty() ? "" : ": " + gpu);
+    doc["training_device"] = plan.method.device + (gpu.empty() ? "" : ": " + gpu);
   }
   if (const auto& fl = d.noise_floor)
     doc["noise_floor"] = {{"rmse", fl->rmse}, {"mnll", fl->mnll}, {"mnll_homoscedastic", fl->mnll_homoscedastic}};
@@ -130,8 +131,8 @@ json experiment_header(const ExperimentRun& r) {
 // training.batched_splits, each group trained as one model; every split's
 // files are written when its group finishes, in split order.
 void train_batched(ExperimentRun& r) {
-  const auto& cfg = r.cfg;
-  const auto group_size = static_cast<size_t>(cfg.get_int("training.batched_splits"));
+  const auto& plan = r.plan;
+  const auto group_size = static_cast<size_t>(plan.method.batched_splits);
   std::vector<std::optional<json>> results(r.splits.size());
   std::vector<size_t> pending;
   for (size_t k = 0; k < r.splits.size(); ++k) {
@@ -143,17 +144,17 @@ void train_batched(ExperimentRun& r) {
     for (const auto& x : results)
       if (x) r.done.push_back(*x);
   };
-  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  const auto seed = static_cast<uint64_t>(plan.run.seed);
   for (size_t g0 = 0; g0 < pending.size(); g0 += group_size) {
     const size_t g1 = std::min(pending.size(), g0 + group_size);
     std::vector<SplitRun> runs;
     std::vector<train::SplitTask> tasks;
     for (size_t i = g0; i < g1; ++i) {
       const size_t k = pending[i];
-      runs.push_back(prepare_split_run(cfg, r.d, r.splits[k], k, r.stem(k), r.label(k), r.ood_rows));
+      runs.push_back(prepare_split_run(plan, r.d, r.splits[k], k, r.stem(k), r.label(k), r.ood_rows));
     }
-    if (const auto why = batched_unsupported(cfg, *runs.front().inf); !why.empty())
-      throw Error(cfg.source() + ": " + why);
+    if (const auto why = train::batched_unsupported(plan.group, *runs.front().inf); !why.empty())
+      throw Error(plan.origin + ": " + why);
     for (auto& run : runs) {
       train::SplitTask t;
       t.inference = run.inf.get();
@@ -163,14 +164,14 @@ void train_batched(ExperimentRun& r) {
       t.label = run.label;
       tasks.push_back(std::move(t));
     }
-    train_group(tasks, cfg);
+    train::train_group(tasks, plan.group);
     std::optional<std::pair<size_t, std::string>> failure;
     for (size_t i = 0; i < runs.size(); ++i) {
       if (tasks[i].error) {
         if (!failure) failure.emplace(runs[i].k, *tasks[i].error);
         continue;
       }
-      results[runs[i].k] = finish_split(cfg, r.d, runs[i], tasks[i].stats, json(),
+      results[runs[i].k] = finish_split(plan, r.d, runs[i], tasks[i].stats, json(),
                                         static_cast<int64_t>(runs.size()), r.fp);
     }
     collect();
@@ -187,8 +188,7 @@ void train_batched(ExperimentRun& r) {
 // Whether this run's pending splits go to workers: more than one of them,
 // one at a time per process (not batched), on the CPU, and --parallel not 1.
 bool parallel_splits(const ExperimentRun& r, size_t pending) {
-  return r.o.parallel != 1 && pending > 1 && r.cfg.get_int("training.batched_splits") == 1 &&
-         r.cfg.get_string("training.device") == "cpu";
+  return r.o.parallel != 1 && pending > 1 && r.plan.method.batched_splits == 1 && r.plan.method.device == "cpu";
 }
 
 // The splits, one after another here or in parallel workers (the records
@@ -209,7 +209,7 @@ void train_splits(ExperimentRun& r) {
       failed = run_split_workers(r.o, pending, plan, r.lock_token, [&](size_t k) { return r.label(k); });
       for (const size_t k : pending)
         if (!std::count(failed.begin(), failed.end(), k))
-          prior[k] = finished_split(r.cfg, r.stem(k), r.fp, k, [&] {
+          prior[k] = finished_split(r.plan, r.stem(k), r.fp, k, [&] {
             return data_fingerprint(data::prepare_split(r.d, r.splits[k]));
           }, false);
     }
@@ -222,7 +222,7 @@ void train_splits(ExperimentRun& r) {
     try {
       WHVI_CHECK(failed.empty(), r.label(failed.front()), " failed in its worker (see the lines above); the other "
                  "splits' results are kept: fix the cause and run again with --resume");
-      r.done.push_back(run_split(r.cfg, r.d, r.splits[k], k, r.stem(k), r.label(k), r.fp, r.ood_rows));
+      r.done.push_back(run_split(r.plan, r.d, r.splits[k], k, r.stem(k), r.label(k), r.fp, r.ood_rows));
     } catch (const std::exception& e) {
       r.doc["failed_split"] = {{"split", failed.empty() ? k : failed.front()}, {"error", printable(e.what(), 2000)}};
       r.write_doc();
@@ -241,7 +241,7 @@ json run_worker(ExperimentRun& r) {
   WHVI_CHECK(k < r.splits.size(), "--worker-split ", k, " is not a split of this run (it has ", r.splits.size(),
              ")");
   r.fp = run_fingerprint(r.cfg, r.d);
-  return run_split(r.cfg, r.d, r.splits[k], k, r.stem(k), r.label(k), r.fp, r.ood_rows);
+  return run_split(r.plan, r.d, r.splits[k], k, r.stem(k), r.label(k), r.fp, r.ood_rows);
 }
 
 void log_summary(const ExperimentRun& r) {
@@ -251,7 +251,7 @@ void log_summary(const ExperimentRun& r) {
   const char* headline = r.d.is_classification() ? "error" : "rmse";
   if (!s.contains(headline) || !s[headline].contains("n") || s[headline]["n"].get<int64_t>() == 0)
     spdlog::info("{}: {} split(s) trained; {} no held-out rows -> {}", r.name, r.done.size(),
-                 is_toy(r.cfg) ? "the toy problem has" : "a final model (data.protocol: all) has", r.exp_path);
+                 r.plan.toy ? "the toy problem has" : "a final model (data.protocol: all) has", r.exp_path);
   else if (r.d.is_classification())
     spdlog::info("{}: {} split(s): error {:.4g} ± {:.2g}, MNLL {:.4g} ± {:.2g}, ECE {:.3g}, Brier {:.4g} -> {}", r.name,
                  r.done.size(), mean("error"), sd("error"), mean("mnll"), sd("mnll"), mean("ece"), mean("brier"),
@@ -274,18 +274,19 @@ json run_train(const TrainOptions& o) {
   const auto t_start = std::chrono::steady_clock::now();
   if (o.worker_split >= 0 || !o.worker_link.empty()) attach_worker(o);  // first: dies with the run that started it
   const auto cfg = load_config(o.config_path, o.overrides);
-  if (cfg.get_string("model.kind") == "auto") {  // chosen first, then trained as if named
+  auto plan = resolve_run(cfg);
+  if (plan.method.kind == "auto") {  // chosen first, then trained as if named
     // the experiment's lock, held from before the candidates to the end: a
     // second run into it is refused at once, not after the choice
-    const fs::path out_dir = cfg.get_string("output.dir");
-    const std::string name = cfg.get_string("output.name");
+    const fs::path out_dir = plan.run.dir;
+    const std::string name = plan.run.name;
     check_output_path((out_dir / (name + ".json")).string(), "the experiment record (output.dir/output.name.json)");
     std::optional<FileLock> lock;
     if (o.held_lock.empty()) lock.emplace((out_dir / (name + ".lock")).string(),
                                           "experiment '" + name + "' in " + out_dir.string());
     auto chosen = o;
     if (lock) chosen.held_lock = lock->token();
-    chosen.auto_choice = choose_model_kind(o, cfg);
+    chosen.auto_choice = choose_model_kind(o, plan);
     for (const auto& kv : chosen.auto_choice["settings"]) chosen.overrides.push_back(kv.get<std::string>());
     return run_train(chosen);
   }
@@ -295,9 +296,9 @@ json run_train(const TrainOptions& o) {
     std::istringstream lines(cfg.dump_yaml());
     for (std::string line; std::getline(lines, line);) spdlog::debug("  {}", line);
   }
-  ExperimentRun r(cfg, o);
-  r.name = cfg.get_string("output.name");
-  r.out_dir = cfg.get_string("output.dir");
+  ExperimentRun r(cfg, std::move(plan), o);
+  r.name = r.plan.run.name;
+  r.out_dir = r.plan.run.dir;
   r.exp_dir = r.out_dir / r.name;
   r.exp_path = (r.out_dir / (r.name + ".json")).string();
   const std::string lock_path = (r.out_dir / (r.name + ".lock")).string();
@@ -308,16 +309,16 @@ json run_train(const TrainOptions& o) {
   if (const auto kind = describe_path_kind(r.exp_dir.string()); !kind.empty())
     WHVI_CHECK(kind == "a folder", "the results folder ", r.exp_dir.string(), " is ", kind,
                ", not a folder: remove it or choose another output.name");
-  r.d = load_data(cfg);
-  r.splits = load_splits(cfg, r.d);
-  check_before_training(cfg, r.d, r.splits);
-  const auto inputs = run_inputs(cfg, r.d);
+  r.d = load_data(r.plan);
+  r.splits = load_splits(r.plan, r.d);
+  check_before_training(r.plan, r.d, r.splits);
+  const auto inputs = run_inputs(r.plan, r.d);
   check_result_paths(r.out_dir, r.name, r.exp_dir, r.splits.size(), inputs);
-  r.ood_rows = load_ood_rows(cfg, r.d);
+  r.ood_rows = load_ood_rows(r.plan, r.d);
   if (o.worker_split >= 0) return run_worker(r);  // the parent has said what the data are
   spdlog::info("data {} ({}): {} rows x {} features; {} split(s)", r.d.name, r.d.source, r.d.x.size(0),
                r.d.x.size(1), r.splits.size());
-  if (!r.d.inputs.empty()) spdlog::info("{}", describe_table(r.d, cfg.get_string("data.missing")));
+  if (!r.d.inputs.empty()) spdlog::info("{}", describe_table(r.d, r.plan.uses.missing));
   std::optional<FileLock> lock;  // none when the caller holds it (model.kind auto)
   if (o.held_lock.empty()) lock.emplace(lock_path, "experiment '" + r.name + "' in " + r.out_dir.string());
   r.lock_token = lock ? lock->token() : o.held_lock;
@@ -325,7 +326,7 @@ json run_train(const TrainOptions& o) {
   if (!o.resume) remove_stale_split_files(r.exp_dir, inputs);
   r.doc = experiment_header(r);
   r.fp = run_fingerprint(cfg, r.d);
-  if (cfg.get_int("training.batched_splits") > 1) train_batched(r);
+  if (r.plan.method.batched_splits > 1) train_batched(r);
   else train_splits(r);
   // the whole command's time (data, every split, records), for speed comparisons of whole runs
   r.doc["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();

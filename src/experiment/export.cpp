@@ -200,10 +200,9 @@ json run_export(const ExportOptions& o) {
   if (meta.inputs_json.empty()) refuse("it was written by an older whvi without its input columns; retrain the split");
   const json enc = json::parse(meta.inputs_json);
   if (enc.value("pixels", false)) refuse("models of images do not export yet");
-  const auto& cfg = loaded.cfg;
   const auto cal = stored_calibration(meta, o.checkpoint);
   const bool classify = meta.num_classes > 0;
-  const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
+  const int64_t S = o.mc_samples > 0 ? o.mc_samples : loaded.plan.mc_samples;
 
   Graph g;
   const int64_t width = meta.d_in;
@@ -214,7 +213,7 @@ json run_export(const ExportOptions& o) {
   if (f.empty()) refuse(why);
   const bool components = inf.closed_form() != nullptr;
   if (classify) classification_outputs(g, f, meta.num_classes, cal);
-  else regression_outputs(g, f, {components, cfg.get_string("data.target_transform") == "log",
+  else regression_outputs(g, f, {components, loaded.plan.log_target,
                                  inf.likelihood().noise_var_original(), o.interval, cal});
 
   g.meta("whvi.inputs", enc["columns"].dump());

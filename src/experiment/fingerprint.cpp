@@ -68,7 +68,7 @@ void erase_idle_data_keys(const config::Config& cfg, json& dj) {
   // impute (the default) and error give the same numbers wherever error runs
   // (data without missing cells), so records of either resume into the other
   if (cfg.get_string("data.missing") == "error" || cfg.get_string("data.missing") == "impute") dj.erase("missing");
-  if (cfg.get_string("data.protocol") != "random" && !source_of(cfg).user_table)
+  if (cfg.get_string("data.protocol") != "random" && !data::data_source_for(cfg.get_string("data.dataset")).user_table)
     dj.erase("test_fraction");
   if (cfg.get_string("data.protocol") != "kfold") dj.erase("folds");
 }

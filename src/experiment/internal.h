@@ -21,12 +21,14 @@
 #include "data/dataset.h"
 #include "data/source.h"
 #include "experiment/experiment.h"
+#include "experiment/run_plan.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 #include "likelihoods/metrics.h"
 #include "train/loop.h"
 
 namespace whvi::experiment::detail {
+using experiment::RunPlan;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -55,12 +57,8 @@ std::string file_checksum(const std::string& path);
 std::string record_digest(json r);
 void erase_idle_data_keys(const config::Config& cfg, json& dj);
 std::string fingerprint(const config::Config& cfg);
-const data::DataSourceKind& source_of(const config::Config& cfg);
-bool is_toy(const config::Config& cfg);
-bool is_classification(const config::Config& cfg);
-bool no_test_rows(const config::Config& cfg);
 json read_json(const std::string& path);
-data::RegressionData load_data(const config::Config& cfg);
+data::RegressionData load_data(const RunPlan& plan);
 // A validation carve: `fraction` of a split's training rows, block `block` of a
 // shuffle from `stream` (blocks are disjoint; 0 the usual carve); the keys name it in errors.
 struct Carve {
@@ -70,29 +68,29 @@ struct Carve {
   const char* key;
   const char* block_key;
 };
-Carve carve_of(const config::Config& cfg, bool inner);
+Carve carve_of(const RunPlan& plan, bool inner);
 void carve_validation(data::SplitIndices& s, const Carve& c, uint64_t split_seed, size_t k);
-std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const data::RegressionData& d);
-void check_device(const config::Config& cfg);
-void check_evaluation_memory(const config::Config& cfg, const data::RegressionData& d,
+std::vector<data::SplitIndices> load_splits(const RunPlan& plan, const data::RegressionData& d);
+void check_device(const RunPlan& plan);
+void check_evaluation_memory(const RunPlan& plan, const data::RegressionData& d,
                              const std::vector<data::SplitIndices>& splits);
-void check_before_training(const config::Config& cfg, const data::RegressionData& d,
+void check_before_training(const RunPlan& plan, const data::RegressionData& d,
                            const std::vector<data::SplitIndices>& splits);
-json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_t stored = 0);
-const std::vector<const char*>& metric_names(const config::Config& cfg);
-json summary_json(const config::Config& cfg, const std::vector<json>& splits);
+json protocol_json(const RunPlan& plan, size_t planned, size_t done, size_t stored = 0);
+const std::vector<const char*>& metric_names(const RunPlan& plan);
+json summary_json(const RunPlan& plan, const std::vector<json>& splits);
 json environment_json();
 std::string data_fingerprint(const data::PreparedSplit& p);
 json input_encoding(const data::RegressionData& d);
 json write_grid(infer::Inference& inf, const data::RegressionData& d,
-                const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem,
+                const data::PreparedSplit& prep, const RunPlan& plan, const std::string& stem,
                 const at::Generator& gen);
 void log_toy_uncertainty(const std::string& label, const json& toy);
 json read_split_file(const std::string& path, const std::string& fp);
 // The likelihood's metrics of predictions f for targets y (as the model saw
 // them), in the target's units: with data.target_transform: log, y is ln of
 // the target and the metrics are returned to its units (metrics::in_target_units).
-likelihoods::Evaluation evaluate_predictions(const config::Config& cfg, likelihoods::Likelihood& lik,
+likelihoods::Evaluation evaluate_predictions(const RunPlan& plan, likelihoods::Likelihood& lik,
                                              const torch::Tensor& f, const torch::Tensor& y);
 json metrics_json(const likelihoods::Evaluation& e);
 json reliability_json(const std::vector<metrics::ReliabilityBin>& bins);
@@ -100,8 +98,8 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
                         bool plot);
 void write_ood_histograms(const std::string& stem, const metrics::Uncertainty& in, const metrics::Uncertainty& out,
                           int64_t classes, const std::string& title, bool plot);
-torch::Tensor load_ood_rows(const config::Config& cfg, const data::RegressionData& d);
-SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+torch::Tensor load_ood_rows(const RunPlan& plan, const data::RegressionData& d);
+SplitRun prepare_split_run(const RunPlan& plan, const data::RegressionData& d, const data::SplitIndices& split,
                            size_t k, const std::string& stem, const std::string& label,
                            const torch::Tensor& ood_rows);
 // model.kind auto (experiment/auto_kind.cpp): trains each of model.auto.candidates
@@ -109,26 +107,26 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
 // and returns the record's `auto` with `chosen`, the kind of the lowest mean
 // validation NLL, and `settings`, the overrides that train it (its kind, and
 // model.depth 0 for a closed-form one).
-json choose_model_kind(const TrainOptions& o, const config::Config& cfg);
+json choose_model_kind(const TrainOptions& o, const RunPlan& plan);
 // The fingerprint of a model.kind auto config: model.auto.validation_fraction and
 // each candidate's, as the run after the choice would be configured (its
 // `settings` added to `overrides`), in order.
 std::string auto_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides,
                              const config::Config& cfg);
-json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+json run_split(const RunPlan& plan, const data::RegressionData& d, const data::SplitIndices& split,
                size_t k, const std::string& stem, const std::string& label, const std::string& fp,
                const torch::Tensor& ood_rows);
-void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+void add_ood(json& r, const RunPlan& plan, const data::RegressionData& d, SplitRun& run,
              const torch::Tensor& f, uint64_t seed);
-void save_split_checkpoint(const config::Config& cfg, const data::RegressionData& d, SplitRun& run);
+void save_split_checkpoint(const RunPlan& plan, const data::RegressionData& d, SplitRun& run);
 void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run);
 std::string write_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
                             const std::string& stem);
 void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,
                const train::TrainStats& ts, int64_t n_test);
-json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+json finish_split(const RunPlan& plan, const data::RegressionData& d, SplitRun& run,
                   const train::TrainStats& ts, const json& curve, int64_t batched_with, const std::string& fp);
-std::optional<json> finished_split(const config::Config& cfg, const std::string& stem, const std::string& fp,
+std::optional<json> finished_split(const RunPlan& plan, const std::string& stem, const std::string& fp,
                                    size_t k, const std::function<std::string()>& data_fp, bool resumed = true);
 bool is_split_file_name(const std::string& f);
 void remove_stale_split_files(const fs::path& exp_dir, const std::vector<std::string>& inputs);
@@ -136,7 +134,7 @@ void remove_stale_temporary_files(const fs::path& exp_dir, const fs::path& out_d
 std::string describe_table(const data::RegressionData& d, const std::string& missing);
 void check_result_paths(const fs::path& out_dir, const std::string& name, const fs::path& exp_dir, size_t n,
                         const std::vector<std::string>& inputs);
-std::vector<std::string> run_inputs(const config::Config& cfg, const data::RegressionData& d);
+std::vector<std::string> run_inputs(const RunPlan& plan, const data::RegressionData& d);
 std::string run_fingerprint(const config::Config& cfg, const data::RegressionData& d);
 
 }  // namespace whvi::experiment::detail

@@ -44,18 +44,6 @@
 
 namespace whvi::experiment::detail {
 
-const data::DataSourceKind& source_of(const config::Config& cfg) {
-  return data::data_source_for(cfg.get_string("data.dataset"));
-}
-// Every row trains the model (the toy problem): one split, no test rows.
-bool is_toy(const config::Config& cfg) { return source_of(cfg).all_rows_train; }
-bool is_classification(const config::Config& cfg) {
-  return likelihoods::likelihood_can(cfg.get_string("likelihood.kind"), likelihoods::Capability::kClassification);
-}
-// A run with no held-out rows: the toy problem, and the final model of
-// data.protocol: all (every row trains it).
-bool no_test_rows(const config::Config& cfg) { return is_toy(cfg) || cfg.get_string("data.protocol") == "all"; }
-
 json read_json(const std::string& path) {
   return read_json_file(path, "result file", "delete the file to recompute that split");
 }
@@ -63,13 +51,13 @@ json read_json(const std::string& path) {
 // data.target_transform: log: the targets become their natural log, checked
 // positive first (the row named); the metrics return to the target's units
 // (metrics::in_target_units).
-void log_targets(const config::Config& cfg, data::RegressionData& d) {
-  WHVI_CHECK(!d.is_classification(), cfg.source(), ": data.target_transform: log transforms a regression target, "
+void log_targets(const RunPlan& p, data::RegressionData& d) {
+  WHVI_CHECK(!d.is_classification(), p.origin, ": data.target_transform: log transforms a regression target, "
              "but this is classification; remove data.target_transform");
-  WHVI_CHECK(cfg.get_string("likelihood.kind") != "student-t", cfg.source(), ": data.target_transform: log with "
+  WHVI_CHECK(p.method.likelihood_kind != "student-t", p.origin, ": data.target_transform: log with "
              "likelihood.kind student-t has no predictive mean (a log-t distribution's mean is infinite); use "
              "likelihood.kind gaussian or hetero-gaussian");
-  WHVI_CHECK(cfg.get_string("likelihood.kind") != "mixture", cfg.source(), ": data.target_transform: log with "
+  WHVI_CHECK(p.method.likelihood_kind != "mixture", p.origin, ": data.target_transform: log with "
              "likelihood.kind mixture is not built yet (the target's units' RMSE and CRPS would treat each sample's "
              "mixture as one Gaussian); train the mixture on the target as it is, or use likelihood.kind gaussian or "
              "hetero-gaussian with the log");
@@ -79,21 +67,21 @@ void log_targets(const config::Config& cfg, data::RegressionData& d) {
     const int64_t i = bad[0][0].item<int64_t>();
     std::ostringstream v;
     v << y[i].item<double>();
-    throw Error(cfg.source() + ": data.target_transform: log needs every target > 0, but data row " +
+    throw Error(p.origin + ": data.target_transform: log needs every target > 0, but data row " +
                 std::to_string(i) + " (0-based) has target " + v.str() +
                 "; remove data.target_transform, or shift the target column to be positive");
   }
   d.y = d.y.log();
 }
 
-data::RegressionData load_data(const config::Config& cfg) {
+data::RegressionData load_data(const RunPlan& p) {
   data::DataRequest r;
-  r.dataset = cfg.get_string("data.dataset");
-  r.data_dir = data::resolve_data_dir(cfg.get_string("data.dir"));
-  r.seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
-  r.classification = is_classification(cfg);
-  auto d = experiment::load_data(cfg, r);
-  if (cfg.get_string("data.target_transform") == "log") log_targets(cfg, d);
+  r.dataset = p.data.dataset;
+  r.data_dir = data::resolve_data_dir(p.data.dir);
+  r.seed = static_cast<uint64_t>(p.data.split_seed);
+  r.classification = p.classification;
+  auto d = data::load_data(p.data_plan, r);
+  if (p.data.target_transform == "log") log_targets(p, d);
   return d;
 }
 
@@ -139,31 +127,32 @@ void warn_few_training_rows(const std::vector<data::SplitIndices>& splits, int64
 
 // The validation carve data.validation_* asks for, or with `inner` the nested
 // one of data.inner_validation_* (a fraction of 0: none), checked against each other.
-Carve carve_of(const config::Config& cfg, bool inner) {
+Carve carve_of(const RunPlan& p, bool inner) {
   const char* key = inner ? "data.inner_validation_fraction" : "data.validation_fraction";
   const char* block_key = inner ? "data.inner_validation_block" : "data.validation_block";
-  const Carve c{cfg.get_float(key), cfg.get_int(block_key), inner ? Stream::kInnerSelection : Stream::kSelection, key,
-                block_key};
-  WHVI_CHECK(c.block == 0 || c.fraction > 0, cfg.source(), ": ", block_key, " picks one of the disjoint validation ",
+  const Carve c{inner ? p.data.inner_validation_fraction : p.data.validation_fraction,
+                inner ? p.data.inner_validation_block : p.data.validation_block,
+                inner ? Stream::kInnerSelection : Stream::kSelection, key, block_key};
+  WHVI_CHECK(c.block == 0 || c.fraction > 0, p.origin, ": ", block_key, " picks one of the disjoint validation ",
              "sets of ", key, ", but that is 0; set it, or remove ", block_key);
-  WHVI_CHECK(!inner || c.fraction == 0 || cfg.get_float("data.validation_fraction") > 0, cfg.source(),
+  WHVI_CHECK(!inner || c.fraction == 0 || p.data.validation_fraction > 0, p.origin,
              ": data.inner_validation_fraction carves validation rows inside those data.validation_fraction leaves ",
              "to train, but data.validation_fraction is 0; set it, or use data.validation_fraction alone");
   return c;
 }
 
-std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const data::RegressionData& d) {
-  const Carve outer = carve_of(cfg, false), inner = carve_of(cfg, true);  // checked before any protocol's branch
+std::vector<data::SplitIndices> load_splits(const RunPlan& p, const data::RegressionData& d) {
+  const Carve outer = carve_of(p, false), inner = carve_of(p, true);  // checked before any protocol's branch
   std::vector<data::SplitIndices> out;
-  if (is_toy(cfg)) {
-    WHVI_CHECK(cfg.get_int("data.splits") == 1, cfg.source(), ": data.splits = ", cfg.get_int("data.splits"),
+  if (p.toy) {
+    WHVI_CHECK(p.data.splits == 1, p.origin, ": data.splits = ", p.data.splits,
                ", but the toy problem has exactly one split (all its points train the model); "
                "set data.splits: 1 (or --set data.splits=1)");
     data::SplitIndices s;
     for (int64_t i = 0; i < d.x.size(0); ++i) s.train.push_back(i);
     out.push_back(s);
-  } else if (cfg.get_string("data.protocol") == "all") {
-    WHVI_CHECK(cfg.get_int("data.splits") == 1 && cfg.get_float("data.validation_fraction") == 0, cfg.source(),
+  } else if (p.data.protocol == "all") {
+    WHVI_CHECK(p.data.splits == 1 && p.data.validation_fraction == 0, p.origin,
                ": data.protocol: all trains one final model on every row, so it has exactly one split and no "
                "validation rows; set data.splits: 1 and data.validation_fraction: 0");
     data::SplitIndices s;
@@ -171,16 +160,16 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
     out.push_back(s);
     return out;
   } else {
-    const std::string protocol = cfg.get_string("data.protocol");
+    const std::string& protocol = p.data.protocol;
     // a table of the user's has no stored splits: the paper protocol means random splits there
-    const bool csv = source_of(cfg).user_table;
+    const bool csv = p.source->user_table;
     const bool random = protocol == "random" || (csv && protocol == "paper");
     out = data::make_splits(d, random ? "random" : protocol,
-                            static_cast<int>(protocol == "kfold" ? cfg.get_int("data.folds") : cfg.get_int("data.splits")),
-                            static_cast<uint64_t>(cfg.get_int("data.split_seed")),
-                            random ? 1.0 - cfg.get_float("data.test_fraction") : cfg.get_float("data.train_fraction"));
+                            static_cast<int>(protocol == "kfold" ? p.data.folds : p.data.splits),
+                            static_cast<uint64_t>(p.data.split_seed),
+                            random ? 1.0 - p.data.test_fraction : p.data.train_fraction);
   }
-  const auto seed = static_cast<uint64_t>(cfg.get_int("data.split_seed"));
+  const auto seed = static_cast<uint64_t>(p.data.split_seed);
   if (outer.fraction > 0)
     for (size_t k = 0; k < out.size(); ++k) {
       carve_validation(out[k], outer, seed, k);
@@ -193,18 +182,18 @@ std::vector<data::SplitIndices> load_splits(const config::Config& cfg, const dat
 
 // training.device other than cpu: a device this build and machine have, and
 // a run that can use it (docs/kernels.md "Training on a GPU").
-void check_device(const config::Config& cfg) {
-  const std::string dev = cfg.get_string("training.device");
-  const std::string kind = cfg.get_string("model.kind");
-  WHVI_CHECK(kind != "nng" && kind != "sghmc", cfg.source(), ": training.device ", dev, ": model.kind ", kind,
+void check_device(const RunPlan& p) {
+  const std::string& dev = p.method.device;
+  const std::string& kind = p.method.kind;
+  WHVI_CHECK(kind != "nng" && kind != "sghmc", p.origin, ": training.device ", dev, ": model.kind ", kind,
              " runs on the CPU only (its optimiser is its own); set training.device: cpu");
-  WHVI_CHECK(cfg.get_string("training.engine") != "fused", cfg.source(), ": training.device ", dev,
+  WHVI_CHECK(p.method.variational.engine != "fused", p.origin, ": training.device ", dev,
              ": the fused step (training.engine: fused) runs on the CPU; set training.engine: autograd");
-  WHVI_CHECK(cfg.get_int("training.batched_splits") == 1, cfg.source(), ": training.device ", dev,
+  WHVI_CHECK(p.method.batched_splits == 1, p.origin, ": training.device ", dev,
              ": batched splits (training.batched_splits) run on the CPU; set training.batched_splits: 1");
-  WHVI_CHECK(cfg.get_int("evaluation.every") == 0, cfg.source(), ": training.device ", dev,
+  WHVI_CHECK(p.run.every == 0, p.origin, ": training.device ", dev,
              ": a learning curve (evaluation.every) evaluates on the CPU during training; set evaluation.every: 0");
-  WHVI_CHECK(torch::cuda::is_available(), cfg.source(), ": training.device is ", dev, ", but the LibTorch ",
+  WHVI_CHECK(torch::cuda::is_available(), p.origin, ": training.device is ", dev, ", but the LibTorch ",
              torch_version(), " of this whvi sees no CUDA device: a LibTorch built for the CPU only (as Debian's "
              "is), or no GPU visible (nvidia-smi, CUDA_VISIBLE_DEVICES). Build whvi with -DWHVI_CUDA=ON against a "
              "LibTorch with CUDA on a GPU machine (scripts/gpu_check.sh does), or set training.device: cpu");
@@ -213,36 +202,36 @@ void check_device(const config::Config& cfg) {
 // The predictive samples that evaluation holds at once (S x rows x outputs
 // doubles, about 3 copies while scoring): refused before training, with the
 // estimate and the setting to lower, when they cannot fit in this machine.
-void check_evaluation_memory(const config::Config& cfg, const data::RegressionData& d,
+void check_evaluation_memory(const RunPlan& p, const data::RegressionData& d,
                              const std::vector<data::SplitIndices>& splits) {
-  const bool sghmc = cfg.get_string("model.kind") == "sghmc";
-  const double S = static_cast<double>(sghmc ? cfg.get_int("model.sghmc.samples") : cfg.get_int("evaluation.mc_samples"));
+  const bool sghmc = p.is_sghmc();
+  const double S = static_cast<double>(sghmc ? p.uses.sghmc_samples : p.run.mc_samples);
   const double C = static_cast<double>(std::max<int64_t>(1, d.num_classes));
   size_t rows = 0, train_rows = 0;
   for (const auto& sp : splits) rows = std::max(rows, sp.test.size()), train_rows = std::max(train_rows, sp.train.size());
-  const double grid = static_cast<double>(cfg.get_int("output.grid_points"));
+  const double grid = static_cast<double>(p.run.grid_points);
   // a learning curve's points score the held-out rows and, with
   // evaluation.curve_train_rows, that many training rows the same way
-  const double curve_rows = cfg.get_int("evaluation.every") > 0
-                                ? static_cast<double>(std::min<int64_t>(cfg.get_int("evaluation.curve_train_rows"),
+  const double curve_rows = p.run.every > 0
+                                ? static_cast<double>(std::min<int64_t>(p.run.curve_train_rows,
                                                                         static_cast<int64_t>(train_rows)))
                                 : 0.0;
   const double need = 3.0 * 8.0 * S * C * std::max({static_cast<double>(rows), grid, curve_rows});
   const double have = usable_memory_bytes();
   const auto gib = [](double b) { return std::to_string(static_cast<int64_t>(std::ceil(b / (1 << 30)))) + " GiB"; };
   // the stopping rule's measurements hold training.stopping_mc_samples x its held-out rows the same way
-  if (cfg.get_string("training.stopping") != "off" && !sghmc) {
-    const double S_stop = static_cast<double>(cfg.get_int("training.stopping_mc_samples"));
-    const double held = std::ceil(cfg.get_float("training.stopping_fraction") * static_cast<double>(train_rows));
+  if (p.stopping.mode != "off" && !sghmc) {
+    const double S_stop = static_cast<double>(p.stopping.mc_samples);
+    const double held = std::ceil(p.stopping.fraction * static_cast<double>(train_rows));
     const double stop_need = 3.0 * 8.0 * S_stop * C * held;
-    WHVI_CHECK(have <= 0 || stop_need <= have, cfg.source(), ": the stopping rule's measurements would hold about ",
+    WHVI_CHECK(have <= 0 || stop_need <= have, p.origin, ": the stopping rule's measurements would hold about ",
                gib(stop_need), " of predictive samples (training.stopping_mc_samples = ",
                static_cast<int64_t>(S_stop), " x ", static_cast<int64_t>(held), " held-out rows",
                C > 1 ? " x " + std::to_string(static_cast<int64_t>(C)) + " classes" : std::string(),
                "), more than the ", gib(have), " this process can use; lower training.stopping_mc_samples");
   }
   if (have <= 0 || need <= have) return;
-  throw Error(cfg.source() + ": evaluation would hold about " + gib(need) + " of predictive samples (" +
+  throw Error(p.origin + ": evaluation would hold about " + gib(need) + " of predictive samples (" +
               (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) + " = " +
               std::to_string(static_cast<int64_t>(S)) + " x " +
               (curve_rows > std::max(grid, static_cast<double>(rows))
@@ -259,66 +248,64 @@ void check_evaluation_memory(const config::Config& cfg, const data::RegressionDa
 }
 
 // Everything that can be checked before the first split trains.
-void check_before_training(const config::Config& cfg, const data::RegressionData& d,
+void check_before_training(const RunPlan& p, const data::RegressionData& d,
                            const std::vector<data::SplitIndices>& splits) {
-  WHVI_CHECK(cfg.get_string("likelihood.class_weights") == "none" || is_classification(cfg), cfg.source(),
-             ": likelihood.class_weights weighs classes, but likelihood.kind is ", cfg.get_string("likelihood.kind"),
+  WHVI_CHECK(p.uses.class_weights == "none" || p.classification, p.origin,
+             ": likelihood.class_weights weighs classes, but likelihood.kind is ", p.method.likelihood_kind,
              " (regression); remove likelihood.class_weights or set likelihood.kind: softmax");
-  calibration::check_task(options::read<calibration::CalibrationOptions>(cfg), d.is_classification());
+  calibration::check_task(p.calibration, d.is_classification());
   if (d.is_classification())  // a class it names, and its weights, checked before any split trains
-    likelihoods::SoftmaxLikelihood(d.num_classes, cfg.get_string("likelihood.class_weights"))
+    likelihoods::SoftmaxLikelihood(d.num_classes, p.uses.class_weights)
         .fit_targets(d.y.squeeze(1), d.class_names);
-  if (cfg.get_int("output.grid_points") > 0) {
-    WHVI_CHECK(d.x.size(1) == 1, cfg.source(), ": output.grid_points needs 1-D inputs, but ", d.name, " has ",
+  if (p.run.grid_points > 0) {
+    WHVI_CHECK(d.x.size(1) == 1, p.origin, ": output.grid_points needs 1-D inputs, but ", d.name, " has ",
                d.x.size(1), " input columns; set output.grid_points: 0");
-    const double lo = cfg.get_float("output.grid_lo"), hi = cfg.get_float("output.grid_hi");
+    const double lo = p.run.grid_lo, hi = p.run.grid_hi;
     WHVI_CHECK(std::isfinite(lo) && std::isfinite(hi) && lo < hi && std::isfinite(hi - lo) &&
                    std::max(std::abs(lo), std::abs(hi)) <= 1e15,
-               cfg.source(), ": the grid from output.grid_lo = ", lo, " to output.grid_hi = ", hi,
+               p.origin, ": the grid from output.grid_lo = ", lo, " to output.grid_hi = ", hi,
                " is not a finite interval with grid_lo < grid_hi (at most 1e15 in size); set both in the input's "
                "units, e.g. output.grid_lo: -2, output.grid_hi: 3");
     // the network sees the grid standardised: far beyond the data, its numbers overflow
     const double mean = d.x.mean().item<double>(), sd = std::max(d.x.std().item<double>(), 1e-300);
-    WHVI_CHECK(std::max(std::abs(lo - mean), std::abs(hi - mean)) <= 1e6 * sd, cfg.source(),
+    WHVI_CHECK(std::max(std::abs(lo - mean), std::abs(hi - mean)) <= 1e6 * sd, p.origin,
                ": the grid from output.grid_lo = ", lo, " to output.grid_hi = ", hi, " reaches more than 1e6 "
                "standard deviations of the input (", sd, ") from its mean (", mean, "); keep the grid near the "
                "data, e.g. a few times its range");
   }
-  if (cfg.get_bool("data.augment"))
-    WHVI_CHECK(d.x.size(1) == 3 * 32 * 32 || d.x.size(1) == 28 * 28, cfg.source(), ": data.augment crops and flips "
+  if (p.data.augment)
+    WHVI_CHECK(d.x.size(1) == 3 * 32 * 32 || d.x.size(1) == 28 * 28, p.origin, ": data.augment crops and flips "
                "images (CIFAR-10 3x32x32, MNIST 1x28x28), but ", d.name, " has ", d.x.size(1),
                " input columns; set data.augment: false");
-  if (cfg.get_int("evaluation.every") > 0)
-    WHVI_CHECK(cfg.get_string("model.kind") != "sghmc" && !no_test_rows(cfg), cfg.source(),
+  if (p.run.every > 0)
+    WHVI_CHECK(!p.is_sghmc() && !p.no_test_rows, p.origin,
                ": evaluation.every (a learning curve) needs held-out rows and a model that predicts during "
-               "training; ", is_toy(cfg) ? "the toy problem has no test rows"
-                             : no_test_rows(cfg) ? "data.protocol: all holds no rows out"
+               "training; ", p.toy ? "the toy problem has no test rows"
+                             : p.no_test_rows ? "data.protocol: all holds no rows out"
                                                  : "SGHMC has no samples before its burn-in ends",
                "; set evaluation.every: 0");
-  if (cfg.get_string("training.device") != "cpu") check_device(cfg);
-  stopping_on(cfg);  // throws where training.stopping: validation cannot act
+  if (p.method.device != "cpu") check_device(p);
   for (size_t k = 0; k < splits.size(); ++k) {
     WHVI_CHECK(splits[k].train.size() >= 2, "data set '", d.name, "' (", d.source, "): split ", k, " has ",
                splits[k].train.size(), " training row(s); at least 2 are needed to standardise and train");
-    if (!no_test_rows(cfg))
+    if (!p.no_test_rows)
       WHVI_CHECK(!splits[k].test.empty(), "data set '", d.name, "' (", d.source, "): split ", k,
                  " has no test rows, so nothing could be measured. ",
-                 cfg.get_string("data.protocol") == "standard"
+                 p.data.protocol == "standard"
                      ? "Its stored index_test file is empty: fix it or use data.protocol: paper"
-                 : cfg.get_string("data.protocol") == "random" ||
-                           (source_of(cfg).user_table && cfg.get_string("data.protocol") == "paper")
+                 : p.data.protocol == "random" || (p.source->user_table && p.data.protocol == "paper")
                      ? "The data set is too small for data.test_fraction; raise it or add rows"
                      : "The data set is too small for data.train_fraction; lower it or add rows");
   }
-  if (cfg.get_string("model.kind") == "sghmc") {
-    const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
-    const auto burn = static_cast<int64_t>(std::floor(cfg.get_float("model.sghmc.burn_in") * static_cast<double>(total)));
-    const int64_t samples = cfg.get_int("model.sghmc.samples");
-    WHVI_CHECK(total - burn >= samples, cfg.source(), ": model.sghmc.samples = ", samples, " cannot be filled by the ",
+  if (p.is_sghmc()) {
+    const int64_t total = p.total_steps();
+    const auto burn = static_cast<int64_t>(std::floor(p.uses.sghmc_burn_in * static_cast<double>(total)));
+    const int64_t samples = p.uses.sghmc_samples;
+    WHVI_CHECK(total - burn >= samples, p.origin, ": model.sghmc.samples = ", samples, " cannot be filled by the ",
                total - burn, " steps after the burn-in (", burn, " of ", total, " steps); lower model.sghmc.samples "
                "or model.sghmc.burn_in, or raise training.steps");
   }
-  check_evaluation_memory(cfg, d, splits);
+  check_evaluation_memory(p, d, splits);
 }
 
 // One line on what became of a CSV file's columns and missing cells: the
@@ -353,8 +340,8 @@ std::string describe_table(const data::RegressionData& d, const std::string& mis
 
 // The files a run reads: its config and base files, and its data (a CSV file,
 // or the files of a UCI-layout folder).
-std::vector<std::string> run_inputs(const config::Config& cfg, const data::RegressionData& d) {
-  std::vector<std::string> in(cfg.files().begin(), cfg.files().end());
+std::vector<std::string> run_inputs(const RunPlan& p, const data::RegressionData& d) {
+  std::vector<std::string> in(p.config->files().begin(), p.config->files().end());
   std::error_code ec;
   if (fs::is_regular_file(d.source, ec)) in.push_back(d.source);
   else if (fs::is_directory(d.source, ec))

@@ -258,9 +258,8 @@ json predict_with(LoadedCheckpoint& loaded, const PredictOptions& o,
   log_predictive(loaded.inf->likelihood(), cal);
   write(output_header(o, classify, classes, cal));
 
-  const auto& cfg = loaded.cfg;
-  const int64_t S = o.mc_samples > 0 ? o.mc_samples : cfg.get_int("evaluation.mc_samples");
-  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  const int64_t S = o.mc_samples > 0 ? o.mc_samples : loaded.plan.mc_samples;
+  const auto seed = static_cast<uint64_t>(loaded.plan.seed);
   const double noise_var = classify ? 0.0 : inf->likelihood().noise_var_original();
   const auto unseen_col = never_set_inputs(enc["columns"], meta.x_mean);
   int64_t rows = 0, unseen = 0, missing = 0;
@@ -295,7 +294,7 @@ json predict_with(LoadedCheckpoint& loaded, const PredictOptions& o,
     const RowNamer where{o.input, file_rows};
     const std::string text = classify ? classification_lines(f, classes, cal, where)
                                       : regression_lines(f, inf->likelihood(), noise_var, o.interval, cal,
-                                                         cfg.get_string("data.target_transform") == "log", where);
+                                                         loaded.plan.log_target, where);
     write(with_prefixes(text, prefix));
     rows += n;
     if (rows >= o.chunk_rows) spdlog::info("predict: {} rows done", rows);

@@ -56,17 +56,17 @@ std::string split_stem(const fs::path& dir, size_t k) {
 }
 
 // stored: the data set's stored standard splits (protocol standard; 0 otherwise).
-json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_t stored) {
-  const int64_t steps = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
-  const bool toy = is_toy(cfg);
-  const bool paper = cfg.get_string("data.protocol") == "paper" || cfg.get_string("data.protocol") == "stratified";
-  const bool validation = cfg.get_float("data.validation_fraction") > 0;
+json protocol_json(const RunPlan& plan, size_t planned, size_t done, size_t stored) {
+  const int64_t steps = plan.total_steps();
+  const bool toy = plan.toy;
+  const bool paper = plan.data.protocol == "paper" || plan.data.protocol == "stratified";
+  const bool validation = plan.data.validation_fraction > 0;
   std::string note;
   bool shortened = false;
   // the WHVI paper's schedule is that of its regression benchmarks (data.protocol:
   // paper); stopping on held-out rows makes the steps a maximum, not a schedule
-  if (!toy && steps < kPaperSteps && cfg.get_string("data.protocol") == "paper" && !is_classification(cfg) &&
-      !stopping_on(cfg)) {
+  if (!toy && steps < kPaperSteps && plan.data.protocol == "paper" && !plan.classification &&
+      !plan.stopping.on) {
     shortened = true;
     note += "shortened: " + std::to_string(steps) + " of the paper's " + std::to_string(kPaperSteps) + " steps. ";
   }
@@ -74,32 +74,32 @@ json protocol_json(const config::Config& cfg, size_t planned, size_t done, size_
     shortened = true;
     note += "shortened: " + std::to_string(planned) + " of the paper's 8 splits. ";
   }
-  if (!toy && cfg.get_string("data.protocol") == "standard" && planned < stored) {
+  if (!toy && plan.data.protocol == "standard" && planned < stored) {
     shortened = true;
     note += "shortened: " + std::to_string(planned) + " of the data set's " + std::to_string(stored) +
             " standard splits. ";
   }
   if (validation)
     note += "metrics are on validation rows carved from each training split; the test rows were not read. ";
-  return {{"name", toy ? "toy" : cfg.get_string("data.protocol")},
+  return {{"name", toy ? "toy" : plan.data.protocol},
           {"splits_planned", planned},
           {"splits_done", done},
           {"steps", steps},
-          {"evaluated_on", no_test_rows(cfg) ? "none" : validation ? "validation" : "test"},
+          {"evaluated_on", plan.no_test_rows ? "none" : validation ? "validation" : "test"},
           {"shortened", shortened},
           {"note", note}};
 }
 
-const std::vector<const char*>& metric_names(const config::Config& cfg) {
-  return is_classification(cfg) ? metrics::classification_metric_names() : metrics::regression_metric_names();
+const std::vector<const char*>& metric_names(const RunPlan& plan) {
+  return plan.classification ? metrics::classification_metric_names() : metrics::regression_metric_names();
 }
 
-json summary_json(const config::Config& cfg, const std::vector<json>& splits) {
+json summary_json(const RunPlan& plan, const std::vector<json>& splits) {
   json s = json::object();
-  std::vector<std::string> keys(metric_names(cfg).begin(), metric_names(cfg).end());
-  if (!is_classification(cfg)) keys.push_back("noise_var");
+  std::vector<std::string> keys(metric_names(plan).begin(), metric_names(plan).end());
+  if (!plan.classification) keys.push_back("noise_var");
   keys.insert(keys.end(), {"steps_per_second", "train_seconds"});
-  if (!cfg.get_string("evaluation.ood_dataset").empty())
+  if (!plan.run.ood_dataset.empty())
     keys.insert(keys.end(), {"ood_auroc_entropy", "ood_aupr_entropy", "ood_auroc_mi", "ood_aupr_mi"});
   for (const auto& key : keys) {
     std::vector<double> v;
@@ -151,12 +151,12 @@ json input_encoding(const data::RegressionData& d) {
 // inside the gap (its middle, [0.35, 0.75]) and outside the data (beyond 0.5
 // of the domain's ends), as in the paper's Fig. 4; otherwise null.
 json write_grid(infer::Inference& inf, const data::RegressionData& d,
-                const data::PreparedSplit& prep, const config::Config& cfg, const std::string& stem,
+                const data::PreparedSplit& prep, const RunPlan& plan, const std::string& stem,
                 const at::Generator& gen) {
-  const auto grid = data::grid_1d(cfg.get_float("output.grid_lo"), cfg.get_float("output.grid_hi"),
-                                  static_cast<int>(cfg.get_int("output.grid_points")));
+  const auto grid = data::grid_1d(plan.run.grid_lo, plan.run.grid_hi,
+                                  static_cast<int>(plan.run.grid_points));
   const auto xs = (grid - prep.stats.x_mean) / prep.stats.x_std;
-  const auto samples = inf.predict(xs, cfg.get_int("evaluation.mc_samples"), gen);
+  const auto samples = inf.predict(xs, plan.run.mc_samples, gen);
   torch::Tensor f = samples, sd;
   if (samples.dim() == 3) {  // hetero-gaussian, mixture, a closed form: a variance per sample and point
     const auto [mu, var] = inf.likelihood().predictive_moments(samples);
@@ -180,7 +180,7 @@ json write_grid(infer::Inference& inf, const data::RegressionData& d,
   write_file_atomic(stem + "-data.csv", dat.str());
   spdlog::info("wrote {}-grid.csv and {}-data.csv", stem, stem);
   json toy = nullptr;
-  if (is_toy(cfg)) {
+  if (plan.toy) {
     double sum[3] = {0, 0, 0};
     int n[3] = {0, 0, 0};
     for (int64_t i = 0; i < grid.size(0); ++i) {
@@ -196,8 +196,8 @@ json write_grid(infer::Inference& inf, const data::RegressionData& d,
     if (n[0] && n[1]) toy["gap_over_data"] = (sum[1] / n[1]) / (sum[0] / n[0]);
     if (n[0] && n[2]) toy["outside_over_data"] = (sum[2] / n[2]) / (sum[0] / n[0]);
   }
-  if (!cfg.get_bool("output.plot")) return toy;
-  const std::string why = report::plot_toy(pred.str(), dat.str(), cfg.get_string("output.name"), stem + ".png");
+  if (!plan.run.plot) return toy;
+  const std::string why = report::plot_toy(pred.str(), dat.str(), plan.run.name, stem + ".png");
   if (why.empty())
     spdlog::info("wrote {}.png", stem);
   else
@@ -247,10 +247,10 @@ json read_split_file(const std::string& path, const std::string& fp) {
   return r;
 }
 
-likelihoods::Evaluation evaluate_predictions(const config::Config& cfg, likelihoods::Likelihood& lik,
+likelihoods::Evaluation evaluate_predictions(const RunPlan& plan, likelihoods::Likelihood& lik,
                                              const torch::Tensor& f, const torch::Tensor& y) {
   auto e = lik.evaluate(f, y);
-  if (cfg.get_string("data.target_transform") == "log") {
+  if (plan.data.target_transform == "log") {
     const auto [mu, var] = lik.predictive_moments(f);
     e.metrics = metrics::in_target_units(e.metrics, mu, var, y);
   }

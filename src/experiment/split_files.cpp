@@ -23,11 +23,11 @@
 
 namespace whvi::experiment::detail {
 
-void save_split_checkpoint(const config::Config& cfg, const data::RegressionData& d, SplitRun& run) {
+void save_split_checkpoint(const RunPlan& plan, const data::RegressionData& d, SplitRun& run) {
   const auto& prep = run.prep;
   CheckpointMeta meta;
-  meta.config_yaml = cfg.dump_yaml();
-  meta.source = cfg.source();
+  meta.config_yaml = plan.config->dump_yaml();
+  meta.source = plan.origin;
   meta.data_fp = run.data_fp;
   meta.split = static_cast<int64_t>(run.k);
   meta.d_in = d.x.size(1);
@@ -64,10 +64,10 @@ void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run) 
 // --resume: split k's record when the split is finished, else nothing. With
 // output.checkpoints on, a split is finished only when its checkpoint exists
 // and passes its checksum; otherwise it is retrained, and the log says why.
-std::optional<json> finished_split(const config::Config& cfg, const std::string& stem, const std::string& fp,
+std::optional<json> finished_split(const RunPlan& plan, const std::string& stem, const std::string& fp,
                                    size_t k, const std::function<std::string()>& data_fp, bool resumed) {
   if (describe_path_kind(stem + ".json").empty()) return std::nullopt;
-  if (cfg.get_bool("output.checkpoints")) {
+  if (plan.run.checkpoints) {
     try {
       load_checkpoint(stem + ".ckpt");
     } catch (const Error& e) {
@@ -86,7 +86,7 @@ std::optional<json> finished_split(const config::Config& cfg, const std::string&
                  again);
     return std::nullopt;
   }
-  if (cfg.get_bool("output.checkpoints") &&
+  if (plan.run.checkpoints &&
       (!r.contains("checkpoint_checksum") || !r["checkpoint_checksum"].is_string() ||
        r["checkpoint_checksum"].get<std::string>() != file_checksum(stem + ".ckpt"))) {
     spdlog::warn("split {}: {} is not the checkpoint its record was written with{}", k, stem + ".ckpt", again);

@@ -45,17 +45,17 @@
 namespace whvi::experiment::detail {
 
 // evaluation.ood_dataset's stored test rows (raw inputs), or an undefined tensor.
-torch::Tensor load_ood_rows(const config::Config& cfg, const data::RegressionData& d) {
-  const std::string name = cfg.get_string("evaluation.ood_dataset");
+torch::Tensor load_ood_rows(const RunPlan& plan, const data::RegressionData& d) {
+  const std::string name = plan.run.ood_dataset;
   if (name.empty()) return {};
-  WHVI_CHECK(d.is_classification(), cfg.source(), ": evaluation.ood_dataset scores a classifier's uncertainty, but ",
+  WHVI_CHECK(d.is_classification(), plan.origin, ": evaluation.ood_dataset scores a classifier's uncertainty, but ",
              d.name, " is a regression data set; set evaluation.ood_dataset: ''");
-  auto c = cfg;
+  auto c = *plan.config;
   c.set("data.dataset", name, "evaluation.ood_dataset");
-  const auto o = load_data(c);
-  WHVI_CHECK(o.x.size(1) == d.x.size(1), cfg.source(), ": evaluation.ood_dataset ", name, " has ", o.x.size(1),
+  const auto o = load_data(resolve_run(c));
+  WHVI_CHECK(o.x.size(1) == d.x.size(1), plan.origin, ": evaluation.ood_dataset ", name, " has ", o.x.size(1),
              " inputs per row, the model reads ", d.x.size(1), " (", d.name, "); give a data set of the same input size");
-  WHVI_CHECK(!o.std_test.empty() && !o.std_test[0].empty(), cfg.source(), ": evaluation.ood_dataset ", name,
+  WHVI_CHECK(!o.std_test.empty() && !o.std_test[0].empty(), plan.origin, ": evaluation.ood_dataset ", name,
              " has no stored test rows to score");
   std::vector<int64_t> rows = o.std_test[0];
   return o.x.index_select(0, torch::tensor(rows, torch::kInt64)).to(torch::kFloat64);
@@ -63,8 +63,8 @@ torch::Tensor load_ood_rows(const config::Config& cfg, const data::RegressionDat
 
 // calibration.kind: a share of the training rows held out (Stream::kCalibration),
 // never trained on (nor used to stop training), to fit the calibration after training.
-void carve_calibration_rows(const config::Config& cfg, SplitRun& r, uint64_t seed) {
-  const auto co = options::read<calibration::CalibrationOptions>(cfg);
+void carve_calibration_rows(const RunPlan& plan, SplitRun& r, uint64_t seed) {
+  const auto co = plan.calibration;
   if (co.kind == "none") return;
   auto& p = r.prep;
   const auto h = train::carve_holdout(p.x_train.size(0), co.fraction, derive_seed(seed, r.k, Stream::kCalibration),
@@ -78,10 +78,10 @@ void carve_calibration_rows(const config::Config& cfg, SplitRun& r, uint64_t see
   spdlog::info("{}: {} of the training rows held out to fit the calibration ({})", r.label, cal.size(0), co.kind);
 }
 
-SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+SplitRun prepare_split_run(const RunPlan& plan, const data::RegressionData& d, const data::SplitIndices& split,
                            size_t k, const std::string& stem, const std::string& label,
                            const torch::Tensor& ood_rows) {
-  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  const auto seed = static_cast<uint64_t>(plan.run.seed);
   SplitRun r;
   r.k = k;
   r.test_rows = split.test;
@@ -91,13 +91,13 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
   // of the split as prepared, before any calibration rows are carved (the carve
   // follows from the config): what --resume and `whvi eval` recompute
   r.data_fp = data_fingerprint(r.prep);
-  carve_calibration_rows(cfg, r, seed);
-  r.inf = make_inference(d.x.size(1), cfg, r.prep.stats.y_mean.item<double>(),
+  carve_calibration_rows(plan, r, seed);
+  r.inf = infer::make_inference(d.x.size(1), plan.method, r.prep.stats.y_mean.item<double>(),
                                 r.prep.stats.y_std.item<double>(), make_generator(seed, k, Stream::kInit),
                                 d.num_classes);
   r.inf->likelihood().fit_targets(r.prep.y_train.squeeze(1), d.class_names);  // likelihood.class_weights
   spdlog::info("{}: {} train / {} {} rows, {} parameters, {}", label, r.prep.x_train.size(0), r.prep.x_test.size(0),
-               cfg.get_float("data.validation_fraction") > 0 ? "validation" : "test", r.inf->num_params(),
+               plan.data.validation_fraction > 0 ? "validation" : "test", r.inf->num_params(),
                r.inf->method());
   r.y_test = r.prep.y_test.squeeze(1).to(torch::kFloat64);
   r.n_fit = r.prep.x_train.size(0);
@@ -106,12 +106,12 @@ SplitRun prepare_split_run(const config::Config& cfg, const data::RegressionData
 }
 
 // One learning-curve point's metrics of rows x (targets y), keys prefixed.
-static void add_curve_metrics(json& point, const config::Config& cfg, infer::Inference& inf, const torch::Tensor& x,
+static void add_curve_metrics(json& point, const RunPlan& plan, infer::Inference& inf, const torch::Tensor& x,
                               const torch::Tensor& y, const at::Generator& gen, const std::string& prefix,
                               const char* rows) {
-  const auto f = inf.predict(x, cfg.get_int("evaluation.curve_mc_samples"), gen);
+  const auto f = inf.predict(x, plan.run.curve_mc_samples, gen);
   WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the predictions on the ", rows, " rows are not finite");
-  for (const auto& [key, value] : evaluate_predictions(cfg, inf.likelihood(), f, y).metrics)
+  for (const auto& [key, value] : evaluate_predictions(plan, inf.likelihood(), f, y).metrics)
     point[prefix + key] = std::isfinite(value) ? json(value) : json(nullptr);
 }
 
@@ -138,18 +138,18 @@ json stopping_record(const train::StoppingOptions& so, const train::ValidationSt
 }
 
 // Trains and evaluates split k; returns its record (also written to stem.json).
-json run_split(const config::Config& cfg, const data::RegressionData& d, const data::SplitIndices& split,
+json run_split(const RunPlan& plan, const data::RegressionData& d, const data::SplitIndices& split,
                size_t k, const std::string& stem, const std::string& label, const std::string& fp,
                const torch::Tensor& ood_rows) {
-  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
-  auto run = prepare_split_run(cfg, d, split, k, stem, label, ood_rows);
+  const auto seed = static_cast<uint64_t>(plan.run.seed);
+  auto run = prepare_split_run(plan, d, split, k, stem, label, ood_rows);
   const auto& prep = run.prep;
   const auto& inf = run.inf;
   const auto& y_test = run.y_test;
-  const int64_t total = cfg.get_int("training.steps_fixed_noise") + cfg.get_int("training.steps");
+  const int64_t total = plan.total_steps();
   // Stopping on validation rows (train/stopping.h): a share of the training
   // rows is held out from the steps, rows and draws from Stream::kStopping.
-  auto so = options::read<train::StoppingOptions>(cfg);
+  auto so = plan.stopping;
   auto x_fit = prep.x_train;
   auto y_fit = prep.y_train.squeeze(1);
   auto y_fit_raw = prep.y_train_raw;
@@ -172,12 +172,12 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   // training, with draws from their own stream (Stream::kCurve), so the
   // trained model and its final numbers are those of a run without a curve.
   json curve = json::array();
-  const int64_t curve_every = cfg.get_int("evaluation.every");
+  const int64_t curve_every = plan.run.every;
   const int64_t every = std::gcd(curve_every, stopper ? so.every : 0);
   const auto curve_gen = make_generator(seed, k, Stream::kCurve);
   // evaluation.curve_train_rows: the first N rows the steps fit, scored beside
   // the held-out rows (keys train_*), with draws of their own stream
-  const int64_t n_ct = std::min<int64_t>(cfg.get_int("evaluation.curve_train_rows"), x_fit.size(0));
+  const int64_t n_ct = std::min<int64_t>(plan.run.curve_train_rows, x_fit.size(0));
   const auto x_ct = x_fit.slice(0, 0, n_ct);
   const auto y_ct = y_fit_raw.slice(0, 0, n_ct).squeeze(1).to(torch::kFloat64);
   const auto curve_train_gen = make_generator(seed, k, Stream::kCurveTrain);
@@ -186,21 +186,21 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
     try {
       if (curve_every > 0 && (steps % curve_every == 0 || last)) {
         json point = {{"step", steps}};
-        add_curve_metrics(point, cfg, *inf, prep.x_test, y_test, curve_gen, "", "test");
+        add_curve_metrics(point, plan, *inf, prep.x_test, y_test, curve_gen, "", "test");
         // the learned noise variance (target's units) beside the held-out error it should match
-        if (!is_classification(cfg))
+        if (!plan.classification)
           if (const double nv = inf->likelihood().noise_var_original(); std::isfinite(nv)) point["noise_var"] = nv;
-        if (n_ct > 0) add_curve_metrics(point, cfg, *inf, x_ct, y_ct, curve_train_gen, "train_", "training");
+        if (n_ct > 0) add_curve_metrics(point, plan, *inf, x_ct, y_ct, curve_train_gen, "train_", "training");
         curve.push_back(point);
       }
       return stopper && (steps % so.every == 0 || last) && stopper->measure(steps);
     } catch (const NonFiniteError& e) {
-      throw Error(train::divergence_message(label, steps, e.what(), divergence_suspects(cfg)));
+      throw Error(train::divergence_message(label, steps, e.what(), plan.loop.suspects));
     }
   };
   // training.stopping_noise and training.stopping_temperature (train/stopping.h)
   std::optional<std::pair<double, double>> noise_refit, temperature_fit;
-  const auto ts = experiment::train(*inf, x_fit, y_fit, cfg, make_generator(seed, k, Stream::kTrain), label, every,
+  const auto ts = train::train(*inf, x_fit, y_fit, plan.loop, make_generator(seed, k, Stream::kTrain), label, every,
                                on_every, [&] {
                                  if (!stopper) return;
                                  stopper->restore_best();
@@ -210,22 +210,22 @@ json run_split(const config::Config& cfg, const data::RegressionData& d, const d
   if (stopper)
     run.stopping = stopping_record(so, *stopper, prep.x_train.size(0) - run.n_fit, total, ts.steps, noise_refit,
                                    temperature_fit);
-  return finish_split(cfg, d, run, ts, curve_every > 0 ? curve : json(), 0, fp);
+  return finish_split(plan, d, run, ts, curve_every > 0 ? curve : json(), 0, fp);
 }
 
 // Out-of-distribution detection: the OOD rows scored by the trained split,
 // separated from the test rows by predictive entropy and mutual information.
-void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+void add_ood(json& r, const RunPlan& plan, const data::RegressionData& d, SplitRun& run,
              const torch::Tensor& f, uint64_t seed) {
   const auto& inf = run.inf;
   const size_t k = run.k;
   const auto& label = run.label;
   const auto& stem = run.stem;
-  const auto fo = inf->predict(run.ood_x, cfg.get_int("evaluation.mc_samples"), make_generator(seed, k, Stream::kOod));
+  const auto fo = inf->predict(run.ood_x, plan.run.mc_samples, make_generator(seed, k, Stream::kOod));
   const auto ui = metrics::predictive_uncertainty(f), uo = metrics::predictive_uncertainty(fo);
   const auto by_h = metrics::ood_separation(ui.entropy, uo.entropy);
   const auto by_mi = metrics::ood_separation(ui.mutual_information, uo.mutual_information);
-  r["ood"] = {{"dataset", cfg.get_string("evaluation.ood_dataset")}, {"rows_in", ui.entropy.size()},
+  r["ood"] = {{"dataset", plan.run.ood_dataset}, {"rows_in", ui.entropy.size()},
               {"rows_out", uo.entropy.size()},
               {"mean_entropy_in", metrics::summarize(ui.entropy).mean}, {"mean_entropy_out", metrics::summarize(uo.entropy).mean}};
   r["ood_auroc_entropy"] = by_h.auroc;
@@ -233,9 +233,9 @@ void add_ood(json& r, const config::Config& cfg, const data::RegressionData& d, 
   r["ood_auroc_mi"] = by_mi.auroc;
   r["ood_aupr_mi"] = by_mi.aupr;
   spdlog::info("{}: out-of-distribution ({}): AUROC {:.3f} by entropy, {:.3f} by mutual information", label,
-               cfg.get_string("evaluation.ood_dataset"), by_h.auroc, by_mi.auroc);
-  write_ood_histograms(stem, ui, uo, d.num_classes, label + " vs " + cfg.get_string("evaluation.ood_dataset"),
-                       cfg.get_bool("output.plot"));
+               plan.run.ood_dataset, by_h.auroc, by_mi.auroc);
+  write_ood_histograms(stem, ui, uo, d.num_classes, label + " vs " + plan.run.ood_dataset,
+                       plan.run.plot);
   r["ood"]["histograms"] = fs::path(stem + "-ood.csv").filename().string();
 }
 
@@ -265,10 +265,10 @@ void log_split(const std::string& label, const data::RegressionData& d, const li
 // calibration.kind: fitted on the held-out calibration rows' predictions
 // (their own draws, Stream::kCalibration), then the test rows' numbers with and
 // without it, for the record (and the fit for the checkpoint).
-json calibrate(const config::Config& cfg, SplitRun& run, const torch::Tensor& f_test, uint64_t seed) {
-  const auto co = options::read<calibration::CalibrationOptions>(cfg);
+json calibrate(const RunPlan& plan, SplitRun& run, const torch::Tensor& f_test, uint64_t seed) {
+  const auto co = plan.calibration;
   auto& lik = run.inf->likelihood();
-  const auto fc = run.inf->predict(run.cal_x, cfg.get_int("evaluation.mc_samples"),
+  const auto fc = run.inf->predict(run.cal_x, plan.run.mc_samples,
                                    make_generator(seed, run.k, Stream::kCalibration));
   WHVI_CHECK(fc.isfinite().all().item<bool>(), run.label, ": the predictions on the calibration rows are not finite");
   run.calibration = calibration::fit(co, lik, fc, run.cal_y);
@@ -295,9 +295,9 @@ json objective_json(const train::TrainStats& ts) {
   return {{"step", ts.trace_step}, {"loss", ts.trace_loss}, {"kl", ts.trace_kl}, {"kl_weight", ts.trace_kl_weight}};
 }
 
-json finish_split(const config::Config& cfg, const data::RegressionData& d, SplitRun& run,
+json finish_split(const RunPlan& plan, const data::RegressionData& d, SplitRun& run,
                   const train::TrainStats& ts, const json& curve, int64_t batched_with, const std::string& fp) {
-  const auto seed = static_cast<uint64_t>(cfg.get_int("training.seed"));
+  const auto seed = static_cast<uint64_t>(plan.run.seed);
   const size_t k = run.k;
   const auto& prep = run.prep;
   const auto& inf = run.inf;
@@ -305,8 +305,8 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   const auto& label = run.label;
   const auto& stem = run.stem;
   const auto t_eval = std::chrono::steady_clock::now();
-  announce_evaluation(label, prep.x_test.size(0), cfg.get_int("evaluation.mc_samples"));
-  const auto f = inf->predict(prep.x_test, cfg.get_int("evaluation.mc_samples"),
+  announce_evaluation(label, prep.x_test.size(0), plan.run.mc_samples);
+  const auto f = inf->predict(prep.x_test, plan.run.mc_samples,
                                make_generator(seed, k, Stream::kEval));
   const double noise_var = inf->likelihood().noise_var_original();
   // a model that trained into non-finite predictions or a vanished noise is a
@@ -314,9 +314,9 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
   const auto m = [&] {
     try {
       WHVI_CHECK_AS(NonFiniteError, f.isfinite().all().item<bool>(), "the trained model's predictions are not finite");
-      return evaluate_predictions(cfg, inf->likelihood(), f, y_test);
+      return evaluate_predictions(plan, inf->likelihood(), f, y_test);
     } catch (const NonFiniteError& e) {
-      throw Error(train::divergence_message(label, ts.steps, e.what(), divergence_suspects(cfg)));
+      throw Error(train::divergence_message(label, ts.steps, e.what(), plan.loop.suspects));
     }
   }();
   const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_eval).count();
@@ -345,24 +345,24 @@ json finish_split(const config::Config& cfg, const data::RegressionData& d, Spli
             {"data_fingerprint", run.data_fp},  // --resume keeps the split only for the same data
             {"whvi_commit", git_commit()}};
   r.update(metrics_json(m));
-  if (cfg.get_string("data.target_transform") != "none") r["target_transform"] = cfg.get_string("data.target_transform");
+  if (plan.data.target_transform != "none") r["target_transform"] = plan.data.target_transform;
   for (const auto& [key, value] : inf->learned())
     r["hyperparameters"][key] = std::isfinite(value) ? json(value) : json(nullptr);
   for (const auto& [key, value] : inf->likelihood().learned())
     r["likelihood"][key] = std::isfinite(value) ? json(value) : json(nullptr);
   if (!curve.is_null()) r["curve"] = curve;
   if (!run.stopping.is_null()) r["stopping"] = run.stopping;
-  if (run.cal_x.defined()) r["calibration"] = calibrate(cfg, run, f, seed);
+  if (run.cal_x.defined()) r["calibration"] = calibrate(plan, run, f, seed);
   if (!ts.trace_step.empty()) r["objective"] = objective_json(ts);
   if (batched_with > 0) r["batched_with"] = batched_with;  // splits in its batched group (steps/s is the group's)
   if (!m.reliability.empty()) r["reliability"] = reliability_json(m.reliability);
-  if (run.ood_x.defined()) add_ood(r, cfg, d, run, f, seed);
-  if (cfg.get_bool("output.checkpoints")) {
-    save_split_checkpoint(cfg, d, run);
+  if (run.ood_x.defined()) add_ood(r, plan, d, run, f, seed);
+  if (plan.run.checkpoints) {
+    save_split_checkpoint(plan, d, run);
     r["checkpoint_checksum"] = file_checksum(stem + ".ckpt");
   }
-  if (cfg.get_int("output.grid_points") > 0) {
-    const auto toy = write_grid(*inf, d, prep, cfg, stem, make_generator(seed, k, Stream::kEval));
+  if (plan.run.grid_points > 0) {
+    const auto toy = write_grid(*inf, d, prep, plan, stem, make_generator(seed, k, Stream::kEval));
     if (!toy.is_null()) {
       r["toy_uncertainty"] = toy;
       log_toy_uncertainty(label, toy);
