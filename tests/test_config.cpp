@@ -160,15 +160,16 @@ TEST(ConfigHardening, YamlWeakCasesAreErrorsWithFileAndLine) {
   expect_has(parse_error("", {"training=5"}), {"'training' is a section", "steps_fixed_noise"});
 }
 
-TEST(ConfigHardening, InfinityAcceptedWhereTheBoundsAllowIt) {
-  const auto c = Config::parse("model: {whvi: {prior_var: .inf}, nng: {kl_weight: .inf}}\n", "inline");
-  EXPECT_TRUE(std::isinf(c.get_float("model.whvi.prior_var")));
-  EXPECT_TRUE(std::isinf(c.get_float("model.nng.kl_weight")));
-  EXPECT_EQ(Config::parse(c.dump_yaml(), "dump").to_json(), c.to_json());  // round trip
-  expect_has(parse_error("training: {lr: .inf}\n"), {"out of range [0, 10]"});
-  // an infinite initial scale or grid bound is refused here, not by LibTorch mid-run
-  expect_has(parse_error("model: {mfg: {init_mean_scale: .inf}}\n"), {"init_mean_scale", "out of range"});
-  expect_has(parse_error("output: {grid_lo: -.inf}\n"), {"grid_lo", "out of range"});
+TEST(ConfigHardening, InfinityRefusedEverywhere) {
+  // an infinite prior variance was accepted and ended the run as a divergence at step 60
+  expect_has(parse_error("model: {whvi: {prior_var: .inf}}\n"), {"prior_var", "infinite", "at least 1e-12", "1e6"});
+  expect_has(parse_error("model: {nng: {kl_weight: +.Inf}}\n"), {"kl_weight", "infinite"});
+  expect_has(parse_error("training: {lr: .inf}\n"), {"infinite", "at most 10"});
+  expect_has(parse_error("model: {mfg: {init_mean_scale: .inf}}\n"), {"init_mean_scale", "infinite"});
+  expect_has(parse_error("output: {grid_lo: -.inf}\n"), {"grid_lo", "infinite"});
+  expect_has(parse_error("", {"model.whvi.prior_var=.inf"}), {"prior_var", "infinite"});
+  // a large finite value still is a value
+  EXPECT_EQ(Config::parse("model: {whvi: {prior_var: 1e300}}\n", "inline").get_float("model.whvi.prior_var"), 1e300);
 }
 
 TEST(ConfigHardening, QuotedStringsKeepTheirText) {

@@ -872,6 +872,48 @@ TEST(Csv, MissingCellsAreImputedFromTheTrainingRowsWithAnIndicator) {
   expect_has(csv_error("a,y\n1,2\n,3\n4,5\n", err), {"row 3", "missing value"});
 }
 
+// The common missing markers (UCI's '?', SAS's '.', null, None, '-', #N/A)
+// are missing cells, not text: a numeric column with one of them stays
+// numeric (it was one-hot over every distinct number, exit 0).
+TEST(Csv, CommonMissingMarkersAreMissingCells) {
+  CsvOptions o;
+  o.impute_missing = true;
+  for (const std::string m : {"?", "null", "None", "na", "-", ".", "--", "#N/A", "<NA>", "NULL"}) {
+    std::string text = "a,y\n";
+    for (int i = 0; i < 30; ++i) text += (i == 7 ? m : std::to_string(i) + ".5") + "," + std::to_string(i % 4) + "\n";
+    const auto d = csv(text, o);
+    ASSERT_EQ(d.inputs.size(), 2u) << m;  // a, and a's missing indicator
+    EXPECT_TRUE(d.inputs[0].categories.empty()) << m;
+    EXPECT_EQ(d.missing_cells, 1) << m;
+    EXPECT_TRUE(std::isnan(d.x[7][0].item<double>())) << m;
+  }
+  // a word that only starts like a marker is text
+  EXPECT_FALSE(is_missing_cell("nonexistent"));
+  EXPECT_FALSE(is_missing_cell("-1"));
+}
+
+// One stray word (a typo, '1_000', a stray quote, a pasted paragraph) in a
+// column of numbers is refused naming its row and column and the three fixes,
+// never read as one category per distinct number; a column that is mostly
+// text stays categories, and a declared one too.
+TEST(Csv, AStrayWordInANumericColumnIsRefused) {
+  for (const std::string& bad : std::vector<std::string>{"oops", "1_000", "1.635\"\"", std::string(5000, 'x')}) {
+    std::string text = "a,y\n";
+    for (int i = 0; i < 40; ++i)
+      text += (i == 11 ? (bad.find('"') != std::string::npos ? "\"" + bad + "\"" : bad) : std::to_string(i)) + "," +
+              std::to_string(i % 3) + "\n";
+    const auto e = csv_error(text);
+    expect_has(e, {"row 13", "column 'a'", "not a number", "39 of the column's 40", "data.categorical"});
+    EXPECT_EQ(e.find("xxxxxxxxxx"), std::string::npos) << "a cell's text is never echoed";
+  }
+  CsvOptions o;
+  o.categorical = {"a"};
+  std::string text = "a,y\n";
+  for (int i = 0; i < 40; ++i) text += (i == 11 ? std::string("oops") : std::to_string(i % 5)) + "," + std::to_string(i % 3) + "\n";
+  EXPECT_EQ(csv(text, o).inputs[0].categories.size(), 6u);
+  EXPECT_EQ(csv("a,y\nred,1\nblue,2\n3,3\n").inputs[0].categories.size(), 3u);
+}
+
 // data.categorical: a numeric-looking column one-hot encoded by its text
 // (months, codes); a name that is no feature, or the target, is refused.
 TEST(Csv, DeclaredCategoricalColumnsAreOneHot) {

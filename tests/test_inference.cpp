@@ -541,6 +541,10 @@ TEST(Nng, DivergenceNamesTheLayerTheStepAndTheMethodsStepSize) {
     EXPECT_NE(msg.find("first became non-finite at step "), std::string::npos) << msg;
     EXPECT_NE(msg.find("Most likely cause: model.nng.lr = 10 "), std::string::npos) << msg;
     EXPECT_EQ(msg.find("training.lr ="), std::string::npos) << msg;
+    // the setting that steadies its step, from nng's registration (Capabilities::steps_by)
+    EXPECT_NE(msg.find("model.nng.damping = 0 (default 0; extra damping steadies the K-FAC step)"), std::string::npos)
+        << msg;
+    EXPECT_EQ(msg.find("training.optimizer ="), std::string::npos) << msg;
     // the batch is the whole set (40 rows), so the peak step's largest
     // |input| is the set's, in the feature that holds it
     const auto ax = c.x.abs();

@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "common/errors.h"
+#include "common/io.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
@@ -111,10 +112,36 @@ void check_kinds_widths(const char* what, const std::vector<std::string>& specs,
   WHVI_CHECK(depth >= 0 && depth <= 64, what, ": --depth ", depth, " is out of range [0, 64]");
 }
 
+// A bench runs on its own random rows (--rows, --d-in) and writes no results
+// folder: a data.* or output.* setting (in --kinds kind:key=value or --set)
+// would be silently ignored, so it is refused.
+void check_bench_sets(const char* what, const std::vector<std::string>& specs, const std::vector<std::string>& sets) {
+  auto check = [&](const std::string& s, const char* where) {
+    const std::string key = s.substr(0, s.find('='));
+    WHVI_CHECK(key.rfind("data.", 0) != 0 && key.rfind("output.", 0) != 0, what, ": ", printable(key, 80), " (in ",
+               where, ") does not apply: a bench times models on its own random rows (--rows, --d-in", 
+               std::string(what) == "bench predict" ? ", --classes" : "", ") and writes no results; remove it");
+  };
+  for (const auto& spec : specs) {
+    const auto parts = split_spec(spec);
+    for (size_t i = 1; i < parts.size(); ++i) check(parts[i], "--kinds");
+  }
+  for (const auto& s : sets) check(s, "--set");
+}
+
+
 }  // namespace
 
-nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
+// The options' checks; bench predict has no training rows, so a kind fitted in closed form is refused.
+void check_predict_bench_options(const PredictBenchOptions& o) {
   check_kinds_widths("bench predict", o.kinds, o.widths, o.depth);
+  check_bench_sets("bench predict", o.kinds, o.sets);
+  for (const auto& spec : o.kinds) {
+    const std::string k = split_spec(spec).front();
+    WHVI_CHECK(!infer::fits_in_closed_form(infer::method_of(k)), "bench predict: model.kind ", k, " is fitted in "
+               "closed form on training rows, which this bench does not have; time `whvi predict` of a trained "
+               "checkpoint instead (scripts/bench/predict_csv.sh)");
+  }
   WHVI_CHECK(o.batch >= 1 && o.batch <= o.rows, "bench predict: --batch ", o.batch, " must be in [1, --rows = ",
              o.rows, "]");
   WHVI_CHECK(o.rows >= 1 && o.rows <= 10000000, "bench predict: --rows ", o.rows, " is out of range [1, 1e7]");
@@ -123,6 +150,10 @@ nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
   WHVI_CHECK(o.d_in >= 1 && o.d_in <= 65536, "bench predict: --d-in ", o.d_in, " is out of range [1, 65536]");
   WHVI_CHECK(o.classes == 0 || (o.classes >= 2 && o.classes <= 100000), "bench predict: --classes ", o.classes,
              " must be 0 (regression) or at least 2");
+}
+
+nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
+  check_predict_bench_options(o);
   const auto x = torch::randn({o.rows, o.d_in}, make_generator(o.seed, 0, Stream::kData), torch::kFloat64);
   std::printf("%6s %7s %9s | %10s %10s %10s\n", "kind", "width", "params", "mean s", "min s", "ms/batch");
   nlohmann::json rows = nlohmann::json::array();
@@ -196,6 +227,7 @@ nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
 // The options' checks; bench train times steps, so a kind fitted in closed form is refused.
 void check_train_bench_options(const TrainBenchOptions& o) {
   check_kinds_widths("bench train", o.kinds, o.widths, o.depth);
+  check_bench_sets("bench train", o.kinds, o.sets);
   for (const auto& spec : o.kinds) {
     const std::string k = spec.substr(0, spec.find(':'));
     WHVI_CHECK(!infer::fits_in_closed_form(infer::method_of(k)), "bench train: model.kind ", k, " is fitted in "

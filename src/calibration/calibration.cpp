@@ -25,6 +25,18 @@ torch::Tensor mixture_probabilities(const torch::Tensor& f) {
   return f.to(torch::kFloat64).exp().mean(0);
 }
 
+}  // namespace
+
+void check_rows(const CalibrationOptions& o, int64_t rows) {
+  if (o.kind != "conformal" && o.kind != "cqr") return;
+  // q is finite only when ⌈(n+1)·level⌉ <= n
+  const int64_t need = static_cast<int64_t>(std::ceil(o.level / (1 - o.level) - 1e-9));
+  WHVI_CHECK(rows >= need, "calibration.kind ", o.kind, " at calibration.level ", o.level, " needs at least ", need,
+             " calibration rows and this split has ", rows, "; raise calibration.fraction or lower calibration.level");
+}
+
+namespace {
+
 // A kind's fit: the fitted value (q or T) from the calibration rows' predictions.
 struct Kind {
   const char* name;
@@ -35,11 +47,7 @@ struct Kind {
 
 double fit_conformal(const CalibrationOptions& o, const likelihoods::Likelihood& lik, const torch::Tensor& f,
                      const torch::Tensor& y) {
-  // q is finite only when ⌈(n+1)·level⌉ <= n
-  const int64_t need = static_cast<int64_t>(std::ceil(o.level / (1 - o.level) - 1e-9));
-  WHVI_CHECK(y.size(0) >= need, "calibration.kind conformal at calibration.level ", o.level, " needs at least ",
-             need, " calibration rows and this split has ", y.size(0),
-             "; raise calibration.fraction or lower calibration.level");
+  check_rows(o, y.size(0));
   if (classifies(lik)) {
     const auto p = mixture_probabilities(f);
     return conformal_quantile(1 - p.gather(1, y.to(torch::kInt64).unsqueeze(1)).squeeze(1), o.level);
@@ -53,10 +61,7 @@ double fit_conformal(const CalibrationOptions& o, const likelihoods::Likelihood&
 // [lo, hi], its conformal quantile Q (negative where the interval is too wide).
 double fit_cqr(const CalibrationOptions& o, const likelihoods::Likelihood& lik, const torch::Tensor& f,
                const torch::Tensor& y) {
-  const int64_t need = static_cast<int64_t>(std::ceil(o.level / (1 - o.level) - 1e-9));
-  WHVI_CHECK(y.size(0) >= need, "calibration.kind cqr at calibration.level ", o.level, " needs at least ", need,
-             " calibration rows and this split has ", y.size(0),
-             "; raise calibration.fraction or lower calibration.level");
+  check_rows(o, y.size(0));
   const auto [lo, hi] = lik.predictive_interval(f, o.level);
   const auto yy = y.to(torch::kFloat64);
   return conformal_quantile(torch::maximum(lo - yy, yy - hi), o.level);

@@ -67,6 +67,10 @@ struct Fitted {
 Fitted fit(const CalibrationOptions& o, const likelihoods::Likelihood& lik, const torch::Tensor& f,
            const torch::Tensor& y);
 
+// Refuses a split's `rows` calibration rows where the kind's fit needs more
+// (conformal, cqr: level / (1 - level)), before training, not after.
+void check_rows(const CalibrationOptions& o, int64_t rows);
+
 // Refuses a kind that does not serve the task (before training), naming the one that does.
 void check_task(const CalibrationOptions& o, bool classification);
 

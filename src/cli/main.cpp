@@ -870,6 +870,14 @@ std::string parse_error_text(const CLI::ParseError& e, CLI::App& app) {
       return "'" + shown(extra[0]) + "' is not a " + g + " command" +
              (near.empty() ? "" : "; did you mean '" + near + "'?") + " (its commands: " + names + ")";
     }
+  // an option at the end of the line without its value ("--set: 1 required TEXT missing")
+  const std::string missing = " required TEXT missing";
+  if (const auto at = what.find(": 1" + missing); at != std::string::npos && at > 0 && what[0] == '-') {
+    const std::string opt = what.substr(0, at);
+    return opt + " needs a value after it" +
+           (opt == "--set" ? ": --set section.key=value, e.g. --set training.steps=100 (quote a value with spaces)"
+                           : " (whvi " + std::string(app.get_subcommands().empty() ? "" : app.get_subcommands()[0]->get_name() + " ") + "--help lists it)");
+  }
   const std::string twice = ": At Most 1 required but received ";
   if (const auto at = what.find(twice); dynamic_cast<const CLI::ArgumentMismatch*>(&e) && at != std::string::npos)
     return what.substr(0, at) + " was given " + what.substr(at + twice.size()) + " times; give it once";

@@ -1,6 +1,7 @@
 #include <sys/resource.h>
 #include "common/runtime.h"
 #include "common/draws.h"
+#include "common/memory.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -166,6 +167,14 @@ std::string version_string() {
   os << "\nThreads: " << threads() << "; subnormal floats: "
      << (denormals_flushed() ? "flushed to zero" : "kept (this CPU cannot flush them)");
   return os.str();
+}
+
+void refuse_unless_room(double need_bytes, const std::string& what, const std::string& fix) {
+  const double have = static_cast<double>(usable_memory_bytes());
+  if (!(have > 0) || need_bytes <= have) return;
+  throw Error(what + " would need about " + std::to_string(static_cast<int64_t>(need_bytes / (1 << 20)) + 1) +
+              " MiB, more than the " + std::to_string(static_cast<int64_t>(have / (1 << 20))) +
+              " MiB this process can use (memory, cgroup or ulimit -v); " + fix);
 }
 
 }  // namespace whvi

@@ -188,6 +188,12 @@ std::string bound_text(const Param& p, double v) {
 
 // `v` within p's bounds, else a failure naming them.
 void check_range(const Param& p, const std::string& s, double v, const Fail& fail) {
+  // no key takes an infinite value: an infinite prior variance or weight only
+  // ends a run later as a divergence
+  if (std::isinf(v))
+    fail("value " + shown(s) + " is infinite; every number in a config is finite (this key: at least " +
+         bound_text(p, p.min) + (std::isfinite(p.max) ? ", at most " + bound_text(p, p.max) : std::string()) +
+         "), e.g. 1e6 for a very large value");
   if (v >= p.min && v <= p.max) return;
   fail("value " + shown(s) + " is out of range [" + bound_text(p, p.min) + ", " + bound_text(p, p.max) + "]");
 }
@@ -256,7 +262,10 @@ Value parse_value(const Param& p, const std::string& text, const std::string& fi
   try {
     n = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    fail("cannot parse value '" + shown(text) + "': " + e.msg);
+    const bool reserved = !text.empty() && (text[0] == '`' || text[0] == '@');
+    fail("cannot parse value '" + shown(text) + "' as YAML (" + e.msg + "): " +
+         (reserved ? std::string("YAML reserves ` and @ at the start of a plain value; ") : std::string()) +
+         "put a text value in quotes, e.g. --set 'key=\"...\"' or key: '...' in a file");
   }
   // a list of column names ([a, b]) is the comma-separated string
   if (p.type == Type::kString && is_name_list_key(p.key) && n.IsSequence())

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -29,6 +30,15 @@
 
 namespace whvi::data {
 namespace {
+
+// A warning about a file, said once per process: `auto` reads the same table
+// for every candidate and the run after the choice.
+void warn_once(const std::string& text) {
+  static std::mutex m;
+  static std::set<std::string> said;
+  const std::lock_guard<std::mutex> lock(m);
+  if (said.insert(text).second) spdlog::warn("{}", text);
+}
 
 bool ends_with(const std::string& s, const std::string& end) {
   if (s.size() < end.size()) return false;
@@ -92,7 +102,10 @@ bool is_csv_path(const std::string& p) {
 bool is_missing_cell(const std::string& s) {
   std::string l;
   for (char c : s) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return l.empty() || l == "na" || l == "nan" || l == "n/a";
+  // R's and pandas' markers, UCI's '?', SAS's '.', a spreadsheet's '-' or #N/A
+  static const std::set<std::string> markers = {"",     "na",   "nan", "n/a", "?",    "null",
+                                                "none", "-",    ".",   "--",  "#n/a", "<na>"};
+  return l.size() <= 4 && markers.count(l) > 0;
 }
 
 std::string category_key(const std::string& cell, bool declared) {
@@ -124,9 +137,9 @@ void check_header_is_names(const std::vector<std::string>& h, const std::string&
   WHVI_CHECK(numbers < h.size(), "'", path, "' row 1 looks like data, not a header: every column name is a number ",
              "(e.g. ", col(example), "); add a header row naming the columns (the target's among them)");
   if (numbers * 2 > h.size())
-    spdlog::warn("'{}' row 1 is read as the header, but {} of its {} column names are numbers (e.g. {}): if the "
+    warn_once(fmt::format("'{}' row 1 is read as the header, but {} of its {} column names are numbers (e.g. {}): if the "
                  "file has no header row, add one, or that row's values become column names",
-                 path, numbers, h.size(), col(example));
+                 path, numbers, h.size(), col(example)));
 }
 }  // namespace
 
@@ -163,6 +176,8 @@ CsvReader::CsvReader(const std::string& path) : src_(std::make_unique<Source>())
   gzbuffer(src_->gz, 1 << 17);
   // a UTF-8 byte-order mark
   int c0 = gzgetc(src_->gz);
+  WHVI_CHECK(c0 == -1 || !ends_with(path, ".gz") || gzdirect(src_->gz) == 0, "'", path, "' is not gzip-compressed, "
+             "though its name ends in .gz: compress it (gzip), or name it without .gz if it is a plain CSV file");
   if (c0 == 0xEF) {
     const int c1 = gzgetc(src_->gz), c2 = gzgetc(src_->gz);
     WHVI_CHECK(c1 == 0xBB && c2 == 0xBF, "'", path, "' starts with bytes that are not a UTF-8 byte-order mark: "
@@ -430,9 +445,9 @@ void warn_unlikely_categories(const InputColumn& ic, const std::vector<std::stri
                               const std::string& path) {
   const auto k = static_cast<int64_t>(ic.categories.size());
   if (present >= 20 && k == present)
-    spdlog::warn("'{}' column {} has a different value in each of its {} rows (an identifier?): its {} one-hot "
+    warn_once(fmt::format("'{}' column {} has a different value in each of its {} rows (an identifier?): its {} one-hot "
                  "inputs say nothing about new rows; leave it out of data.features",
-                 path, col(ic.name), present, k);
+                 path, col(ic.name), present, k));
   static const std::regex thousands(R"([+-]?[0-9]{1,3}([, ][0-9]{3})+(\.[0-9]*)?)");
   int64_t text = 0, grouped = 0;
   for (const auto& cell : cells) {
@@ -443,9 +458,21 @@ void warn_unlikely_categories(const InputColumn& ic, const std::vector<std::stri
   }
   text = std::min<int64_t>(text, 1000);
   if (text > 0 && grouped * 2 > text)
-    spdlog::warn("'{}' column {}: {} of its {} text cells look like numbers with thousands separators (e.g. "
+    warn_once(fmt::format("'{}' column {}: {} of its {} text cells look like numbers with thousands separators (e.g. "
                  "1,234), so the column is read as {} text categories; write the numbers without separators",
-                 path, col(ic.name), grouped, text, k);
+                 path, col(ic.name), grouped, text, k));
+}
+
+// A column of numbers with a stray word (first at file row `row`) is most
+// likely a typo, not a category: read as one-hot text it would turn every
+// number into a category of its own, so it is refused with the fixes.
+void refuse_stray_text(const std::string& name, int64_t present, int64_t text_cells, int64_t row,
+                       const std::string& path) {
+  const bool many = text_cells > 1;
+  WHVI_CHECK(text_cells * 20 > present, "'", path, "' row ", row, ", column ", col(name), ": not a number, though ",
+             present - text_cells, " of the column's ", present, " cells are (", text_cells, " are not); fix ",
+             many ? "those cells" : "that cell", ", leave ", many ? "them" : "it", " empty (or NA) to mark ",
+             many ? "them" : "it", " missing, or declare the column categorical (data.categorical: ", col(name), ")");
 }
 
 // The encoded inputs (rows x width doubles) and the copies training makes of
@@ -507,11 +534,7 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
                  "of data.features");
       const int64_t present = n - missing[j];
       if (!as_text[j]) warn_unlikely_categories(ic, c.features[j], present, path);
-      // A column of numbers with a stray word is most likely a typo, not a category.
-      if (!as_text[j] && text_cells * 20 <= present)
-        spdlog::warn("'{}' column {}: {} of {} cells are numbers, but row {} is not, so the whole column is read "
-                     "as {} text categories (one-hot); if that cell is a typo, fix it or leave it empty (missing)",
-                     path, col(ic.name), present - text_cells, present, c.rows[first_text], ic.categories.size());
+      if (!as_text[j]) refuse_stray_text(ic.name, present, text_cells, c.rows[first_text], path);
     }
     width += ic.categories.empty() ? 1 : static_cast<int64_t>(ic.categories.size());
     d.inputs.push_back(std::move(ic));
@@ -589,13 +612,21 @@ void warn_exact_predictors(const RegressionData& d, const std::string& path) {
         const double sxx = xc.square().sum().item<double>(), syy = yc.square().sum().item<double>();
         const double r = sxx > 0 && syy > 0 ? (xc * yc).sum().item<double>() / std::sqrt(sxx * syy) : 0.0;
         if (std::fabs(r) > 1 - 1e-9)
-          spdlog::warn("'{}' column {} gives the target {} exactly (correlation {:+.9f}): if it is a copy of the "
+          warn_once(fmt::format("'{}' column {} gives the target {} exactly (correlation {:+.9f}): if it is a copy of the "
                        "target or known only after it, leave it out of data.features",
-                       path, col(ic.name), col(d.target_name), r);
+                       path, col(ic.name), col(d.target_name), r));
       }
     }
     c0 += w;
   }
+}
+
+// Numeric labels that are more likely a measurement than classes: more than
+// ten of them, and fractions among them or more than half the rows distinct.
+bool looks_continuous(const std::vector<double>& distinct, int64_t rows) {
+  const bool fractions =
+      std::any_of(distinct.begin(), distinct.end(), [](double x) { return std::isfinite(x) && x != std::floor(x); });
+  return distinct.size() > 10 && (fractions || static_cast<int64_t>(distinct.size()) * 2 > rows);
 }
 
 // Class labels: classes sorted, numerically when every label is a number;
@@ -627,8 +658,11 @@ void encode_class_target(RegressionData& d, const Cells& c, const std::string& p
     }
     names = merged;
   }
-  WHVI_CHECK(names.size() >= 2, "'", path, "' target column ", col(d.target_name),
-             " holds one class only; classification needs two or more");
+  WHVI_CHECK(names.size() >= 2, "'", path, "' target column ", col(d.target_name), " holds one class only",
+             d.dropped_rows > 0 ? " in the " + std::to_string(n) + " rows kept (" + std::to_string(d.dropped_rows) +
+                                      " row(s) were dropped for an empty or missing label or value)"
+                                : std::string(),
+             "; classification needs two or more");
   std::map<std::string, int64_t> index;
   for (size_t k = 0; k < names.size(); ++k) index[names[k]] = static_cast<int64_t>(k);
   for (const auto& [l, canonical] : spelling) index[l] = index[canonical];
@@ -640,10 +674,18 @@ void encode_class_target(RegressionData& d, const Cells& c, const std::string& p
     if (count[k]++ == 0) first_row[k] = c.rows[i];
     ya[i][0] = static_cast<double>(k);
   }
-  for (size_t k = 0; k < names.size(); ++k)
+  std::vector<double> values;
+  if (all_numbers)
+    for (const auto& l : names) values.push_back(value[l]);
+  for (size_t k = 0; k < names.size(); ++k) {
+    WHVI_CHECK(count[k] >= 2 || !all_numbers || !looks_continuous(values, n), "'", path, "' target column ",
+               col(d.target_name), " looks like a continuous quantity, not class labels (", names.size(),
+               " different numbers in ", n, " rows; class ", col(names[k]), " is seen once): for regression remove "
+               "likelihood.kind: softmax (gaussian is the default), or bin the target into classes first");
     WHVI_CHECK(count[k] >= 2, "'", path, "' target column ", col(d.target_name), ": class ", col(names[k]),
                " has one example only (row ", first_row[k], "); every class needs at least two (one to train, one "
                "to test): drop that row or merge the class with another");
+  }
   d.num_classes = static_cast<int64_t>(names.size());
   d.class_names = names;
 }
@@ -767,6 +809,10 @@ void targets_to_classes(RegressionData& d) {
   for (size_t c = 0; c < u.size(); ++c) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", u[c]);
+    WHVI_CHECK(count[c] >= 2 || !looks_continuous(u, static_cast<int64_t>(v.size())), "data set '", d.name,
+               "': the target looks like a continuous quantity, not class labels (", u.size(), " different numbers "
+               "in ", v.size(), " rows; class ", buf, " is seen once): for regression remove likelihood.kind: "
+               "softmax (gaussian is the default), or bin the target into classes first");
     WHVI_CHECK(count[c] >= 2, "data set '", d.name, "': class ", buf, " has one example only; every class needs "
                "at least two (one to train, one to test)");
     d.class_names.emplace_back(buf);
@@ -808,7 +854,7 @@ struct CsvSourceOptions {
     v.late();
     v.text("data.categorical", categorical, "CSV data: feature columns to one-hot encode as categories although their values are numbers (a month, a weekday, an ordinal scale, a code), a list or comma-separated; a column with any text is a category anyway");
     v.late();
-    v.pick("data.missing", missing, {"impute", "drop", "error"}, "CSV and .npy data: an empty cell, NA, N/A or NaN in a feature is filled per split from its training rows (a numeric column's median, a text column's most frequent category) with a 0/1 missing-indicator column added for each column that has one, and rows missing the target are dropped (impute); or every row with a missing cell is dropped and counted (drop); or it is an error naming row and column (error)");
+    v.pick("data.missing", missing, {"impute", "drop", "error"}, "CSV and .npy data: an empty cell, NA, N/A, NaN, ?, null, None, -, ., --, #N/A or <NA> (any case) in a feature is filled per split from its training rows (a numeric column's median, a text column's most frequent category) with a 0/1 missing-indicator column added for each column that has one, and rows missing the target are dropped (impute); or every row with a missing cell is dropped and counted (drop); or it is an error naming row and column (error)");
   }
 };
 

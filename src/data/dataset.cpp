@@ -632,6 +632,32 @@ DataSourceKind toy_data_source() {
   return k;
 }
 
+// Why data.dataset names no folder in the UCI layout (this source takes every
+// name no other source claims): a file or device given where a folder is read,
+// a folder without data.txt, or a name that is nowhere; "" when it may be one.
+static std::string uci_folder_not_this(const std::string& ds, const std::string& data_dir) {
+  if (ds.empty() || uci_folder(ds) != ds) return "";  // an alias: resolve_folder says what is missing
+  std::error_code ec;
+  if (std::any_of(std::begin(kAliases), std::end(kAliases), [&](const Alias& a) { return ds == a.folder; }) ||
+      fs::is_directory(fs::path(data_dir) / "uci" / ds, ec))
+    return "";
+  const std::string kind = describe_path_kind(ds);
+  const std::string forms = "whvi reads a table from a file named *.csv, *.tsv (or either .gz) or *.npy, and a data "
+                            "set in the UCI layout from a folder (docs/reference.md, Data)";
+  if (kind.empty())
+    return "data set '" + printable(ds, 200) + "' not found: there is no file or folder '" + printable(ds, 200) +
+           "' here and no folder '" + (fs::path(data_dir) / "uci" / ds).string() + "'; " + forms + ". Known data "
+           "sets: " + known_data_sets();
+  if (!fs::is_directory(ds, ec))
+    return "data.dataset '" + printable(ds, 200) + "' is " + kind + ", which is not data whvi reads: " + forms +
+           (kind == "a regular file" ? "; if it is a CSV table, give it a .csv name" : "");
+  if (describe_path_kind((fs::path(ds) / "data.txt").string()).empty())  // anything there (a link): the loader says
+    return "data.dataset '" + printable(ds, 200) + "' is a folder, but not in the UCI layout: it has no data.txt "
+           "(with index_features.txt and index_target.txt beside it; docs/reference.md, Data); give such a folder, "
+           "or a .csv file";
+  return "";
+}
+
 // A folder in the UCI layout: the papers' benchmarks by alias or folder name
 // under <data_dir>/uci/, or any folder of the user's in that layout (a
 // classifier's target column holds class labels).
@@ -641,7 +667,7 @@ DataSourceKind uci_folder_data_source() {
   static const std::string help = "a UCI regression benchmark (" + aliases +
                                   "; under <data.dir>/uci/), or a path to any folder in the UCI layout "
                                   "(docs/reference.md, Data), the user's own data";
-  return data_source<NoDataOptions>(
+  auto k = data_source<NoDataOptions>(
       "uci-folder", help.c_str(), [](const std::string&) { return true; },
       [](const std::string& ds) {
         return std::any_of(std::begin(kAliases), std::end(kAliases),
@@ -652,6 +678,8 @@ DataSourceKind uci_folder_data_source() {
         if (r.classification) targets_to_classes(d);
         return d;
       });
+  k.not_this = uci_folder_not_this;
+  return k;
 }
 
 }  // namespace whvi::data

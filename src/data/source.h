@@ -48,6 +48,10 @@ struct DataSourceKind {
   std::vector<std::string> (*keys)();         // every key its options read (own and used)
   options::Resolve resolve;                   // reads its options struct (the experiment calls it)
   std::function<RegressionData(const options::Resolved&, const DataRequest&)> load;
+  // Why data.dataset cannot be this source's data after all (a synthetic name
+  // no problem has, a path that is a file or device where a folder is read),
+  // or "": said before anything else about the data keys. Optional.
+  std::function<std::string(const std::string& dataset, const std::string& data_dir)> not_this;
 };
 
 // A source without options of its own.

@@ -6,6 +6,7 @@
 #include "data/csv.h"
 #include "data/source.h"
 #include "common/errors.h"
+#include "common/memory.h"
 #include "common/rng.h"
 
 namespace whvi::data {
@@ -314,6 +315,14 @@ RegressionData load_synthetic(const SyntheticOptions& o, const DataRequest& r) {
              "quantile bins, or choose a regression likelihood");
   WHVI_CHECK(r.classification || o.classes == 0, "data.synthetic_classes ", o.classes, " makes class labels but the "
              "likelihood is for regression: set likelihood.kind softmax, or data.synthetic_classes 0");
+  // the rows in doubles and the copies a run makes of them (standardised,
+  // float32, a split's rows, the generator's draws): about six
+  const auto& problem = find_problem(r.dataset.substr(std::string(kSyntheticPrefix).size()));
+  const double rows = static_cast<double>(o.rows > 0 ? o.rows : problem.rows);
+  refuse_unless_room(6.0 * 8.0 * rows * static_cast<double>(problem.dims + 1),
+                     detail::concat(r.dataset.substr(0, 60), " with ", static_cast<int64_t>(rows), " rows of ",
+                                    problem.dims, " inputs"),
+                     "lower data.synthetic_rows");
   auto d = make_synthetic(r.dataset, r.seed, o.rows);
   if (o.classes >= 2) targets_to_quantile_classes(d, static_cast<int>(o.classes));
   return d;
@@ -326,10 +335,19 @@ DataSourceKind synthetic_data_source() {
     for (const auto& p : kProblems) names += (names.empty() ? "" : ", ") + std::string(p.name);
     return "synthetic:<name> (" + names + "), drawn from data.split_seed";
   }();
-  return data_source<SyntheticOptions>(
+  auto k = data_source<SyntheticOptions>(
       "synthetic", help.c_str(),
       [](const std::string& ds) { return is_synthetic(ds); }, [](const std::string&) { return false; },
       load_synthetic);
+  k.not_this = [](const std::string& ds, const std::string&) -> std::string {
+    try {
+      find_problem(ds.substr(std::string(kSyntheticPrefix).size()));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  return k;
 }
 
 }  // namespace whvi::data

@@ -69,10 +69,9 @@ json run_eval(const EvalOptions& o) {
              "; predict with it instead (whvi predict --checkpoint ", o.checkpoint,
              " --input FILE), or train with held-out rows (data.protocol: random) to evaluate");
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : plan.run.mc_samples;
-  if (static_cast<double>(prep.x_test.size(0)) * static_cast<double>(S) >= 1e7)  // a wait worth a word
-    spdlog::info("eval: {} held-out rows, {} Monte Carlo samples each: {:.3g} forward passes of a row, this takes a "
-                 "while", prep.x_test.size(0), S, static_cast<double>(prep.x_test.size(0)) * static_cast<double>(S));
-  const auto f = inf->predict(prep.x_test, S, make_generator(seed, split, Stream::kEval));
+  const auto gen = make_generator(seed, split, Stream::kEval);
+  announce_prediction(*inf, prep.x_test, S, gen, "eval: the held-out", "--mc-samples");
+  const auto f = inf->predict(prep.x_test, S, gen);
   const auto m = evaluate_predictions(plan, inf->likelihood(), f, prep.y_test.squeeze(1).to(torch::kFloat64));
   json r = environment_json();
   r["checkpoint"] = o.checkpoint;

@@ -187,8 +187,41 @@ void train_batched(ExperimentRun& r) {
 
 // Whether this run's pending splits go to workers: more than one of them,
 // one at a time per process (not batched), on the CPU, and --parallel not 1.
+// The workers read the config again by its path: a pipe (a FIFO, standard
+// input) has been read already, so those splits train here, one by one.
 bool parallel_splits(const ExperimentRun& r, size_t pending) {
-  return r.o.parallel != 1 && pending > 1 && r.plan.method.batched_splits == 1 && r.plan.method.device == "cpu";
+  if (r.o.parallel == 1 || pending <= 1 || r.plan.method.batched_splits != 1 || r.plan.method.device != "cpu")
+    return false;
+  std::error_code ec;
+  if (fs::is_regular_file(r.o.config_path, ec)) return true;
+  spdlog::info("the config {} is not a regular file (a pipe can be read once), so the splits train one after "
+               "another in this process; save it to a file to train them in parallel", r.o.config_path);
+  return false;
+}
+
+// What split k checks before its first step (its rows, calibration rows, the
+// method's set-up, the step's memory), without training and without a line on
+// the console: a parallel run's parent does it before starting the workers, so
+// a problem every split shares is said once.
+void rehearse_split(const RunPlan& plan, const data::RegressionData& d, const data::SplitIndices& split, size_t k,
+                    const std::string& label, const torch::Tensor& ood_rows) {
+  const QuietLog quiet(spdlog::level::off);  // the worker says it all again
+  auto run = prepare_split_run(plan, d, split, k, "", label, ood_rows);
+  train::check_before_steps(*run.inf, run.prep.x_train, plan.loop, label);
+}
+
+// The final line of a parallel run whose workers failed: which splits (each
+// worker's own error is above), and whether any finished.
+std::string failed_in_workers(const ExperimentRun& r, const std::vector<size_t>& failed, size_t pending) {
+  std::string which;
+  for (size_t i = 0; i < failed.size() && i < 8; ++i) which += (i ? ", " : "") + r.label(failed[i]);
+  if (failed.size() > 8) which += " and " + std::to_string(failed.size() - 8) + " more";
+  const bool all = failed.size() == pending;
+  return (all && pending > 1 ? "every split failed in its worker (" + which + "; the errors are above)"
+                             : which + (failed.size() > 1 ? " failed in their workers" : " failed in its worker") +
+                                   " (the error is above)") +
+         (all ? ": fix the cause and run again" : "; the other splits' results are kept: fix the cause and run "
+                                                  "again with --resume");
 }
 
 // The splits, one after another here or in parallel workers (the records
@@ -205,6 +238,13 @@ void train_splits(ExperimentRun& r) {
   if (parallel_splits(r, pending.size())) {
     const auto plan = plan_workers(r.o.parallel, pending.size());
     if (plan.workers > 1) {
+      try {  // a problem every split shares, said once before any worker starts
+        rehearse_split(r.plan, r.d, r.splits[pending.front()], pending.front(), r.label(pending.front()), r.ood_rows);
+      } catch (const std::exception& e) {
+        r.doc["failed_split"] = {{"split", pending.front()}, {"error", printable(e.what(), 2000)}};
+        r.write_doc();
+        throw;
+      }
       r.doc["split_workers"] = {{"workers", plan.workers}, {"threads_each", plan.threads_each}};
       failed = run_split_workers(r.o, pending, plan, r.lock_token, [&](size_t k) { return r.label(k); });
       for (const size_t k : pending)
@@ -220,8 +260,7 @@ void train_splits(ExperimentRun& r) {
       continue;
     }
     try {
-      WHVI_CHECK(failed.empty(), r.label(failed.front()), " failed in its worker (see the lines above); the other "
-                 "splits' results are kept: fix the cause and run again with --resume");
+      WHVI_CHECK(failed.empty(), failed_in_workers(r, failed, pending.size()));
       r.done.push_back(run_split(r.plan, r.d, r.splits[k], k, r.stem(k), r.label(k), r.fp, r.ood_rows));
     } catch (const std::exception& e) {
       r.doc["failed_split"] = {{"split", failed.empty() ? k : failed.front()}, {"error", printable(e.what(), 2000)}};
@@ -309,8 +348,11 @@ json run_train(const TrainOptions& o) {
   if (const auto kind = describe_path_kind(r.exp_dir.string()); !kind.empty())
     WHVI_CHECK(kind == "a folder", "the results folder ", r.exp_dir.string(), " is ", kind,
                ", not a folder: remove it or choose another output.name");
-  r.d = load_data(r.plan);
-  r.splits = load_splits(r.plan, r.d);
+  {
+    const QuietLog quiet(spdlog::level::err, o.worker_split >= 0);  // the parent has said what the data are
+    r.d = load_data(r.plan);
+    r.splits = load_splits(r.plan, r.d);
+  }
   check_before_training(r.plan, r.d, r.splits);
   const auto inputs = run_inputs(r.plan, r.d);
   check_result_paths(r.out_dir, r.name, r.exp_dir, r.splits.size(), inputs);

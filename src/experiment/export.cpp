@@ -191,6 +191,9 @@ json run_export(const ExportOptions& o) {
   WHVI_CHECK(o.interval > 0 && o.interval < 1, "--interval ", o.interval, " is not in (0, 1) (e.g. --interval 0.95)");
   WHVI_CHECK(o.mc_samples >= 0 && o.mc_samples <= 100000, "--mc-samples ", o.mc_samples,
              " is out of range; give 1 to 100000 samples per call (0: the checkpoint's evaluation.mc_samples)");
+  // the name says what the file is: a graph is never written over a table or a checkpoint by a slip of the name
+  WHVI_CHECK(o.out.size() > 5 && o.out.compare(o.out.size() - 5, 5, ".onnx") == 0, "--out '", printable(o.out, 200),
+             "': an ONNX graph's file name ends in .onnx (e.g. --out model.onnx)");
   check_output_path(o.out, "--out");
   auto loaded = load_checkpoint(o.checkpoint);
   const auto& meta = loaded.meta;

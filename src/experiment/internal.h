@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "calibration/calibration.h"
@@ -102,6 +103,24 @@ torch::Tensor load_ood_rows(const RunPlan& plan, const data::RegressionData& d);
 SplitRun prepare_split_run(const RunPlan& plan, const data::RegressionData& d, const data::SplitIndices& split,
                            size_t k, const std::string& stem, const std::string& label,
                            const torch::Tensor& ood_rows);
+// The console at `level` or quieter while it lives (a split worker loading the
+// data its parent has described, warnings included; a rehearsal).
+class QuietLog {
+ public:
+  explicit QuietLog(spdlog::level::level_enum level, bool on = true) : was_(spdlog::get_level()) {
+    if (on && level > was_) spdlog::set_level(level);
+  }
+  ~QuietLog() { spdlog::set_level(was_); }
+  QuietLog(const QuietLog&) = delete;
+  QuietLog& operator=(const QuietLog&) = delete;
+
+ private:
+  spdlog::level::level_enum was_;
+};
+// Before S Monte Carlo samples of rows x that take more than a few seconds: a
+// line saying how long (a pilot on a copy of gen), naming `key`.
+void announce_prediction(infer::Inference& inf, const torch::Tensor& x, int64_t S, const at::Generator& gen,
+                         const std::string& what, const char* key);
 // model.kind auto (experiment/auto_kind.cpp): trains each of model.auto.candidates
 // on validation rows of every split (a run of its own, `<name>-auto-<kind>`),
 // and returns the record's `auto` with `chosen`, the kind of the lowest mean

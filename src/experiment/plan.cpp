@@ -184,9 +184,9 @@ std::vector<data::SplitIndices> load_splits(const RunPlan& p, const data::Regres
 // a run that can use it (docs/kernels.md "Training on a GPU").
 void check_device(const RunPlan& p) {
   const std::string& dev = p.method.device;
-  const std::string& kind = p.method.kind;
-  WHVI_CHECK(kind != "nng" && kind != "sghmc", p.origin, ": training.device ", dev, ": model.kind ", kind,
-             " runs on the CPU only (its optimiser is its own); set training.device: cpu");
+  const std::string& why = p.can().cpu_only;
+  WHVI_CHECK(why.empty(), p.origin, ": training.device ", dev, ": model.kind ", p.method.kind, " runs on the CPU only (",
+             why, "); set training.device: cpu");
   WHVI_CHECK(p.method.variational.engine != "fused", p.origin, ": training.device ", dev,
              ": the fused step (training.engine: fused) runs on the CPU; set training.engine: autograd");
   WHVI_CHECK(p.method.batched_splits == 1, p.origin, ": training.device ", dev,
@@ -204,7 +204,8 @@ void check_device(const RunPlan& p) {
 // estimate and the setting to lower, when they cannot fit in this machine.
 void check_evaluation_memory(const RunPlan& p, const data::RegressionData& d,
                              const std::vector<data::SplitIndices>& splits) {
-  const bool sghmc = p.is_sghmc();
+  const auto& can = p.can();
+  const bool sghmc = can.keeps_samples;
   const double S = static_cast<double>(sghmc ? p.uses.sghmc_samples : p.run.mc_samples);
   const double C = static_cast<double>(std::max<int64_t>(1, d.num_classes));
   size_t rows = 0, train_rows = 0;
@@ -232,7 +233,7 @@ void check_evaluation_memory(const RunPlan& p, const data::RegressionData& d,
   }
   if (have <= 0 || need <= have) return;
   throw Error(p.origin + ": evaluation would hold about " + gib(need) + " of predictive samples (" +
-              (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) + " = " +
+              (sghmc ? can.samples_key : std::string("evaluation.mc_samples")) + " = " +
               std::to_string(static_cast<int64_t>(S)) + " x " +
               (curve_rows > std::max(grid, static_cast<double>(rows))
                    ? "evaluation.curve_train_rows = " + std::to_string(static_cast<int64_t>(curve_rows))
@@ -241,7 +242,7 @@ void check_evaluation_memory(const RunPlan& p, const data::RegressionData& d,
                          : std::to_string(rows) + " test rows") +
               (C > 1 ? " x " + std::to_string(static_cast<int64_t>(C)) + " classes" : std::string()) +
               "), more than the " + gib(have) + " this process can use (memory, cgroup or ulimit -v); lower " +
-              (sghmc ? "model.sghmc.samples" : std::string("evaluation.mc_samples")) +
+              (sghmc ? can.samples_key : std::string("evaluation.mc_samples")) +
               (curve_rows > std::max(grid, static_cast<double>(rows)) ? " or evaluation.curve_train_rows"
                : grid > static_cast<double>(rows)                      ? " or output.grid_points"
                                                                          : ""));
@@ -278,7 +279,7 @@ void check_before_training(const RunPlan& p, const data::RegressionData& d,
                "images (CIFAR-10 3x32x32, MNIST 1x28x28), but ", d.name, " has ", d.x.size(1),
                " input columns; set data.augment: false");
   if (p.run.every > 0)
-    WHVI_CHECK(!p.is_sghmc() && !p.no_test_rows, p.origin,
+    WHVI_CHECK(!p.keeps_samples() && !p.no_test_rows, p.origin,
                ": evaluation.every (a learning curve) needs held-out rows and a model that predicts during "
                "training; ", p.toy ? "the toy problem has no test rows"
                              : p.no_test_rows ? "data.protocol: all holds no rows out"
@@ -297,7 +298,7 @@ void check_before_training(const RunPlan& p, const data::RegressionData& d,
                      ? "The data set is too small for data.test_fraction; raise it or add rows"
                      : "The data set is too small for data.train_fraction; lower it or add rows");
   }
-  if (p.is_sghmc()) {
+  if (p.keeps_samples()) {
     const int64_t total = p.total_steps();
     const auto burn = static_cast<int64_t>(std::floor(p.uses.sghmc_burn_in * static_cast<double>(total)));
     const int64_t samples = p.uses.sghmc_samples;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "infer/inference.h"
 #include "train/stopping.h"
 
 namespace whvi::experiment {
@@ -43,9 +44,11 @@ std::map<std::string, KeyUse> key_uses() {
 
 }  // namespace
 
-data::DataPlan data_plan(const options::Source& cfg, const std::string& dataset) {
+data::DataPlan data_plan(const options::Source& cfg, const std::string& dataset, const std::string& data_dir) {
   WHVI_CHECK(!dataset.empty(), cfg.source(), ": data.dataset is not set; set it to ", data::dataset_help());
   const auto& s = data::data_source_for(dataset);
+  if (s.not_this)  // what is wrong with the name itself comes before the keys it would read
+    if (const auto why = s.not_this(dataset, data_dir); !why.empty()) throw Error(why);
   const auto reads = s.keys();
   for (const auto& [key, use] : key_uses()) {
     if (std::find(reads.begin(), reads.end(), key) != reads.end() || options::at_default(cfg, use.spec)) continue;
@@ -65,21 +68,21 @@ std::string divergence_suspects(const options::Source& cfg) {
     throw Error("divergence_suspects: '" + key + "' is not declared");
   };
   std::ostringstream os;
-  // The step size that moves the weights comes first: the method's own for
-  // nng and sghmc (training.lr only drives their noise variance's Adam there).
-  const auto kind = cfg.get_string("model.kind");
-  const std::string step_key =
-      kind == "nng" ? "model.nng.lr" : kind == "sghmc" ? "model.sghmc.lr" : "training.lr";
+  // The step size that moves the weights comes first: the method's own where
+  // it has one (training.lr only drives the noise variance's Adam there).
+  const auto& can = infer::capabilities_of(infer::method_of(cfg.get_string("model.kind")));
+  const std::string& step_key = can.step_key;
   os << step_key << " = " << cfg.get_float(step_key) << " (default " << def_of(step_key) << ")";
   // the rule that takes that step (SGD at Adam's rate is a classic)
-  if (kind != "nng" && kind != "sghmc" && cfg.get_string("training.optimizer") != def_of("training.optimizer"))
+  if (step_key == "training.lr" && cfg.get_string("training.optimizer") != def_of("training.optimizer"))
     os << ", training.optimizer = " << cfg.get_string("training.optimizer") << " (default "
        << def_of("training.optimizer") << ")";
-  if (kind == "nng")
-    os << ", model.nng.damping = " << cfg.get_float("model.nng.damping") << " (default "
-       << def_of("model.nng.damping") << "; extra damping steadies the K-FAC step)";
+  const std::string& steady_key = can.steady_key;  // a setting that steadies the method's step
+  if (!steady_key.empty())
+    os << ", " << steady_key << " = " << cfg.get_float(steady_key) << " (default " << def_of(steady_key) << "; "
+       << can.steady_why << ")";
   for (const auto& p : schema) {
-    if (p.type != options::Type::kFloat || p.key == step_key || p.key == "model.nng.damping") continue;
+    if (p.type != options::Type::kFloat || p.key == step_key || p.key == steady_key) continue;
     if (p.key.rfind("model.", 0) != 0 && p.key.rfind("likelihood.", 0) != 0 &&
         p.key.rfind("training.", 0) != 0)
       continue;
@@ -158,7 +161,7 @@ std::string batched_unsupported(const options::Source& cfg, infer::Inference& ex
 }
 
 data::RegressionData load_data(const options::Source& cfg, const data::DataRequest& r) {
-  return data::load_data(data_plan(cfg, r.dataset), r);
+  return data::load_data(data_plan(cfg, r.dataset, r.data_dir), r);
 }
 
 }  // namespace whvi::experiment

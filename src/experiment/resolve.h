@@ -32,7 +32,7 @@ train::GroupPlan group_plan(const options::Source& cfg);
 // The source of `dataset` with its options; refuses a data.* option that this
 // source does not read but another does, set away from its default (naming
 // the sources that read it), so a key never silently does nothing.
-data::DataPlan data_plan(const options::Source& cfg, const std::string& dataset);
+data::DataPlan data_plan(const options::Source& cfg, const std::string& dataset, const std::string& data_dir);
 
 // The settings that most plausibly make training diverge, for error messages:
 // "training.lr = 10 (default 0.001)" and every numeric model/likelihood/training

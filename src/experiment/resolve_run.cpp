@@ -2,7 +2,9 @@
 #include "experiment/run_plan.h"
 
 #include "common/errors.h"
+#include "data/dataset.h"
 #include "experiment/resolve.h"
+#include "infer/inference.h"
 #include "likelihoods/likelihood.h"
 
 namespace whvi::experiment {
@@ -18,12 +20,19 @@ struct Kinds {
 };
 }  // namespace
 
+const infer::Capabilities& RunPlan::can() const {
+  static const infer::Capabilities none;
+  return method.method.empty() ? none : infer::capabilities_of(method.method);
+}
+
+bool RunPlan::keeps_samples() const { return can().keeps_samples; }
+
 RunPlan resolve_run(const config::Config& cfg) {
   RunPlan p;
   p.config = &cfg;
   p.origin = cfg.source();
   p.data = options::read<DataOptions>(cfg);
-  p.data_plan = data_plan(cfg, p.data.dataset);  // refuses a data.* key this source does not read
+  p.data_plan = data_plan(cfg, p.data.dataset, data::resolve_data_dir(p.data.dir));  // refuses a data.* key this source does not read
   p.source = p.data_plan.source;
   p.run = options::read<RunOptions>(cfg);
   p.uses = options::read<Uses>(cfg);

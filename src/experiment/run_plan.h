@@ -87,7 +87,10 @@ struct RunPlan {
   bool classification = false;  // likelihood.kind is for class labels
   bool toy = false;             // every row trains the model (the toy problem): one split, no test rows
   bool no_test_rows = false;    // the toy, and the final model of data.protocol: all
-  bool is_sghmc() const { return method.method == "sghmc"; }
+  // what the method can do (its registration's); nothing for model.kind auto, whose method is not chosen yet
+  const infer::Capabilities& can() const;
+  // the method predicts with the samples it keeps after a burn-in (SGHMC: model.sghmc.samples, .burn_in)
+  bool keeps_samples() const;
   int64_t total_steps() const { return loop.options.steps_fixed_noise + loop.options.steps; }
 };
 

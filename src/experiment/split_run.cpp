@@ -52,7 +52,13 @@ torch::Tensor load_ood_rows(const RunPlan& plan, const data::RegressionData& d) 
              d.name, " is a regression data set; set evaluation.ood_dataset: ''");
   auto c = *plan.config;
   c.set("data.dataset", name, "evaluation.ood_dataset");
-  const auto o = load_data(resolve_run(c));
+  const auto o = [&] {
+    try {
+      return load_data(resolve_run(c));
+    } catch (const Error& e) {
+      throw Error(plan.origin + ": evaluation.ood_dataset '" + printable(name, 200) + "': " + e.what());
+    }
+  }();
   WHVI_CHECK(o.x.size(1) == d.x.size(1), plan.origin, ": evaluation.ood_dataset ", name, " has ", o.x.size(1),
              " inputs per row, the model reads ", d.x.size(1), " (", d.name, "); give a data set of the same input size");
   WHVI_CHECK(!o.std_test.empty() && !o.std_test[0].empty(), plan.origin, ": evaluation.ood_dataset ", name,
@@ -70,6 +76,7 @@ void carve_calibration_rows(const RunPlan& plan, SplitRun& r, uint64_t seed) {
   const auto h = train::carve_holdout(p.x_train.size(0), co.fraction, derive_seed(seed, r.k, Stream::kCalibration),
                                       "calibration.fraction", "calibration.kind: none");
   const auto fit = torch::tensor(h.fit, torch::kInt64), cal = torch::tensor(h.validation, torch::kInt64);
+  calibration::check_rows(co, cal.size(0));  // before training, not after
   r.cal_x = p.x_train.index_select(0, cal);
   r.cal_y = p.y_train_raw.index_select(0, cal).squeeze(1).to(torch::kFloat64);
   p.x_train = p.x_train.index_select(0, fit);
@@ -283,12 +290,23 @@ json calibrate(const RunPlan& plan, SplitRun& run, const torch::Tensor& f_test, 
 // The objective over training. Its data term = loss - kl_weight x kl: the expected
 // negative log likelihood scaled to the training set (plus any Monte Carlo KL
 // terms, NF-WHVI's flows).
-// Evaluation of 1e7 row-samples or more is a wait worth a word.
-static void announce_evaluation(const std::string& label, int64_t rows, int64_t S) {
-  const double work = static_cast<double>(rows) * static_cast<double>(S);
-  if (work >= 1e7)
-    spdlog::info("{}: evaluating {} held-out rows with {} Monte Carlo samples each ({:.3g} forward passes of a row): "
-                 "this takes a while (evaluation.mc_samples)", label, rows, S, work);
+// A long evaluation (S samples of `rows` rows: a forward pass per sample, so
+// even a few rows with 1e6 samples take a minute) says how long first, timed
+// on a pilot of S/200 samples drawn from a copy of the generator (the numbers
+// are those of a run without it).
+void announce_prediction(infer::Inference& inf, const torch::Tensor& x, int64_t S, const at::Generator& gen,
+                         const std::string& what, const char* key) {
+  const int64_t rows = x.size(0);
+  if (static_cast<double>(S) * static_cast<double>(std::max<int64_t>(rows, 64)) < 1e7) return;
+  const int64_t pilot = std::max<int64_t>(1, S / 200);
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    torch::NoGradGuard ng;
+    (void)inf.predict(x, pilot, gen.clone());
+  }
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  spdlog::info("{}: {} rows with {} Monte Carlo samples each: about {} ({}; timed on {} samples)", what, rows, S,
+               train::duration_text(t * static_cast<double>(S) / static_cast<double>(pilot)), key, pilot);
 }
 
 json objective_json(const train::TrainStats& ts) {
@@ -305,9 +323,10 @@ json finish_split(const RunPlan& plan, const data::RegressionData& d, SplitRun& 
   const auto& label = run.label;
   const auto& stem = run.stem;
   const auto t_eval = std::chrono::steady_clock::now();
-  announce_evaluation(label, prep.x_test.size(0), plan.run.mc_samples);
-  const auto f = inf->predict(prep.x_test, plan.run.mc_samples,
-                               make_generator(seed, k, Stream::kEval));
+  const auto eval_gen = make_generator(seed, k, Stream::kEval);
+  announce_prediction(*inf, prep.x_test, plan.run.mc_samples, eval_gen, label + ": evaluating the held-out",
+                      "evaluation.mc_samples");
+  const auto f = inf->predict(prep.x_test, plan.run.mc_samples, eval_gen);
   const double noise_var = inf->likelihood().noise_var_original();
   // a model that trained into non-finite predictions or a vanished noise is a
   // divergence, named with its step and settings, not an evaluator's complaint

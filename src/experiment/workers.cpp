@@ -218,14 +218,16 @@ std::vector<size_t> run_split_workers(const TrainOptions& o, const std::vector<s
         const double eta = s / static_cast<double>(finished) * static_cast<double>(splits.size() - finished);
         spdlog::info("{}: done ({} of {} splits, {:.1f} s so far, about {:.0f} s left)", label(k), finished,
                      splits.size(), s, eta);
+      } else if (WIFEXITED(status)) {  // it said its error itself; the run's last line names the split
+        failed.push_back(k);
+        if (failed.size() == 1 && next < splits.size())
+          spdlog::info("{}: its worker failed; no further split is started", label(k));
       } else {
         failed.push_back(k);
         // a worker killed by a signal printed no error of its own: SIGKILL from outside is most often
         // the kernel's out-of-memory killer
         spdlog::error("{}: its worker failed ({}){}", label(k),
-                      !WIFSIGNALED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) +
-                                                 "; its error is above"
-                      : WTERMSIG(status) == SIGKILL
+                      WTERMSIG(status) == SIGKILL
                           ? std::string("killed by SIGKILL, with no error of its own: most often the kernel's "
                                         "out-of-memory killer (dmesg says); lower --parallel, model.width or "
                                         "training.batch_size")

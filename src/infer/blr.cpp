@@ -31,6 +31,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/errors.h"
+#include "common/memory.h"
 #include "common/runtime.h"
 #include "infer/inference.h"
 #include "onnx/graph.h"
@@ -186,14 +187,10 @@ class Blr final : public Inference, public ClosedForm {
   static void check_room(int64_t n, int64_t p) {
     const double need = 8.0 * (2.0 * static_cast<double>(n) * static_cast<double>(p) +
                                6.0 * static_cast<double>(p) * static_cast<double>(p));
-    const double have = static_cast<double>(usable_memory_bytes());
-    if (!(have > 0) || need <= have) return;
-    throw Error(detail::concat("blr: the closed-form fit on ", n, " rows x ", p - 1, " inputs would need about ",
-                               static_cast<int64_t>(need / (1 << 20)) + 1, " MiB (its matrices are inputs x inputs), "
-                               "more than the ", static_cast<int64_t>(have / (1 << 20)),
-                               " MiB this process can use (memory, cgroup or ulimit -v): leave wide categories out "
-                               "of data.features (each one-hot category is one input), or use a network "
-                               "(model.kind mfg)"));
+    refuse_unless_room(need, detail::concat("blr: the closed-form fit on ", n, " rows x ", p - 1,
+                                            " inputs (its matrices are inputs x inputs)"),
+                       "leave wide categories out of data.features (each one-hot category is one input), or use a "
+                       "network (model.kind mfg)");
   }
   // Over 30 s of work said before it starts: ΦᵀΦ grows as rows x inputs², its
   // eigendecomposition as inputs³; both timed on a pilot of 512 inputs.

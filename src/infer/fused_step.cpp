@@ -38,7 +38,7 @@ std::string fused_unsupported(const models::RegressionModel& model) {
 std::string engine_for(const MethodPlan& p) {
   const auto& vo = p.variational;
   if (!vo.auto_engine) return vo.engine;
-  if (p.method != "variational" || p.device != "cpu" || p.batched_splits != 1 || p.arch != "mlp" ||
+  if (!capabilities_of(p.method).fused_step || p.device != "cpu" || p.batched_splits != 1 || p.arch != "mlp" ||
       !likelihoods::likelihood_can(p.likelihood_kind, likelihoods::Capability::kFusedStep) || !vo.plain_elbo())
     return "autograd";
   // the layers decide with their options: a network of this plan on 8 inputs

@@ -45,6 +45,7 @@
 
 #include "common/draws.h"
 #include "common/errors.h"
+#include "common/memory.h"
 #include "infer/inference.h"
 #include "onnx/graph.h"
 
@@ -103,6 +104,12 @@ class Gp final : public Inference, public ClosedForm {
     WHVI_CHECK(n_train <= opt_.max_rows, "model.kind gp: ", n_train, " training rows is above model.gp.max_rows (",
                opt_.max_rows, "): an exact GP costs rows^3 time and rows^2 memory. Use model.kind blr or a "
                "network (whvi, mcd) for this many rows, or raise model.gp.max_rows");
+    // a marginal-likelihood step holds about five rows x rows matrices of
+    // doubles (the kernel, its Cholesky factor, their gradients' tape)
+    const double n = static_cast<double>(n_train);
+    refuse_unless_room(5.0 * 8.0 * n * n,
+                       detail::concat("model.kind gp on ", n_train, " training rows (its matrices are rows x rows)"),
+                       "use model.kind blr or a network (whvi, mcd) for this many rows, or train on a sample of them");
     // the random starting points, drawn here from the run's initialisation stream
     starts_ = torch::rand({opt_.restarts, d_ + 2}, gen, torch::kFloat64);
   }

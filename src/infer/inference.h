@@ -180,6 +180,9 @@ std::string kinds_trained_by(const std::string& method);
 std::vector<std::string> registered_methods();
 // Whether the registered method `method` is fitted in closed form (false when not registered).
 bool fits_in_closed_form(const std::string& method);
+struct Capabilities;
+// What the registered method `method` can do (its registration's Capabilities).
+const Capabilities& capabilities_of(const std::string& method);
 
 // What a method can do, declared on its registration (data, not code in the
 // experiment): the likelihoods it is written for and whether it is fitted in
@@ -189,8 +192,35 @@ struct Capabilities {
   bool closed_form = false;              // fitted by ClosedForm::fit, not in steps (no stopping on validation rows)
   std::vector<std::string> likelihoods;  // the likelihood.kinds it is written for; empty: every one
   std::string why;                       // why the likelihoods are limited, for the refusal
+  std::string cpu_only;                  // why it runs on the CPU only; "": any training.device
+  // it predicts with the samples it keeps after a burn-in (samples_key of
+  // them), not with one step's parameters: no stopping, no curve before the burn-in
+  bool keeps_samples = false;
+  std::string samples_key;
+  bool fused_step = false;               // training.engine fused can take its steps (infer/fused_step.h)
+  std::string step_key = "training.lr";  // the step size that moves the weights (divergence's first suspect)
+  std::string steady_key, steady_why;    // a setting that steadies its step, and how: named on divergence
   Capabilities& fitted_in_closed_form() {
     closed_form = true;
+    return *this;
+  }
+  Capabilities& runs_on_cpu_only(std::string reason) {
+    cpu_only = std::move(reason);
+    return *this;
+  }
+  Capabilities& keeps_samples_after_burn_in(std::string key) {
+    keeps_samples = true;
+    samples_key = std::move(key);
+    return *this;
+  }
+  Capabilities& with_fused_step() {
+    fused_step = true;
+    return *this;
+  }
+  Capabilities& steps_by(std::string key, std::string steadied_by = "", std::string how = "") {
+    step_key = std::move(key);
+    steady_key = std::move(steadied_by);
+    steady_why = std::move(how);
     return *this;
   }
   Capabilities& only_for(std::vector<std::string> kinds, std::string reason) {

@@ -32,6 +32,7 @@
 
 #include "common/draws.h"
 #include "common/errors.h"
+#include "common/memory.h"
 #include "infer/inference.h"
 #include "infer/map_fit.h"
 #include "models/export.h"
@@ -100,6 +101,13 @@ class Laplace final : public OnMapFit {
     const auto w = last()["w"];
     p_ = w.size(0) + 1;
     c_ = w.size(1);
+    // fit() holds about five q x q matrices of doubles (the Hessian, its
+    // symmetric copy, the eigenvectors, the scale, a product)
+    const double q = static_cast<double>(c_ * p_);
+    refuse_unless_room(5.0 * 8.0 * q * q,
+                       detail::concat("model.kind laplace: the output layer's posterior over its ", c_ * p_,
+                                      " weights ((width + 1) x outputs; its matrices are weights x weights)"),
+                       "lower model.width (the last hidden layer's), or use model.kind swag or ensemble");
     scale_ = torch::zeros({c_ * p_, c_ * p_}, torch::kFloat64);
     alpha_ = torch::zeros({1}, torch::kFloat64);
   }

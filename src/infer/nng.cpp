@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/memory.h"
 #include "infer/variational.h"
 #include "models/conv.h"
 
@@ -37,6 +38,20 @@ NoisyKfac::NoisyKfac(std::shared_ptr<models::RegressionModel> model, const NngOp
       for (const auto& p : mod->parameters(/*recurse=*/false)) owned.insert(p.unsafeGetTensorImpl());
     }
   }
+  // each layer's Kronecker factors (inputs+1)² and outputs², in doubles: the
+  // factor, its random start and product, the eigenvectors and the sampling
+  // factor, about six copies each, refused before begin() makes them
+  double squares = 0;
+  int64_t widest = 0;
+  for (const auto& st : layers_) {
+    const double da = static_cast<double>(st.layer->in_features() + 1), ds = static_cast<double>(st.layer->out_features());
+    squares += da * da + ds * ds;
+    widest = std::max({widest, st.layer->in_features(), st.layer->out_features()});
+  }
+  refuse_unless_room(6.0 * 8.0 * squares,
+                     detail::concat("model.kind nng: the noisy K-FAC factors of ", layers_.size(),
+                                    " layers (the widest ", widest, " units; each factor is units x units)"),
+                     "lower model.width, or use model.kind mfg or whvi for wide layers");
   for (const auto& p : model_->likelihood().parameters()) owned.insert(p.unsafeGetTensorImpl());
   for (const auto& p : model_->named_parameters())
     WHVI_CHECK(owned.count(p.value().unsafeGetTensorImpl()), "model.kind nng trains only noisy K-FAC layers, but "
@@ -343,6 +358,11 @@ std::unique_ptr<Inference> make_nng(const NetworkMaker& make_network, const NngO
 }
 }  // namespace
 
-MethodKind nng_method() { return method_kind("nng", make_nng); }
+MethodKind nng_method() {
+  return method_kind("nng", make_nng,
+                     Capabilities()
+                         .runs_on_cpu_only("its optimiser is its own")
+                         .steps_by("model.nng.lr", "model.nng.damping", "extra damping steadies the K-FAC step"));
+}
 
 }  // namespace whvi::infer

@@ -104,6 +104,10 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const MethodPlan& p, dou
   return options::find_kind(method_kinds(), method, "inference method").make(net, p.options);
 }
 
+const Capabilities& capabilities_of(const std::string& method) {
+  return options::find_kind(method_kinds(), method, "inference method").can;
+}
+
 bool fits_in_closed_form(const std::string& method) {
   for (const auto& m : method_kinds())
     if (m.name == method) return m.can.closed_form;

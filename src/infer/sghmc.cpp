@@ -238,7 +238,11 @@ std::unique_ptr<Inference> make_sghmc(const NetworkMaker& make_network, const Sg
 
 MethodKind sghmc_method() {
   return method_kind("sghmc", make_sghmc,
-                     Capabilities().only_for({"gaussian"}, "it samples the gaussian likelihood's noise variance"));
+                     Capabilities()
+                         .only_for({"gaussian"}, "it samples the gaussian likelihood's noise variance")
+                         .runs_on_cpu_only("its optimiser is its own")
+                         .keeps_samples_after_burn_in("model.sghmc.samples")
+                         .steps_by("model.sghmc.lr"));
 }
 
 }  // namespace whvi::infer

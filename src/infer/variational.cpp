@@ -259,6 +259,8 @@ std::unique_ptr<Inference> make_variational(const NetworkMaker& make_network, co
 }
 }  // namespace
 
-MethodKind variational_method() { return method_kind("variational", make_variational); }
+MethodKind variational_method() {
+  return method_kind("variational", make_variational, Capabilities().with_fused_step());
+}
 
 }  // namespace whvi::infer

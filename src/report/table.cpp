@@ -479,6 +479,11 @@ json load_paper_table(const std::string& paper_path) {
   if (!is_builtin_name || !describe_path_kind(paper_path).empty()) {
     json paper = load_json_file(paper_path);
     WHVI_CHECK(paper.is_object(), "paper file '", paper_path, "' is not a JSON object");
+    // a paper's table has its numbers under "results"; a record of ours is no paper
+    WHVI_CHECK(paper.contains("results") && paper["results"].is_object(), "--paper '", paper_path, "' is not a "
+               "paper's table (it has no \"results\" object", paper.contains("summary") || paper.contains("splits")
+               ? "; it is an experiment record: give it without --paper" : "", "); give one like "
+               "results/paper/whvi-neurips2020-table3.json, a built-in table's name (", names, "), or '' for none");
     return paper;
   }
   throw Error("--paper '" + paper_path + "': no such file, and no built-in table of that name (built in: " +

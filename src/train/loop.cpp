@@ -14,6 +14,8 @@
 
 #include "common/errors.h"
 #include "common/io.h"
+#include "common/memory.h"
+#include "common/rng.h"
 #include "common/runtime.h"
 #include "data/augment.h"
 #include "models/conv.h"
@@ -97,15 +99,10 @@ void check_step_memory(infer::Inference& inf, const torch::Tensor& x, int64_t ba
   const double layers = static_cast<double>(std::max<size_t>(1, model.layers().size()));
   const double need = 4.0 * static_cast<double>(x.element_size()) * static_cast<double>(batch) *
                       static_cast<double>(draws) * static_cast<double>(width) * layers;
-  const double have = static_cast<double>(usable_memory_bytes());
-  if (!(have > 0) || need <= have) return;
-  throw Error(detail::concat(label, ": one training step would hold about ",
-                             static_cast<int64_t>(need / (1 << 20)) + 1, " MiB of activations (training.batch_size ",
-                             batch, " x training.mc_samples ", draws, " x model.width ", width, " x ",
-                             static_cast<int64_t>(layers), " layers), more than the ",
-                             static_cast<int64_t>(have / (1 << 20)),
-                             " MiB this process can use (memory, cgroup or ulimit -v); lower training.batch_size, "
-                             "training.mc_samples or model.width"));
+  refuse_unless_room(need, detail::concat(label, ": one training step's activations (training.batch_size ", batch,
+                                          " x training.mc_samples ", draws, " x model.width ", width, " x ",
+                                          static_cast<int64_t>(layers), " layers)"),
+                     "lower training.batch_size, training.mc_samples or model.width");
 }
 
 // A method fitted in closed form (infer::ClosedForm): one fit on every
@@ -294,6 +291,17 @@ void LoopOptions::finish() {
   total_steps = steps_fixed_noise + steps;
   dtype = dtype_name == "float64" ? torch::kFloat64 : torch::kFloat32;
   device = device_name == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+}
+
+void check_before_steps(infer::Inference& inference, const torch::Tensor& x, const LoopPlan& plan,
+                        const std::string& label) {
+  const auto& o = plan.options;
+  inference.to(o.dtype);
+  const auto xs = x.to(o.dtype).contiguous();
+  WHVI_CHECK(xs.size(0) > 0, "training: the training set is empty");
+  inference.begin(xs.size(0), o.total_steps, make_generator(0));  // a throwaway generator: nothing is trained
+  if (inference.closed_form()) return;
+  check_step_memory(inference, xs, std::min<int64_t>(o.batch_size, xs.size(0)), label);
 }
 
 TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torch::Tensor& y, const LoopPlan& plan,

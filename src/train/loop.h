@@ -83,6 +83,13 @@ TrainStats train(infer::Inference& inference, const torch::Tensor& x, const torc
                  int64_t every = 0, const std::function<bool(int64_t)>& on_every = {},
                  const std::function<void()>& on_end = {});
 
+// What train() checks before its first step (the method's set-up for these
+// rows, e.g. the fused step's layers, and the activations' memory), without
+// training: a parallel run's parent says a problem every split shares once,
+// before any worker starts. The inference is left begun: throw it away.
+void check_before_steps(infer::Inference& inference, const torch::Tensor& x, const LoopPlan& plan,
+                        const std::string& label);
+
 // The divergence error's text for `label` at step t ("... nothing was written
 // for this split"), naming the suspects (LoopPlan::suspects).
 // "42 s", "3.5 min", "1.2 h": a time estimate for a progress line.

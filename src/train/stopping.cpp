@@ -23,7 +23,7 @@ bool StoppingOptions::resolve(std::string* why_off) {
     return false;
   };
   const std::string method = inference_kind.empty() || inference_kind == "auto" ? infer::method_of(model_kind) : inference_kind;
-  if (method == "sghmc")
+  if (infer::capabilities_of(method).keeps_samples)
     return off("SGHMC predicts with the samples it keeps after its burn-in, not with the parameters of one step");
   if (infer::fits_in_closed_form(method)) return off("model.kind " + model_kind + " is fitted in closed form, with no steps to stop");
   if (batched_splits > 1) return off("batched splits (training.batched_splits) train their group to the same step");
