@@ -70,9 +70,10 @@ json run_eval(const EvalOptions& o) {
              " --input FILE), or train with held-out rows (data.protocol: random) to evaluate");
   const int64_t S = o.mc_samples > 0 ? o.mc_samples : plan.run.mc_samples;
   const auto gen = make_generator(seed, split, Stream::kEval);
-  announce_prediction(*inf, prep.x_test, S, gen, "eval: the held-out", "--mc-samples");
+  const auto y = prep.y_test.squeeze(1).to(torch::kFloat64);
+  announce_prediction(plan, *inf, prep.x_test, y, S, gen, "eval: the held-out", "--mc-samples");
   const auto f = inf->predict(prep.x_test, S, gen);
-  const auto m = evaluate_predictions(plan, inf->likelihood(), f, prep.y_test.squeeze(1).to(torch::kFloat64));
+  const auto m = evaluate_predictions(plan, inf->likelihood(), f, y);
   json r = environment_json();
   r["checkpoint"] = o.checkpoint;
   r["data_source"] = d.source;  // read too: --json must not be it

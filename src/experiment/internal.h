@@ -117,10 +117,11 @@ class QuietLog {
  private:
   spdlog::level::level_enum was_;
 };
-// Before S Monte Carlo samples of rows x that take more than a few seconds: a
-// line saying how long (a pilot on a copy of gen), naming `key`.
-void announce_prediction(infer::Inference& inf, const torch::Tensor& x, int64_t S, const at::Generator& gen,
-                         const std::string& what, const char* key);
+// Before S Monte Carlo samples of rows x (targets y) that take more than a few
+// seconds to draw and score: a line saying how long (a pilot on a copy of
+// gen), naming `key`.
+void announce_prediction(const RunPlan& plan, infer::Inference& inf, const torch::Tensor& x, const torch::Tensor& y,
+                         int64_t S, const at::Generator& gen, const std::string& what, const char* key);
 // model.kind auto (experiment/auto_kind.cpp): trains each of model.auto.candidates
 // on validation rows of every split (a run of its own, `<name>-auto-<kind>`),
 // and returns the record's `auto` with `chosen`, the kind of the lowest mean

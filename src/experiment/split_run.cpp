@@ -290,19 +290,21 @@ json calibrate(const RunPlan& plan, SplitRun& run, const torch::Tensor& f_test, 
 // The objective over training. Its data term = loss - kl_weight x kl: the expected
 // negative log likelihood scaled to the training set (plus any Monte Carlo KL
 // terms, NF-WHVI's flows).
-// A long evaluation (S samples of `rows` rows: a forward pass per sample, so
-// even a few rows with 1e6 samples take a minute) says how long first, timed
-// on a pilot of S/200 samples drawn from a copy of the generator (the numbers
-// are those of a run without it).
-void announce_prediction(infer::Inference& inf, const torch::Tensor& x, int64_t S, const at::Generator& gen,
-                         const std::string& what, const char* key) {
+// A long evaluation (S samples of `rows` rows: a forward pass per sample,
+// and scores over every sample, e.g. a mixture's quantiles, so even a few rows
+// with 1e6 samples take a minute) says how long first, timed on a pilot of
+// S/200 samples drawn from a copy of the generator and scored against y (the
+// numbers are those of a run without it).
+void announce_prediction(const RunPlan& plan, infer::Inference& inf, const torch::Tensor& x, const torch::Tensor& y,
+                         int64_t S, const at::Generator& gen, const std::string& what, const char* key) {
   const int64_t rows = x.size(0);
-  if (static_cast<double>(S) * static_cast<double>(std::max<int64_t>(rows, 64)) < 1e7) return;
+  if (rows == 0 || static_cast<double>(S) * static_cast<double>(std::max<int64_t>(rows, 64)) < 1e7) return;
   const int64_t pilot = std::max<int64_t>(1, S / 200);
   const auto t0 = std::chrono::steady_clock::now();
   {
     torch::NoGradGuard ng;
-    (void)inf.predict(x, pilot, gen.clone());
+    const QuietLog quiet(spdlog::level::off);  // the pilot's scores are not the run's
+    (void)evaluate_predictions(plan, inf.likelihood(), inf.predict(x, pilot, gen.clone()), y);
   }
   const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   spdlog::info("{}: {} rows with {} Monte Carlo samples each: about {} ({}; timed on {} samples)", what, rows, S,
@@ -324,8 +326,8 @@ json finish_split(const RunPlan& plan, const data::RegressionData& d, SplitRun& 
   const auto& stem = run.stem;
   const auto t_eval = std::chrono::steady_clock::now();
   const auto eval_gen = make_generator(seed, k, Stream::kEval);
-  announce_prediction(*inf, prep.x_test, plan.run.mc_samples, eval_gen, label + ": evaluating the held-out",
-                      "evaluation.mc_samples");
+  announce_prediction(plan, *inf, prep.x_test, y_test, plan.run.mc_samples, eval_gen,
+                      label + ": evaluating the held-out", "evaluation.mc_samples");
   const auto f = inf->predict(prep.x_test, plan.run.mc_samples, eval_gen);
   const double noise_var = inf->likelihood().noise_var_original();
   // a model that trained into non-finite predictions or a vanished noise is a
