@@ -161,6 +161,8 @@ class Ensemble : public Inference {
   }
 
   bool predicts_concurrently() const override { return true; }  // no state changes
+  // members without draws (MAP networks) give every row the same prediction alone or in a block
+  bool draws_weights_only() const override { return deterministic_; }
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override {
     const int64_t M = static_cast<int64_t>(members_.size());
     const int64_t k = deterministic_ ? 1 : (std::max<int64_t>(S, 1) + M - 1) / M;

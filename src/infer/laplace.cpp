@@ -133,6 +133,8 @@ class Laplace final : public OnMapFit {
   }
 
   bool predicts_concurrently() const override { return true; }  // no state changes
+  // S output-layer weight vectors, applied to every row's MAP features alike
+  bool draws_weights_only() const override { return true; }
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override {
     torch::NoGradGuard ng;
     const auto phi = design(x);

@@ -146,6 +146,8 @@ class Swag final : public OnMapFit {
 
   // Predicting changes nothing but the kept draws (draws()), which a mutex guards.
   bool predicts_concurrently() const override { return true; }
+  // S weight vectors drawn from the posterior, applied to every row alike
+  bool draws_weights_only() const override { return true; }
   torch::Tensor predict(const torch::Tensor& x, int64_t S, const at::Generator& gen) override {
     torch::NoGradGuard ng;
     if (!sqrt_diag_.any().item<bool>() && !dev_.any().item<bool>()) return map_->predict(x, S, gen);
