@@ -20,6 +20,7 @@
 
 #include "common/errors.h"
 #include "common/io.h"
+#include "common/memory.h"
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/checkpoint.h"
@@ -130,6 +131,18 @@ json experiment_header(const ExperimentRun& r) {
 // Batched splits (train/batched.h): the unfinished splits in groups of
 // training.batched_splits, each group trained as one model; every split's
 // files are written when its group finishes, in split order.
+// A group of batched splits holds every split's network (parameters,
+// gradients and Adam's two moments, in float64 at most) and rows at once:
+// refused from the first split's sizes before the others are made.
+void check_group_memory(const RunPlan& plan, const SplitRun& first, size_t splits) {
+  const double params = static_cast<double>(first.inf->num_params());
+  const double rows = 4.0 * 8.0 * static_cast<double>(first.prep.x_train.numel() + first.prep.x_test.numel());
+  refuse_unless_room(static_cast<double>(splits) * (4.0 * 8.0 * params + rows),
+                     whvi::detail::concat(plan.origin, ": training.batched_splits: ", splits, " splits trained at once, each a "
+                                    "network of ", first.inf->num_params(), " parameters"),
+                     "lower training.batched_splits (or model.width)");
+}
+
 void train_batched(ExperimentRun& r) {
   const auto& plan = r.plan;
   const auto group_size = static_cast<size_t>(plan.method.batched_splits);
@@ -152,6 +165,7 @@ void train_batched(ExperimentRun& r) {
     for (size_t i = g0; i < g1; ++i) {
       const size_t k = pending[i];
       runs.push_back(prepare_split_run(plan, r.d, r.splits[k], k, r.stem(k), r.label(k), r.ood_rows));
+      if (i == g0) check_group_memory(plan, runs.front(), g1 - g0);  // before the group's other networks are made
     }
     if (const auto why = train::batched_unsupported(plan.group, *runs.front().inf); !why.empty())
       throw Error(plan.origin + ": " + why);
