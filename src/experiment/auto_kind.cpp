@@ -141,6 +141,13 @@ TrainOptions candidate_run(const TrainOptions& o, const RunPlan& plan, const std
   return c;
 }
 
+// This choice's reasons for skipping a candidate, each with the kind it was first
+// said for: a reason every candidate shares is said once.
+std::map<std::string, std::string>& said_reasons() {
+  static std::map<std::string, std::string> said;
+  return said;
+}
+
 // Scores `kind` in `rung`: its mean validation NLL over the splits (and the
 // folds) into c["validation_mnll"], with the records it wrote; NaN (and
 // c["skipped"] saying why) when it cannot be trained here.
@@ -170,7 +177,9 @@ double score(const TrainOptions& o, const RunPlan& plan, const std::string& kind
     return nll;
   } catch (const Error& e) {
     c["skipped"] = printable(e.what(), 500);
-    spdlog::info("model.kind auto: {} skipped: {}", kind, e.what());
+    const auto said = said_reasons().emplace(e.what(), kind);
+    if (said.second) spdlog::info("model.kind auto: {} skipped: {}", kind, e.what());
+    else spdlog::info("model.kind auto: {} skipped, for the same reason as {}", kind, said.first->second);
     return NAN;
   }
 }
@@ -293,6 +302,7 @@ std::vector<std::string> common_settings(const RunPlan& plan, size_t splits, siz
 }  // namespace
 
 json choose_model_kind(const TrainOptions& o, const RunPlan& plan) {
+  said_reasons().clear();
   WHVI_CHECK(plan.data.inner_validation_fraction == 0, plan.origin,
              ": model.kind auto carves its candidates' validation rows itself (model.auto.validation_fraction); "
              "remove data.inner_validation_fraction");
