@@ -135,6 +135,9 @@ recipe() {
       echo "bash scripts/bench/parallel_splits.sh results/bench/$BENCH_LABEL-parallel-splits 3"
       echo "python3 scripts/bench/parallel_splits_summary.py results/bench/$BENCH_LABEL-parallel-splits"
       ;;
+    results/bench/*-predict-csv-*)
+      echo "bash scripts/bench/predict_csv.sh results/bench/$BENCH_LABEL-predict-csv 2 1 whvi,mcd,mfg,nf-whvi,nng,vsd,tt,swag,laplace,ensemble"
+      ;;
     results/paper) echo "# nothing to run: the paper's tables, transcribed by hand (results/paper/README.md)" ;;
     *) return 1 ;;
   esac
