@@ -1333,6 +1333,71 @@ TEST(Fingerprint, LateKeysAreLeftOutOnlyAtTheirDefault) {
   EXPECT_GE(checked, 16);
 }
 
+// Each key's declared relation (options::Spec::idle_when, outside_split,
+// enters_as) and each component's own group: the key is left out where it does
+// not act and kept, with its value, where it does. Dropping a declaration (or
+// declaring one that hides a key that acts) fails here.
+TEST(Fingerprint, DeclaredRelationsLeaveOutWhatDoesNotAct) {
+  Sandbox sb("relations");
+  const std::string yaml = sb.config("data: {dataset: synthetic:linear}\n", "rel.yaml");
+  struct Case {
+    std::vector<std::string> set;
+    std::string key;
+    std::string want;  // the fingerprint's value as JSON text, "" = left out
+  };
+  const std::vector<Case> cases = {
+      {{"model.rff.features=100"}, "model.rff.features", ""},
+      {{"model.architecture=rff", "model.rff.features=100"}, "model.rff.features", "100"},
+      {{"model.architecture=mlp"}, "model.architecture", ""},
+      {{"model.architecture=rff"}, "model.architecture", "\"rff\""},
+      {{"model.conv=lowrank-mcd"}, "model.conv", ""},
+      {{"model.architecture=simple-cnn", "model.conv=lowrank-mcd"}, "model.conv", "\"lowrank-mcd\""},
+      {{"model.architecture=simple-cnn", "model.conv_rank=3"}, "model.conv_rank", ""},
+      {{"model.architecture=simple-cnn", "model.conv=lowrank-mcd", "model.conv_rank=3"}, "model.conv_rank", "3"},
+      {{"training.optimizer=adam", "training.momentum=0.5"}, "training.momentum", ""},
+      {{"training.optimizer=sgd", "training.momentum=0.5"}, "training.momentum", "0.5"},
+      {{"calibration.level=0.9"}, "calibration.level", ""},
+      {{"calibration.kind=conformal", "calibration.level=0.9"}, "calibration.level", "0.9"},
+      {{"evaluation.curve_mc_samples=7"}, "evaluation.curve_mc_samples", ""},
+      {{"evaluation.every=10", "evaluation.curve_mc_samples=7"}, "evaluation.curve_mc_samples", "7"},
+      {{"data.folds=3"}, "data.folds", ""},
+      {{"data.protocol=kfold", "data.folds=3"}, "data.folds", "3"},
+      {{"data.test_fraction=0.3"}, "data.test_fraction", ""},
+      {{"data.protocol=random", "data.test_fraction=0.3"}, "data.test_fraction", "0.3"},
+      {{"model.kind=mcd", "ensemble.members=3"}, "ensemble.members", ""},
+      {{"model.kind=ensemble", "ensemble.members=3"}, "ensemble.members", "3"},
+      {{"training.stopping=off", "training.stopping_patience=3"}, "training.stopping_patience", ""},
+      {{"training.stopping=validation", "training.stopping_patience=3"}, "training.stopping_patience", "3"},
+      {{"data.splits=3"}, "data.splits", ""},
+      {{"output.name=other", "output.checkpoints=false"}, "output.checkpoints", ""},
+      {{"model.auto.folds=3"}, "model.auto.folds", ""},
+      {{"training.batched_splits=1"}, "training.batched_splits", ""},
+      {{"training.batched_splits=4"}, "training.batched_splits", "\"batched\""},
+      {{"training.engine=autograd"}, "training.engine", ""},
+      {{"training.engine=fused"}, "training.engine", "\"fused\""},
+      {{"model.whvi.s_prior_var=0"}, "model.whvi.structure", ""},
+      {{"model.whvi.structure=shgh"}, "model.whvi.s_posterior", "\"optimised\""},
+      {{"data.missing=error"}, "data.missing", ""},
+      {{"data.missing=drop"}, "data.missing", "\"drop\""},
+      {{"likelihood.student_t.init_df=5"}, "likelihood.student_t.init_df", ""},
+      {{"likelihood.kind=student-t", "likelihood.student_t.init_df=5"}, "likelihood.student_t.init_df", "5.0"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> set = {"model.kind=whvi"};
+    set.insert(set.end(), c.set.begin(), c.set.end());
+    std::map<std::string, json> fp;
+    report::flatten_config(json::parse(experiment::config_fingerprint(yaml, set)), "", fp);
+    std::string all;
+    for (const auto& s : c.set) all += s + " ";
+    if (c.want.empty()) {
+      EXPECT_EQ(fp.count(c.key), 0u) << all << "-> " << c.key << " = " << (fp.count(c.key) ? fp[c.key].dump() : "");
+    } else {
+      ASSERT_EQ(fp.count(c.key), 1u) << all << "-> " << c.key << " left out";
+      EXPECT_EQ(fp[c.key].dump(), c.want) << all;
+    }
+  }
+}
+
 TEST(Fingerprint, ShippedConfigsKeepTheirFingerprints) {
   const fs::path root(WHVI_SOURCE_DIR);
   std::vector<std::string> files;

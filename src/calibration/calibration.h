@@ -45,9 +45,12 @@ struct CalibrationOptions {
   void visit(V& v) {
     static const std::string help = calibration_help();
     v.pick("calibration.kind", kind, calibration_kinds(), help.c_str());
+    v.idle_when("calibration.kind", {"none"});
     v.num("calibration.fraction", fraction, 0.01, 0.9,
           "share of each split's training rows held out (not trained on) to fit the calibration");
+    v.idle_when("calibration.kind", {"none"});
     v.num("calibration.level", level, 0.5, 0.999, "conformal, cqr: the coverage guaranteed");
+    v.idle_when("calibration.kind", {"none"});
   }
 };
 

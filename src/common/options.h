@@ -33,6 +33,18 @@
 // A key added after results were committed says so with v.late() right after
 // its declaration: the run fingerprint leaves it out while it is at its
 // default (Spec::late), so those results still resume and extend.
+//
+// When a key acts is declared beside it too, and the run fingerprint (the
+// settings that shape a split's numbers, experiment/resolve_fingerprint.cpp)
+// is the config minus every key that does not act:
+//   v.acts_only_when("model.architecture", {"rff"})   idle unless that value
+//   v.idle_when("training.optimizer", {"adam"})        idle at those values
+//   v.idle_when_all({{"a", {"x"}}, {"b", {"y"}}})      idle when all hold
+//   v.outside_split()                                  never shapes a split
+//   v.enters_as("fused")                               in the fingerprint as this text
+// A condition's subject is a key (its value as YAML text) or one of the
+// plan's resolved facts, named "plan.*" (experiment/resolve_fingerprint.cpp
+// lists them: the method, the engine, whether stopping runs, ...).
 #pragma once
 
 #include <cstdint>
@@ -67,6 +79,17 @@ struct Spec {
   // Added after results were committed: the run fingerprint leaves the key out
   // while it is at its default, so those results still resume and extend.
   bool late = false;
+  // When the key does not act (the run fingerprint leaves it out): any clause
+  // whose conditions all hold. A condition holds when its subject's value is
+  // (in) or is not (!in) one of `values`.
+  struct Cond {
+    std::string subject;  // a key, or a plan fact "plan.*"
+    std::vector<std::string> values;
+    bool in = true;
+  };
+  std::vector<std::vector<Cond>> idle_when{};
+  bool outside_split = false;  // output.*, data.splits, ...: never in the fingerprint
+  std::string enters_as{};     // where it acts, the fingerprint holds this text, not the value
 };
 
 // Where a component's options come from: typed reads by key. Validation
@@ -178,6 +201,16 @@ class Declare {
   void part(T&) {}
   // marks the key declared just before as late (Spec::late)
   void late() { specs.back().late = true; }
+  // when the key declared just before acts (Spec::idle_when, ...)
+  void acts_only_when(const char* subject, std::vector<std::string> values) {
+    specs.back().idle_when.push_back({{subject, std::move(values), false}});
+  }
+  void idle_when(const char* subject, std::vector<std::string> values) {
+    specs.back().idle_when.push_back({{subject, std::move(values), true}});
+  }
+  void idle_when_all(std::vector<Spec::Cond> all) { specs.back().idle_when.push_back(std::move(all)); }
+  void outside_split() { specs.back().outside_split = true; }
+  void enters_as(const char* text) { specs.back().enters_as = text; }
 
   std::vector<Spec> specs;
 };
@@ -196,6 +229,11 @@ class Read {
   void use(const char* key, std::string& v) { v = src_.get_string(key); }
   void use(const char* key, bool& v) { v = src_.get_bool(key); }
   void late() {}
+  void acts_only_when(const char*, const std::vector<std::string>&) {}
+  void idle_when(const char*, const std::vector<std::string>&) {}
+  void idle_when_all(const std::vector<Spec::Cond>&) {}
+  void outside_split() {}
+  void enters_as(const char*) {}
   template <class T>
   void part(T& sub) {
     sub.visit(*this);
@@ -227,6 +265,11 @@ class Keys {
     sub.visit(*this);
   }
   void late() {}
+  void acts_only_when(const char*, const std::vector<std::string>&) {}
+  void idle_when(const char*, const std::vector<std::string>&) {}
+  void idle_when_all(const std::vector<Spec::Cond>&) {}
+  void outside_split() {}
+  void enters_as(const char*) {}
   std::vector<std::string> keys;
 };
 
@@ -299,16 +342,19 @@ std::string kinds_help(const std::vector<K>& kinds) {
   return out;
 }
 
-// Whether `src` holds the declared default of `spec`'s key.
-inline bool at_default(const Source& src, const Spec& spec) {
+// The value of `spec`'s key in `src`, as YAML scalar text (as Spec::def writes a default).
+inline std::string value_text(const Source& src, const Spec& spec) {
   switch (spec.type) {
-    case Type::kInt: return std::to_string(src.get_int(spec.key)) == spec.def;
-    case Type::kFloat: return format_double(src.get_float(spec.key)) == spec.def;
-    case Type::kBool: return (src.get_bool(spec.key) ? "true" : "false") == spec.def;
-    case Type::kString: return src.get_string(spec.key) == spec.def;
+    case Type::kInt: return std::to_string(src.get_int(spec.key));
+    case Type::kFloat: return format_double(src.get_float(spec.key));
+    case Type::kBool: return src.get_bool(spec.key) ? "true" : "false";
+    case Type::kString: return src.get_string(spec.key);
   }
-  return true;
+  return "";
 }
+
+// Whether `src` holds the declared default of `spec`'s key.
+inline bool at_default(const Source& src, const Spec& spec) { return value_text(src, spec) == spec.def; }
 
 // The options of a component that has none.
 struct None {

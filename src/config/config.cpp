@@ -577,7 +577,7 @@ Config Config::load(const std::string& path, const std::vector<std::string>& ove
   const std::string text = read_config_text(path);
   Config c = parse(text, path, overrides, fs::path(path).parent_path().string());
   c.files_.insert(path);
-  if (c.get_string("output.name").empty()) {
+  if (std::get<std::string>(c.values_.at("output.name")).empty()) {
     const std::string stem = fs::path(path).stem().string();
     check_output_name(stem, [&](const std::string& msg) {
       throw ConfigError(path, 0, "output.name",

@@ -855,6 +855,7 @@ struct CsvSourceOptions {
     v.text("data.categorical", categorical, "CSV data: feature columns to one-hot encode as categories although their values are numbers (a month, a weekday, an ordinal scale, a code), a list or comma-separated; a column with any text is a category anyway");
     v.late();
     v.pick("data.missing", missing, {"impute", "drop", "error"}, "CSV and .npy data: an empty cell, NA, N/A, NaN, ?, null, None, -, ., --, #N/A or <NA> (any case) in a feature is filled per split from its training rows (a numeric column's median, a text column's most frequent category) with a 0/1 missing-indicator column added for each column that has one, and rows missing the target are dropped (impute); or every row with a missing cell is dropped and counted (drop); or it is an error naming row and column (error)");
+    v.idle_when("data.missing", {"impute", "error"});  // the same numbers wherever error runs (no missing cells)
   }
 };
 

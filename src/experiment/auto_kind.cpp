@@ -377,13 +377,12 @@ json choose_model_kind(const TrainOptions& o, const RunPlan& plan) {
 }
 
 std::string auto_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides,
-                             const config::Config& cfg) {
-  const auto a = options::read<AutoOptions>(cfg);  // the fingerprint is the config's, read as the plan reads it
+                             const AutoOptions& a, const std::string& origin) {
   json out = json::array();
-  for (const auto& kind : candidate_kinds(a, cfg.source())) {
+  for (const auto& kind : candidate_kinds(a, origin)) {
     auto o = overrides;
     for (const auto& kv : kind_settings(kind)) o.push_back(kv);
-    out.push_back({{"kind", kind}, {"config", json::parse(fingerprint(load_config(config_path, o)))}});
+    out.push_back({{"kind", kind}, {"config", json::parse(fingerprint_of(load_config(config_path, o)))}});
   }
   return json{{"auto",
                {{"validation_fraction", a.validation_fraction},

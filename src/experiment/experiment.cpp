@@ -53,8 +53,7 @@ namespace {
 // One `whvi train`: the config, its data and splits, where results go, and
 // the experiment record as it grows split by split.
 struct ExperimentRun {
-  ExperimentRun(const config::Config& c, RunPlan p, const TrainOptions& opt) : cfg(c), plan(std::move(p)), o(opt) {}
-  const config::Config& cfg;  // for the record's copy and the run fingerprint
+  ExperimentRun(RunPlan p, const TrainOptions& opt) : plan(std::move(p)), o(opt) {}
   const RunPlan plan;
   const TrainOptions& o;
   std::string name;
@@ -117,7 +116,7 @@ json experiment_header(const ExperimentRun& r) {
   }
   doc["command"] = r.o.command_line;
   if (!r.o.auto_choice.is_null()) doc["auto"] = r.o.auto_choice;
-  doc["config"] = r.cfg.to_json();
+  doc["config"] = r.plan.config->to_json();
   doc["config_file"] = r.o.config_path;
   if (plan.method.device != "cpu") {
     const auto gpu = cuda_device_name();
@@ -293,7 +292,7 @@ json run_worker(ExperimentRun& r) {
   const auto k = static_cast<size_t>(r.o.worker_split);
   WHVI_CHECK(k < r.splits.size(), "--worker-split ", k, " is not a split of this run (it has ", r.splits.size(),
              ")");
-  r.fp = run_fingerprint(r.cfg, r.d);
+  r.fp = run_fingerprint(r.plan, r.d);
   return run_split(r.plan, r.d, r.splits[k], k, r.stem(k), r.label(k), r.fp, r.ood_rows);
 }
 
@@ -316,12 +315,6 @@ void log_summary(const ExperimentRun& r) {
 }
 
 }  // namespace
-
-std::string config_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides) {
-  const auto cfg = load_config(config_path, overrides);
-  // auto: its candidates', each as the run after the choice would be configured
-  return cfg.get_string("model.kind") == "auto" ? auto_fingerprint(config_path, overrides, cfg) : fingerprint(cfg);
-}
 
 json run_train(const TrainOptions& o) {
   const auto t_start = std::chrono::steady_clock::now();
@@ -349,7 +342,7 @@ json run_train(const TrainOptions& o) {
     std::istringstream lines(cfg.dump_yaml());
     for (std::string line; std::getline(lines, line);) spdlog::debug("  {}", line);
   }
-  ExperimentRun r(cfg, std::move(plan), o);
+  ExperimentRun r(std::move(plan), o);
   r.name = r.plan.run.name;
   r.out_dir = r.plan.run.dir;
   r.exp_dir = r.out_dir / r.name;
@@ -381,7 +374,7 @@ json run_train(const TrainOptions& o) {
   remove_stale_temporary_files(r.exp_dir, r.out_dir, r.name);  // a stopped writer's: never put in place
   if (!o.resume) remove_stale_split_files(r.exp_dir, inputs);
   r.doc = experiment_header(r);
-  r.fp = run_fingerprint(cfg, r.d);
+  r.fp = run_fingerprint(r.plan, r.d);
   if (r.plan.method.batched_splits > 1) train_batched(r);
   else train_splits(r);
   // the whole command's time (data, every split, records), for speed comparisons of whole runs

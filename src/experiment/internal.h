@@ -1,5 +1,5 @@
 // The experiment's parts, shared by its files (not a public interface):
-// the run fingerprint (fingerprint.cpp), the data and splits with the checks
+// checksums and the run fingerprint (fingerprint.cpp), the data and splits with the checks
 // before training (plan.cpp), the records and figures (records.cpp), one
 // split's training and record (split_run.cpp), and the experiment loop
 // (experiment.cpp).
@@ -56,8 +56,6 @@ std::string split_label(const std::string& name, size_t k, size_t n);
 std::string split_stem(const fs::path& dir, size_t k);
 std::string file_checksum(const std::string& path);
 std::string record_digest(json r);
-void erase_idle_data_keys(const config::Config& cfg, json& dj);
-std::string fingerprint(const config::Config& cfg);
 json read_json(const std::string& path);
 data::RegressionData load_data(const RunPlan& plan);
 // A validation carve: `fraction` of a split's training rows, block `block` of a
@@ -132,7 +130,7 @@ json choose_model_kind(const TrainOptions& o, const RunPlan& plan);
 // each candidate's, as the run after the choice would be configured (its
 // `settings` added to `overrides`), in order.
 std::string auto_fingerprint(const std::string& config_path, const std::vector<std::string>& overrides,
-                             const config::Config& cfg);
+                             const AutoOptions& a, const std::string& origin);
 json run_split(const RunPlan& plan, const data::RegressionData& d, const data::SplitIndices& split,
                size_t k, const std::string& stem, const std::string& label, const std::string& fp,
                const torch::Tensor& ood_rows);
@@ -155,6 +153,6 @@ std::string describe_table(const data::RegressionData& d, const std::string& mis
 void check_result_paths(const fs::path& out_dir, const std::string& name, const fs::path& exp_dir, size_t n,
                         const std::vector<std::string>& inputs);
 std::vector<std::string> run_inputs(const RunPlan& plan, const data::RegressionData& d);
-std::string run_fingerprint(const config::Config& cfg, const data::RegressionData& d);
+std::string run_fingerprint(const RunPlan& plan, const data::RegressionData& d);
 
 }  // namespace whvi::experiment::detail

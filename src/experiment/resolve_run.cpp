@@ -43,6 +43,7 @@ RunPlan resolve_run(const config::Config& cfg) {
     p.method.likelihood_kind = kinds.likelihood;
   } else {
     p.method = method_plan(cfg);
+    p.fingerprint = fingerprint_of(cfg);
     p.group = group_plan(cfg);
     p.loop = p.group.loop;
     try {  // refuses training.stopping: validation where it cannot act

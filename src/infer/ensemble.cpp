@@ -43,7 +43,9 @@ struct EnsembleOptions {
   template <class V>
   void visit(V& v) {
     v.num("ensemble.members", members, 1, 1000, "networks in a deep ensemble (Lakshminarayanan et al. 2017: 5), each initialised from its own draws; the predictive is their uniform mixture");
+    v.acts_only_when("plan.method", {"ensemble"});
     v.flag("ensemble.prior", prior, "deterministic members (model.kind ensemble): add the weights' Gaussian prior (model.sghmc.prior_var) to each member's NLL, a MAP fit; off = the NLL alone, as the paper");
+    v.acts_only_when("plan.method", {"ensemble"});
   }
 };
 

@@ -38,6 +38,10 @@ struct VariationalOptions {
     v.num("training.kl_weight", kl_weight, 1e-6, 1e6, "variational methods: the weight of the KL term in the objective after any warm-up (1: the ELBO; below 1 tempers the posterior towards the data)");
     v.late();
     v.pick("training.engine", engine, {"auto", "autograd", "fused"}, engine_help().c_str());
+    // the fused step agrees with autograd to float rounding, not to the bit: the engine that
+    // runs counts (auto resolved), so auto and an explicit choice of the same engine share splits
+    v.acts_only_when("plan.engine", {"fused"});
+    v.enters_as("fused");
   }
 };
 

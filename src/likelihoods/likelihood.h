@@ -254,6 +254,7 @@ struct StudentTOptions {
   template <class V>
   void visit(V& v) {
     v.num("likelihood.student_t.init_df", init_df, 2.01, 1e4, "student-t: initial degrees of freedom nu (> 2, learned; 4: Lange, Little and Taylor 1989); its initial scale is likelihood.init_log_noise_var");
+    v.acts_only_when("likelihood.kind", {"student-t"});
     v.use("likelihood.init_log_noise_var", init_log_scale2);
     v.use("training.steps_fixed_noise", steps_fixed);
     v.use("likelihood.lr_factor", lr_factor);

@@ -136,6 +136,7 @@ void NetworkOptions::visit(V& v) {
   v.pick("model.kind", kind, model_kind_choices(), "the model: a named recipe of its hidden layers, output layer and inference method (the allowed values come from the recipes' registry, src/models/recipes.cpp; docs/modelling.md describes each); auto: `whvi train` first trains each of model.auto.candidates on validation rows carved from every split's training rows and keeps the kind with the lowest mean validation NLL (the record's `auto` names every candidate's score)");
   static const std::string arch_help = architecture_help();
   v.pick("model.architecture", architecture, architectures(), arch_help.c_str());
+  v.idle_when("model.architecture", {"mlp"});  // fully connected: no trunk
   v.num("model.depth", depth, 0, 64, "number of hidden layers");
   v.num("model.width", width, 1, 1 << 20, "units per hidden layer");
   v.pick("model.activation", activation, {"relu", "cos", "tanh"}, "hidden activation");

@@ -28,6 +28,7 @@ class Trunk : public torch::nn::Module {
 struct TrunkKind {
   std::string name;
   std::vector<options::Spec> (*declare)();
+  std::vector<std::string> (*reads)();  // every key its options read
   options::Resolve resolve;  // reads its options struct (the experiment calls it)
   std::function<std::shared_ptr<Trunk>(int64_t d_in, const options::Resolved&, const at::Generator&)> make;
   const char* help = "";     // model.architecture's help for it
@@ -42,7 +43,7 @@ struct TrunkKind {
 template <class O>
 TrunkKind trunk_kind(std::string name,
                      std::shared_ptr<Trunk> (*make)(const std::string& arch, int64_t d_in, const O&, const at::Generator&)) {
-  return {name, &options::declare<O>, &options::resolve<O>,
+  return {name, &options::declare<O>, &options::keys_read<O>, &options::resolve<O>,
           [make, name](int64_t d_in, const options::Resolved& o, const at::Generator& gen) {
             return make(name, d_in, o.template as<O>(), gen);
           }};

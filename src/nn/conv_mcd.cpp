@@ -33,6 +33,7 @@ struct McdConvOptions {
   template <class V>
   void visit(V& v) {
     v.num("model.conv_dropout", dropout, 0, 0.99, "dropout rate of mcd convolutions (the paper's MCD rate, supplement D.1)");
+    v.idle_when("model.architecture", {"mlp"});
     v.use("model.mcd.length_scale", length_scale);
   }
 };
@@ -44,6 +45,8 @@ struct LowrankConvOptions {
   void visit(V& v) {
     v.part(mcd);
     v.num("model.conv_rank", rank, 0, 1 << 20, "rank of lowrank-mcd filter matrices; 0 = as many parameters as WHVI filters of the same shape");
+    v.idle_when("model.architecture", {"mlp"});
+    v.acts_only_when("model.conv", {"lowrank-mcd"});
   }
 };
 

@@ -52,8 +52,10 @@ struct ConvOptions {
   void visit(V& v) {
     static const std::string help = filter_kinds_help();
     v.pick("model.conv", kind, filter_names(), help.c_str());
+    v.idle_when("model.architecture", {"mlp"});
     v.pick("model.batch_norm", batch_norm, {"auto", "on", "off"}, "batch normalisation after every convolution (batch statistics in training steps, running averages at test time): auto = on for resnet18 only");
     v.late();
+    v.idle_when("model.architecture", {"mlp"});
   }
 };
 

@@ -38,8 +38,11 @@ struct WhviOptions {
     v.pick("model.whvi.bias", bias, {"deterministic", "bayesian", "none"}, "bias of WHVI layers");
     v.num("model.whvi.bias_prior_var", bias_prior_var, 1e-12, options::kInf, "prior variance of a Bayesian bias (authors: 0.01)");
     v.pick("model.whvi.structure", structure, {"s1hghs2", "s1hghs2h", "shgh", "gh"}, "W's factorisation (the paper's Table 2): s1hghs2 = S1 H G H S2 (WHVI), s1hghs2h = S1 H G H S2 H, shgh = S H G H, gh = G H; G = diag(g) variational; g's initial scale and prior variance are multiplied by c^2 (1, 1/D, 2/D, 4/D) so every structure starts at the same weight variance");
+    v.idle_when_all({{"model.whvi.structure", {"s1hghs2"}}, {"model.whvi.s_posterior", {"optimised"}}, {"model.whvi.s_prior_var", {"0"}}});  // WHVI as the paper: older records
     v.pick("model.whvi.s_posterior", s_posterior, {"optimised", "mean-field"}, "S1, S2 optimised (WHVI) or mean-field Gaussian variational (Table 2's S_var rows; prior N(0, model.whvi.s_prior_var))");
+    v.idle_when_all({{"model.whvi.structure", {"s1hghs2"}}, {"model.whvi.s_posterior", {"optimised"}}, {"model.whvi.s_prior_var", {"0"}}});  // WHVI as the paper: older records
     v.num("model.whvi.s_prior_var", s_prior_var, 0, options::kInf, "prior variance of mean-field S1, S2; 0 = 2/D (the variance of their initial values)");
+    v.idle_when_all({{"model.whvi.structure", {"s1hghs2"}}, {"model.whvi.s_posterior", {"optimised"}}, {"model.whvi.s_prior_var", {"0"}}});  // WHVI as the paper: older records
   }
   bool is_default_structure() const { return structure == "s1hghs2" && s_posterior == "optimised"; }
   bool has_s1() const { return structure != "gh"; }

@@ -10,6 +10,7 @@ struct SgdOptions {
   template <class V>
   void visit(V& v) {
     v.num("training.momentum", momentum, 0, 0.999, "momentum of training.optimizer: sgd");
+    v.idle_when("training.optimizer", {"adam"});
   }
 };
 

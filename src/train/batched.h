@@ -59,6 +59,8 @@ struct BatchedOptions {
         models::layer_kinds_with(&models::LayerKind::batched_when) + " with the " +
         likelihoods::likelihoods_that(likelihoods::Capability::kBatchedSplits) + " likelihood";
     v.num("training.batched_splits", splits, 1, 1024, help.c_str());
+    v.idle_when("training.batched_splits", {"1"});
+    v.enters_as("batched");  // a split's numbers depend on whether it was batched, not on its group
     v.use("evaluation.every", evaluation_every);
     v.use("data.augment", augment);
     v.use("model.kind", model_kind);

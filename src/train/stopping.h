@@ -169,14 +169,18 @@ void StoppingOptions::visit(V& v) {
          "folder in the UCI layout, a synthetic problem; splits of 20 training rows or more), off for the "
          "benchmarks (their papers' schedules); chosen on validation rows (results/selection/stopping/). Not for sghmc, "
          "batched splits or a GPU");
+  v.acts_only_when("plan.stopping", {"on"});
   v.num("training.stopping_fraction", fraction, 0.01, 0.5, "training.stopping: share of the training rows held out (at least 1 row)");
+  v.acts_only_when("plan.stopping", {"on"});
   v.num("training.stopping_every", every, 0, 1e9,
         "training.stopping: steps between measurements on the held-out rows; 0: the budget "
         "(training.steps_fixed_noise + training.steps) / 50, at least 50 (chosen on validation rows, "
         "results/selection/stopping-rule/)");
+  v.acts_only_when("plan.stopping", {"on"});
   v.num("training.stopping_patience", patience, 1, 1e6,
         "training.stopping: measurements without improvement before training stops (never inside "
         "training.steps_fixed_noise); with training.stopping_every 0, 20 measurements are 40% of the budget (chosen with it)");
+  v.acts_only_when("plan.stopping", {"on"});
   v.num("training.stopping_every_epochs", every_epochs, 0, 1e6,
         "training.stopping with training.stopping_every 0: at most this many epochs (passes over the split's "
         "training rows at training.batch_size) between measurements, at least 50 steps, so a small table is "
@@ -184,6 +188,7 @@ void StoppingOptions::visit(V& v) {
   v.late();
   v.use("training.batch_size", batch_size);
   v.num("training.stopping_mc_samples", mc_samples, 1, 1e6, "training.stopping: Monte Carlo samples of each measurement");
+  v.acts_only_when("plan.stopping", {"on"});
   v.pick("training.stopping_noise", noise, {"refit", "frozen", "keep"},
          "training.stopping: the Gaussian noise variance at the kept step. refit: set to the value that minimises "
          "the held-out rows' predictive NLL at the kept parameters, at any kept step; frozen: only when the kept "
