@@ -260,7 +260,10 @@ std::unique_ptr<Inference> make_ensemble(const NetworkMaker& make_network, const
 }
 }  // namespace
 
-MethodKind ensemble_method() { return method_kind("ensemble", make_ensemble); }
+MethodKind ensemble_method() {
+  return method_kind("ensemble", make_ensemble,
+                     Capabilities().with_weighted_kl().trains(Capabilities::Trunks::kAsMembers).of_members());
+}
 
 std::unique_ptr<Inference> make_map_fit(const NetworkMaker& net, const VariationalOptions& vo, bool prior) {
   EnsembleAndOptimiser o;

@@ -200,6 +200,18 @@ struct Capabilities {
   bool fused_step = false;               // training.engine fused can take its steps (infer/fused_step.h)
   std::string step_key = "training.lr";  // the step size that moves the weights (divergence's first suspect)
   std::string steady_key, steady_why;    // a setting that steadies its step, and how: named on divergence
+  std::string objective = "-ELBO";       // what its steps minimise, as the training log names it
+  // training.kl_warmup and training.kl_weight weight its KL term (else the
+  // plain ELBO only; own_kl_key: the key of its own weighting, for the refusal)
+  bool weighs_kl = false;
+  std::string own_kl_key;
+  // the architectures before the fully connected layers it trains: none (MLPs only),
+  // every trunk, convolutional trunks only, or those of its members' own method
+  enum class Trunks { kNone, kAll, kConvolutional, kAsMembers };
+  Trunks trunks = Trunks::kNone;
+  std::string own_filter;  // the one model.conv kind it trains, which no other method trains ("": any but those)
+  bool can_be_member = false;  // its networks can be an ensemble's members (inference.kind ensemble)
+  bool trains_members = false; // it trains the networks of another kind's method (inference.kind <it>)
   Capabilities& fitted_in_closed_form() {
     closed_form = true;
     return *this;
@@ -221,6 +233,34 @@ struct Capabilities {
     step_key = std::move(key);
     steady_key = std::move(steadied_by);
     steady_why = std::move(how);
+    return *this;
+  }
+  Capabilities& minimises(std::string name) {
+    objective = std::move(name);
+    return *this;
+  }
+  Capabilities& with_weighted_kl() {
+    weighs_kl = true;
+    return *this;
+  }
+  Capabilities& kl_weighted_by(std::string key) {
+    own_kl_key = std::move(key);
+    return *this;
+  }
+  Capabilities& trains(Trunks t) {
+    trunks = t;
+    return *this;
+  }
+  Capabilities& trains_only_filters(std::string kind) {
+    own_filter = std::move(kind);
+    return *this;
+  }
+  Capabilities& as_member() {
+    can_be_member = true;
+    return *this;
+  }
+  Capabilities& of_members() {
+    trains_members = true;
     return *this;
   }
   Capabilities& only_for(std::vector<std::string> kinds, std::string reason) {

@@ -362,7 +362,10 @@ MethodKind nng_method() {
   return method_kind("nng", make_nng,
                      Capabilities()
                          .runs_on_cpu_only("its optimiser is its own")
-                         .steps_by("model.nng.lr", "model.nng.damping", "extra damping steadies the K-FAC step"));
+                         .steps_by("model.nng.lr", "model.nng.damping", "extra damping steadies the K-FAC step")
+                         .kl_weighted_by("model.nng.kl_weight")
+                         .trains(Capabilities::Trunks::kConvolutional)
+                         .trains_only_filters("nng"));
 }
 
 }  // namespace whvi::infer

@@ -49,6 +49,13 @@ bool cannot_train_quietly(const std::string& model_kind, const std::string& like
 }
 }  // namespace
 
+std::string kinds_where(const std::function<bool(const Capabilities&)>& has) {
+  std::string out;
+  for (const auto& k : models::model_kinds())
+    if (has(capabilities_of(method_of(k)))) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
 std::string kinds_trained_by(const std::string& method) {
   std::string out;
   for (const auto& k : models::model_kinds())
@@ -60,11 +67,11 @@ void MethodPlan::finish(const options::Nested& read) {
   origin = read.origin();
   const std::string own = method_of(kind);
   method = asked == "auto" ? own : asked;
-  // a variational network can also be trained as a deep ensemble of itself
-  WHVI_CHECK(method == own || (asked == "ensemble" && own == "variational"), origin, ": inference.kind ", asked,
-             " cannot train model.kind ", kind, " (its method is ", own,
-             "); set inference.kind: auto, or ensemble with a variational model.kind (",
-             kinds_trained_by("variational"), ")");
+  // a method that trains members (an ensemble) can train the networks of a kind whose method makes members
+  WHVI_CHECK(method == own || (capabilities_of(method).trains_members && capabilities_of(own).can_be_member), origin,
+             ": inference.kind ", asked, " cannot train model.kind ", kind, " (its method is ", own,
+             "); set inference.kind: auto, or ", asked, " with a model.kind whose networks can be members (",
+             kinds_where([](const Capabilities& c) { return c.can_be_member; }), ")");
   label = method == own ? kind : method + "-" + kind;
   options = read(options::find_kind(method_kinds(), method, "inference method").resolve);
 }
@@ -82,24 +89,30 @@ std::unique_ptr<Inference> make_inference(int64_t d_in, const MethodPlan& p, dou
   // what the method is written for, from its registration (Capabilities)
   if (method == method_of(kind))
     if (const auto why = cannot_train(kind, p.likelihood_kind); !why.empty()) throw Error(p.origin + ": " + why);
-  WHVI_CHECK(method == "variational" || method == "ensemble" || p.variational.plain_elbo(),
+  const auto& can = capabilities_of(method);
+  WHVI_CHECK(can.weighs_kl || p.variational.plain_elbo(),
              p.origin, ": training.kl_warmup and training.kl_weight weight the KL term of variational methods "
-             "and ensembles; model.kind ", kind, " has none", method == "nng" ? " (its own is model.nng.kl_weight)" : "",
-             "; remove them");
+             "and ensembles; model.kind ", kind, " has none",
+             can.own_kl_key.empty() ? "" : " (its own is " + can.own_kl_key + ")", "; remove them");
+  using Trunks = Capabilities::Trunks;
   const std::string& arch = p.arch;
   const bool conv = arch != "mlp" && arch != "rff";
-  const bool trunk_ok = method == "variational" || (method == "ensemble" && kind != "ensemble");
-  WHVI_CHECK(arch == "mlp" || trunk_ok || (conv && method == "nng"), p.origin, ": model.kind ", kind,
+  // an ensemble trains the trunks its members' own method trains
+  const Trunks trunks = can.trunks != Trunks::kAsMembers ? can.trunks
+                        : method_of(kind) != method  ? capabilities_of(method_of(kind)).trunks
+                                                     : Trunks::kNone;
+  const auto trains_trunk = [&](Trunks t) { return t == Trunks::kAll || (conv && t == Trunks::kConvolutional); };
+  WHVI_CHECK(arch == "mlp" || trains_trunk(trunks), p.origin, ": model.kind ", kind,
              " has no ", arch == "rff" ? "random-feature" : "convolutional",
-             " layers yet; use model.architecture: mlp, or ", kinds_trained_by("variational"),
-             arch == "rff" ? "" : " or " + kinds_trained_by("nng"),
-             " for this architecture");
-  WHVI_CHECK(!conv || method != "nng" || p.conv == "nng", p.origin,
-             ": model.kind nng trains only noisy K-FAC layers, but model.conv is '", p.conv,
-             "'; set model.conv: nng");
-  WHVI_CHECK(p.conv != "nng" || method == "nng" || !conv, p.origin,
-             ": model.conv nng filters are trained only by model.kind nng (its optimiser), but model.kind is '", kind,
-             "'; set model.kind: nng or choose another model.conv");
+             " layers yet; use model.architecture: mlp, or ",
+             kinds_where([&](const Capabilities& c) { return trains_trunk(c.trunks); }), " for this architecture");
+  WHVI_CHECK(!conv || can.own_filter.empty() || p.conv == can.own_filter, p.origin, ": model.kind ", kind,
+             " trains only its own ", can.own_filter, " filters, but model.conv is '", p.conv, "'; set model.conv: ",
+             can.own_filter);
+  for (const auto& m : method_kinds())  // a filter kind a method trains as its own is trained by it alone
+    WHVI_CHECK(!conv || m.can.own_filter != p.conv || m.name == method, p.origin, ": model.conv ", p.conv,
+               " filters are trained only by model.kind ", kinds_trained_by(m.name), ", but model.kind is '", kind,
+               "'; set model.kind: ", kinds_trained_by(m.name), " or choose another model.conv");
   const NetworkMaker net = [=, &p]() { return make_network(d_in, p, y_mean, y_std, init, num_classes); };
   return options::find_kind(method_kinds(), method, "inference method").make(net, p.options);
 }

@@ -242,7 +242,8 @@ MethodKind sghmc_method() {
                          .only_for({"gaussian"}, "it samples the gaussian likelihood's noise variance")
                          .runs_on_cpu_only("its optimiser is its own")
                          .keeps_samples_after_burn_in("model.sghmc.samples")
-                         .steps_by("model.sghmc.lr"));
+                         .steps_by("model.sghmc.lr")
+                         .minimises("U"));
 }
 
 }  // namespace whvi::infer

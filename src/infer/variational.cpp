@@ -260,7 +260,8 @@ std::unique_ptr<Inference> make_variational(const NetworkMaker& make_network, co
 }  // namespace
 
 MethodKind variational_method() {
-  return method_kind("variational", make_variational, Capabilities().with_fused_step());
+  return method_kind("variational", make_variational,
+                     Capabilities().with_fused_step().with_weighted_kl().trains(Capabilities::Trunks::kAll).as_member());
 }
 
 }  // namespace whvi::infer

@@ -200,7 +200,7 @@ double check_and_report(infer::Inference& inf, const std::string& suspects, cons
   } else if (log_line) {
     if (clock.tty) std::fprintf(stderr, "\r%*s\r", 110, "");
     spdlog::info("{} step {}/{}  {} {:.5g}  {}  lr {:.3g}  {:.4g} steps/s  {} left", label, t + 1, total,
-                 inf.method() == std::string("sghmc") ? "U" : "-ELBO", loss_value, inf.likelihood().log_text(), lr,
+                 infer::capabilities_of(inf.method()).objective, loss_value, inf.likelihood().log_text(), lr,
                  rate, duration_text(eta));
     clock.last_print = now;
   }
