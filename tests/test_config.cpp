@@ -202,15 +202,16 @@ TEST(ConfigHardening, DirectoriesAreNotConfigs) {
 
 // ---- issue 69: --set lists, boolean spellings, exact integer bounds ---------------
 
-// data.features and data.categorical take a YAML list in --set as in a file;
-// other keys still refuse a list.
+// data.features, data.categorical and model.auto.candidates take a YAML list in
+// --set as in a file; other keys still refuse a list.
 TEST(ConfigHardening, SetTakesAListForTheNameListKeys) {
   const auto c = Config::parse("", "inline", {"data.features=[a, b]", "data.categorical=[x, \"y z\"]"});
   EXPECT_EQ(c.get_string("data.features"), "a,b");
   EXPECT_EQ(c.get_string("data.categorical"), "x,y z");
   EXPECT_EQ(Config::parse("data: {features: [a, b]}\n", "inline").get_string("data.features"), "a,b");
   EXPECT_EQ(Config::parse("", "inline", {"data.features=a,b"}).get_string("data.features"), "a,b");
-  EXPECT_EQ(Config::parse("", "inline", {"data.features=[]"}).get_string("data.features"), "");
+  // an empty list is refused: read as "every column" it silently undid what it seemed to ask
+  expect_has(parse_error("", {"data.features=[]"}), {"an empty list", "leave the key out"});
   expect_has(parse_error("", {"data.features=[a, [b]]"}), {"--set data.features=", "list of column names"});
   expect_has(parse_error("", {"data.features=[\"a,b\", c]"}), {"with a comma cannot be listed"});
   expect_has(parse_error("data: {features: [a, {b: 1}]}\n"), {"hostile.yaml:1", "list of column names"});

@@ -508,6 +508,8 @@ struct DataExportCommand : Command {
   std::vector<std::pair<std::string, const char*>> outputs() const override { return {{out, "--out"}}; }
   void run(const std::string&) override {
     WHVI_CHECK(classes != 1, "--classes 1: a classification example needs 2 or more classes");
+    WHVI_CHECK(out.size() < 3 || out.compare(out.size() - 3, 3, ".gz") != 0, "data export --out '", out,
+               "': whvi writes plain CSV text; name the file without .gz (and compress it afterwards if you want to)");
     WHVI_CHECK(rows == 0 || rows >= 10, "--rows ", rows, " is too small: a generated data set needs at least 10 "
                "rows (e.g. --rows 500; 0: the problem's default)");
     WHVI_CHECK(name == "toy" || whvi::data::is_synthetic(name), "data export: '", name,
@@ -515,6 +517,8 @@ struct DataExportCommand : Command {
     if (rows >= 1000000) spdlog::info("data export: generating {} rows of {}", rows, name);
     const auto d = name == "toy" ? whvi::data::make_toy(static_cast<uint64_t>(seed), rows > 0 ? static_cast<int>(rows) : 128)
                                  : whvi::data::make_synthetic(name, static_cast<uint64_t>(seed), rows);
+    WHVI_CHECK(classes == 0 || d.x.size(0) >= 2 * classes, "--classes ", classes, " with ", d.x.size(0),
+               " rows: every class needs at least 2 rows; lower --classes or raise --rows");
     // the text is made whole before it is written: about 13 bytes a cell, held twice at most
     const double cells = static_cast<double>(d.x.size(0)) * static_cast<double>(d.x.size(1) + 1);
     const double text = 13.0 * cells, have = static_cast<double>(whvi::usable_memory_bytes());
@@ -837,10 +841,58 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// The command the line named (whvi data export: export), or none.
+CLI::App* parsed_command(CLI::App& app) {
+  CLI::App* at = nullptr;
+  for (auto subs = app.get_subcommands(); !subs.empty(); subs = subs.front()->get_subcommands()) at = subs.front();
+  return at;
+}
+
+// An argument the command does not take, said first: before the required
+// option it hides (CLI11 checks those first) and in whvi's words, with the
+// nearest option of the command. "" when every argument was taken.
+std::string unexpected_argument_text(CLI::App& app) {
+  CLI::App* cmd = parsed_command(app);
+  const auto extra = app.remaining(true);
+  if (cmd == nullptr || extra.empty()) return "";
+  if (!cmd->get_subcommands([](CLI::App*) { return true; }).empty()) return "";  // a group: its own message below
+  std::string path;
+  for (const CLI::App* a = cmd; a != nullptr && a != &app; a = a->get_parent()) path = " " + a->get_name() + path;
+  const std::string name = "whvi" + path, x = extra[0], opt = x.substr(0, x.find('='));
+  const auto data_file = [](const std::string& f) {
+    for (const char* ext : {".csv", ".tsv", ".npy", ".gz"})
+      if (f.size() > std::strlen(ext) && f.compare(f.size() - std::strlen(ext), std::string::npos, ext) == 0) return true;
+    return false;
+  };
+  if (cmd->get_name() == "train" && (opt == "--data" || opt == "--dataset" || opt == "--target" || opt == "--csv" ||
+                                     (x.rfind('-', 0) != 0 && data_file(x))))
+    return name + " takes its data from a config, not from '" + shown(x) + "': write a config with the line `data: " +
+           "{dataset: FILE, target: COLUMN}` (e.g. my.yaml) and run " + name + " --config my.yaml";
+  if (x.empty() || x[0] != '-')
+    return "'" + shown(x) + "' is not an argument of " + name + " (" + name + " --help lists what it takes)";
+  std::string near;
+  size_t best = 4;
+  for (const CLI::App* a : {static_cast<const CLI::App*>(cmd), static_cast<const CLI::App*>(&app)})
+    for (const auto* o : a->get_options())
+      for (const auto& l : o->get_lnames()) {
+        const std::string cand = "--" + l;
+        const size_t d = cand.rfind(opt, 0) == 0 && opt.size() >= 3 ? 1 : edit_distance(opt, cand);
+        if (d < best) best = d, near = cand;
+      }
+  if (near == opt)  // the command's own option, given before the command's name
+    return "'" + shown(opt) + "' goes after the command: " + name + " " + opt + " ... (options follow their command)";
+  return "'" + shown(opt) + "' is not an option of " + name +
+         (near.empty() ? "" : "; did you mean '" + near + "'?") + " (" + name + " --help lists its options)";
+}
+
 // CLI11's parse errors in whvi's words where it has better ones: a word that
 // is not a command (with the nearest command), an option given twice.
 std::string parse_error_text(const CLI::ParseError& e, CLI::App& app) {
   const std::string what = e.what();
+  if (const auto* version = app.get_option_no_throw("--version");
+      version && version->count() > 0 && dynamic_cast<const CLI::RequiredError*>(&e))
+    return "--version takes no command: run whvi --version alone";
+  if (auto text = unexpected_argument_text(app); !text.empty()) return text;
   if (dynamic_cast<const CLI::ExtrasError*>(&e) && app.get_subcommands().empty()) {
     const auto extra = app.remaining();
     if (!extra.empty() && (extra[0].empty() || extra[0][0] != '-')) {

@@ -132,6 +132,7 @@ void check_output_name(const std::string& s, const std::function<void(const std:
   if (s.size() > 200) fail("is " + std::to_string(s.size()) + " characters long, more than 200" + fix);
   for (unsigned char c : s) {
     if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '+') continue;
+    if (c >= 0x80) fail("'" + shown(s) + "' contains a character that is not ASCII (a letter with an accent, a symbol)" + fix);
     char buf[8];
     std::snprintf(buf, sizeof buf, c < 0x20 || c >= 0x7f ? "\\x%02x" : "%c", c);
     fail("'" + shown(s) + "' contains the character '" + buf + "'" + fix);
@@ -142,10 +143,13 @@ using Fail = std::function<void(const std::string&)>;
 
 // Keys whose value is a list of column names: a YAML list ([a, b]) in a file or
 // in --set, or the same names comma-separated.
-bool is_name_list_key(const std::string& key) { return key == "data.features" || key == "data.categorical"; }
+bool is_name_list_key(const std::string& key) {
+  return key == "data.features" || key == "data.categorical" || key == "model.auto.candidates";
+}
 
 // The names of a YAML list for a name-list key, comma-joined.
 std::string join_name_list(const YAML::Node& v, const Fail& fail) {
+  if (v.size() == 0) fail("an empty list; leave the key out for its default, or name at least one item");
   std::string joined;
   for (const auto& n : v) {
     if (!n.IsScalar())
@@ -563,6 +567,11 @@ Config Config::parse(const std::string& text, const std::string& source,
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0)
       throw ConfigError("--set", 0, "", "'" + clip(o) + "' is not of the form section.key=value");
+    const std::string key = o.substr(0, eq);
+    if (!key.empty() && (std::isspace(static_cast<unsigned char>(key.back())) ||
+                         std::isspace(static_cast<unsigned char>(key.front()))))
+      throw ConfigError("--set", 0, "", "'" + clip(o) + "': write section.key=value with no spaces around '=' "
+                        "(e.g. --set model.kind=blr)");
     // YAML would fold a raw line break in a plain value into a space: a path with one would silently change
     if (o.find_first_of("\n\r", eq) != std::string::npos)
       throw ConfigError("--set", 0, o.substr(0, eq),
@@ -574,6 +583,11 @@ Config Config::parse(const std::string& text, const std::string& source,
 }
 
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
+  for (const char* ext : {".csv", ".tsv", ".npy", ".csv.gz", ".tsv.gz"})
+    if (path.size() > std::strlen(ext) && path.compare(path.size() - std::strlen(ext), std::string::npos, ext) == 0)
+      throw ConfigError(path, 0, "", std::string("is a data file, not a config: name it in a config, with the line "
+                        "`data: {dataset: ") + clip(fs::path(path).filename().string()) + ", target: COLUMN}`, "
+                        "and give that config to --config");
   const std::string text = read_config_text(path);
   Config c = parse(text, path, overrides, fs::path(path).parent_path().string());
   c.files_.insert(path);

@@ -68,6 +68,8 @@ enum NumberKind {
 
 int parse_number(const std::string& s, double& v) {
   if (s.empty()) return kText;
+  // strtod also reads hexadecimal (0x1A) and "infinity": in a data file those are text, not numbers
+  if (s.find_first_of("xXpP") != std::string::npos) return kText;
   errno = 0;
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
@@ -354,6 +356,8 @@ std::pair<size_t, std::vector<size_t>> pick_columns(const std::vector<std::strin
     if (header.size() > 20) all += ", ...";
     throw Error("'" + path + "' has no column " + col(name) + " (" + what + "); its columns: " + all);
   };
+  WHVI_CHECK(header.size() >= 2 || header.empty() || header[0].rfind('#', 0) != 0, "'", path,
+             "' starts with a comment line ('#'): the first line must be the header; remove the comment lines");
   WHVI_CHECK(header.size() >= 2, "'", path, "' has ", header.size(), " column(s); a data set needs a target "
              "column and at least one feature column (is the separator right? .csv: ',', .tsv: tab)");
   const size_t target = o.target.empty() ? header.size() - 1 : index_of(o.target, "data.target");
@@ -442,12 +446,21 @@ Cells read_cells(CsvReader& r, const std::string& path, size_t target, const std
 // identifier: its one-hot carries nothing over to new rows), or numbers
 // written with thousands separators ("1,234", read as text).
 void warn_unlikely_categories(const InputColumn& ic, const std::vector<std::string>& cells, int64_t present,
-                              const std::string& path) {
+                              int64_t text_cells, const std::string& path) {
   const auto k = static_cast<int64_t>(ic.categories.size());
   if (present >= 20 && k == present)
-    warn_once(fmt::format("'{}' column {} has a different value in each of its {} rows (an identifier?): its {} one-hot "
-                 "inputs say nothing about new rows; leave it out of data.features",
-                 path, col(ic.name), present, k));
+    warn_once(fmt::format("'{}' column {} {}has a different value in each of its {} rows (an identifier{}?): its {} "
+                 "one-hot inputs say nothing about new rows; {}",
+                 path, col(ic.name), ic.declared ? "(declared categorical) " : "", present,
+                 ic.declared ? " or a measurement" : "", k,
+                 ic.declared ? "leave it out of data.categorical to read its numbers as numbers"
+                             : "leave it out of data.features"));
+  if (ic.declared) return;
+  if (text_cells * 2 < present)  // mostly numbers: typos, or codes that are categories
+    warn_once(fmt::format("'{}' column {}: {} of its {} cells are numbers and {} are text, so the whole column is "
+                 "read as {} text categories; if the text cells are mistakes, fix them or leave them empty (or NA) "
+                 "to mark them missing; if the column is a code, declare it (data.categorical) to say so",
+                 path, col(ic.name), present - text_cells, present, text_cells, k));
   static const std::regex thousands(R"([+-]?[0-9]{1,3}([, ][0-9]{3})+(\.[0-9]*)?)");
   int64_t text = 0, grouped = 0;
   for (const auto& cell : cells) {
@@ -533,13 +546,16 @@ void encode_inputs(RegressionData& d, const Cells& c, const std::vector<std::str
                  ic.categories.size(), " different values; one-hot encoding takes at most 10,000: leave it out "
                  "of data.features");
       const int64_t present = n - missing[j];
-      if (!as_text[j]) warn_unlikely_categories(ic, c.features[j], present, path);
       if (!as_text[j]) refuse_stray_text(ic.name, present, text_cells, c.rows[first_text], path);
+      warn_unlikely_categories(ic, c.features[j], present, as_text[j] ? 0 : text_cells, path);
     }
     width += ic.categories.empty() ? 1 : static_cast<int64_t>(ic.categories.size());
     d.inputs.push_back(std::move(ic));
   }
   for (size_t j = 0; j < names.size(); ++j) {
+    if (n > 0 && missing[j] == n)
+      warn_once(fmt::format("'{}' column {} has no values (every cell is missing): it carries nothing; leave it out "
+                            "of data.features", path, col(names[j])));
     d.missing_cells += missing[j];
     if (missing[j] > 0) width += 1;
   }
@@ -592,6 +608,12 @@ void encode_numeric_target(RegressionData& d, const Cells& c, const std::string&
                              : unusable_number(kind, "rescale the column"));
     ya[i][0] = v;
   }
+  // training runs in float32 (about 1e-38 to 3e38): a target whose spread is below 1e-30 loses its digits there
+  // (the range, not the standard deviation, whose squares would underflow to 0 first)
+  const double spread = n > 1 ? (d.y.max() - d.y.min()).item<double>() : 0.0;
+  WHVI_CHECK(!(spread > 0 && spread < 1e-30), "'", path, "' target column ", col(d.target_name), ": its values spread "
+             "over only ", spread, " (largest minus smallest), too small to train on in float32; rescale the column "
+             "(e.g. multiply it by 1e30 or give it in other units)");
 }
 
 // A numeric feature that gives a regression target exactly (an affine copy of
@@ -607,7 +629,9 @@ void warn_exact_predictors(const RegressionData& d, const std::string& path) {
       const auto x = d.x.select(1, c0);
       const auto ok = x.isnan().logical_not();
       const auto xs = x.masked_select(ok), ys = y.masked_select(ok);
-      if (xs.numel() >= 3) {
+      // a constant column (or target) has no correlation, whatever rounding makes of its centred values
+      if (xs.numel() >= 3 && xs.max().item<double>() > xs.min().item<double>() &&
+          ys.max().item<double>() > ys.min().item<double>()) {
         const auto xc = xs - xs.mean(), yc = ys - ys.mean();
         const double sxx = xc.square().sum().item<double>(), syy = yc.square().sum().item<double>();
         const double r = sxx > 0 && syy > 0 ? (xc * yc).sum().item<double>() / std::sqrt(sxx * syy) : 0.0;
@@ -619,6 +643,17 @@ void warn_exact_predictors(const RegressionData& d, const std::string& path) {
     }
     c0 += w;
   }
+}
+
+// Features that are all constant (over the rows where they are present):
+// nothing to learn from, said once; the model then predicts the target's spread alone.
+void warn_constant_features(const RegressionData& d, const std::string& path) {
+  if (d.x.size(0) < 2 || d.x.size(1) == 0) return;
+  const auto x = d.x.nan_to_num(0.0);
+  if ((std::get<0>(x.max(0)) == std::get<0>(x.min(0))).all().item<bool>())
+    warn_once(fmt::format("'{}': every feature column is constant over its {} rows, so there is nothing to learn "
+                          "from them (the model can only predict the target's overall spread); check data.features "
+                          "and the file", path, d.x.size(0)));
 }
 
 // Numeric labels that are more likely a measurement than classes: more than
@@ -722,6 +757,7 @@ RegressionData load_csv(const std::string& path, const CsvOptions& o) {
   std::vector<std::string> names;
   for (const size_t j : feats) names.push_back(header[j]);
   encode_inputs(d, cells, names, as_text, path);
+  warn_constant_features(d, path);
   if (o.classification) encode_class_target(d, cells, path);
   else {
     encode_numeric_target(d, cells, path);

@@ -82,11 +82,8 @@ struct ExperimentRun {
   std::optional<json> resumed(size_t k) const {
     if (!o.resume) return std::nullopt;
     auto r = finished_split(plan, stem(k), fp, k, [&] { return data_fingerprint(data::prepare_split(d, splits[k])); });
-    // the held-out rows' file its record names, written again when it was removed
-    if (r && r->contains("test_rows_file") && describe_path_kind(stem(k) + "-test-rows.txt").empty()) {
-      write_test_rows(d, k, splits[k].test, stem(k));
-      spdlog::warn("split {}: {}-test-rows.txt was missing: written again", k, stem(k));
-    }
+    // the held-out rows' file its record names, written again when it was removed or changed
+    if (r && r->contains("test_rows_file")) restore_test_rows(d, k, splits[k].test, stem(k));
     return r;
   }
 };
@@ -354,7 +351,7 @@ json run_train(const TrainOptions& o) {
   check_output_path(r.exp_path, "the experiment record (output.dir/output.name.json)");
   if (const auto kind = describe_path_kind(r.exp_dir.string()); !kind.empty())
     WHVI_CHECK(kind == "a folder", "the results folder ", r.exp_dir.string(), " is ", kind,
-               ", not a folder: remove it or choose another output.name");
+               ", not a folder (whvi leaves it alone): choose another output.name (or output.dir)");
   {
     const QuietLog quiet(spdlog::level::err, o.worker_split >= 0);  // the parent has said what the data are
     r.d = load_data(r.plan);

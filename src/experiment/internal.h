@@ -140,6 +140,9 @@ void save_split_checkpoint(const RunPlan& plan, const data::RegressionData& d, S
 void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run);
 std::string write_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
                             const std::string& stem);
+// --resume: the file written again when it is missing or differs from the split's held-out rows
+void restore_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
+                       const std::string& stem);
 void log_split(const std::string& label, const data::RegressionData& d, const likelihoods::Evaluation& m,
                const train::TrainStats& ts, int64_t n_test);
 json finish_split(const RunPlan& plan, const data::RegressionData& d, SplitRun& run,

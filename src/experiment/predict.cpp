@@ -1,5 +1,6 @@
 // whvi predict: a trained split's model on new rows (experiment.h).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include "experiment/experiment.h"
 #include "experiment/predict_output.h"
 #include "infer/inference.h"
+#include "train/loop.h"
 
 namespace whvi::experiment {
 
@@ -206,6 +208,51 @@ void check_inputs_in_range(const torch::Tensor& xs, const std::vector<Column>& c
               "the data the model was trained on to predict; check the row (units, a typo)");
 }
 
+// Rows with a numeric input more than 10 training standard deviations from
+// the training mean: their predictions extrapolate far beyond the data, said
+// once per run with the first such row (one-hot columns are left out: a rare
+// category's 1 lies many standard deviations from its column's mean).
+void warn_far_inputs(const torch::Tensor& xs, const std::vector<Column>& cols, const std::vector<int64_t>& file_rows,
+                     const std::string& input, bool& said) {
+  if (said) return;
+  int64_t c0 = 0;
+  for (const auto& c : cols) {
+    const int64_t w = c.categories.empty() ? 1 : static_cast<int64_t>(c.categories.size());
+    if (c.categories.empty() && c0 < xs.size(1)) {
+      const auto far = (xs.select(1, c0).abs() > 10).nonzero();
+      if (far.size(0) > 0) {
+        spdlog::warn("predict: '{}' row {}, column '{}' lies more than 10 training standard deviations from the "
+                     "training mean: its prediction extrapolates far outside the data the model was trained on "
+                     "(said once)", input, file_rows[static_cast<size_t>(far[0][0].item<int64_t>())], c.name.substr(0, 60));
+        said = true;
+        return;
+      }
+    }
+    c0 += w;
+  }
+}
+
+// What predict is asked, before anything is read: an interval in (0, 1), a CSV input.
+void check_predict_options(const PredictOptions& o) {
+  WHVI_CHECK(o.interval > 0 && o.interval < 1, "--interval ", o.interval, " is not in (0, 1) (e.g. --interval 0.95)");
+  WHVI_CHECK(o.input.size() < 4 || o.input.compare(o.input.size() - 4, 4, ".npy") != 0, "--input '", o.input,
+             "' is a .npy array; whvi predict reads a CSV file with the training columns' names in its header "
+             "line (write the array as CSV, e.g. numpy.savetxt(f, x, delimiter=',', header='x1,x2', comments=''))");
+}
+
+// A long prediction says how long first: a pilot of S/200 samples of the
+// first row, predicted and written as every row will be (the output is not used).
+void announce_predict(infer::Inference& inf, const torch::Tensor& xs, int64_t S, uint64_t seed, uint64_t split,
+                      const std::function<std::string(const torch::Tensor&)>& lines) {
+  if (S < 20000) return;
+  const int64_t pilot = S / 200;
+  const auto t0 = std::chrono::steady_clock::now();
+  (void)lines(predict_rows(inf, xs.narrow(0, 0, 1), pilot, seed, split));
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 200;
+  spdlog::info("predict: {} Monte Carlo samples a row: about {} per row (timed on {} samples; --mc-samples lowers it)",
+               S, train::duration_text(t), pilot);
+}
+
 // The places of the --keep columns in the input's header.
 std::vector<size_t> kept_columns(const PredictOptions& o, const data::CsvReader& in) {
   std::vector<size_t> at;
@@ -235,7 +282,7 @@ json run_predict(const PredictOptions& o) {
 
 json predict_with(LoadedCheckpoint& loaded, const PredictOptions& o,
                   const std::function<void(const std::string&)>& write) {
-  WHVI_CHECK(o.interval > 0 && o.interval < 1, "--interval ", o.interval, " is not in (0, 1) (e.g. --interval 0.95)");
+  check_predict_options(o);
   const auto& meta = loaded.meta;
   auto& inf = loaded.inf;
   WHVI_CHECK(!meta.inputs_json.empty(), "'", o.checkpoint, "' was written by an older whvi and does not store its "
@@ -265,12 +312,14 @@ json predict_with(LoadedCheckpoint& loaded, const PredictOptions& o,
   int64_t rows = 0, unseen = 0, missing = 0;
   const auto fill = input_fill(enc["columns"], meta);
   std::vector<std::string> fields;
-  bool more = true;
+  // memory and time grow with rows x samples: blocks of at most 2^22 row-samples (65,536 rows at 64 samples; a row at a time from 2^22)
+  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(o.chunk_rows, static_cast<int64_t>(static_cast<double>(1 << 22) / static_cast<double>(S))));
+  bool more = true, said_far = false;
   while (more) {
     std::vector<std::vector<double>> chunk;
     std::vector<int64_t> file_rows;
     std::vector<std::string> prefix;  // each row's number and kept cells
-    while (static_cast<int64_t>(chunk.size()) < o.chunk_rows && (more = in.next(fields))) {
+    while (static_cast<int64_t>(chunk.size()) < block && (more = in.next(fields))) {
       std::vector<double> x(static_cast<size_t>(width), 0.0);
       const bool row_unseen = encode_row(fields, cols, x, o.input, in.row(), missing);
       unseen += row_unseen;
@@ -290,11 +339,14 @@ json predict_with(LoadedCheckpoint& loaded, const PredictOptions& o,
     x.index_put_({torch::indexing::Slice(), unseen_col}, 0.0);
     const auto xs = (x - meta.x_mean) / meta.x_std;
     check_inputs_in_range(xs, cols, file_rows, o.input);
-    const auto f = predict_rows(*inf, xs, S, seed, static_cast<uint64_t>(meta.split));
+    warn_far_inputs(xs, cols, file_rows, o.input, said_far);
     const RowNamer where{o.input, file_rows};
-    const std::string text = classify ? classification_lines(f, classes, cal, where)
-                                      : regression_lines(f, inf->likelihood(), noise_var, o.interval, cal,
-                                                         loaded.plan.log_target, where);
+    const auto lines = [&](const torch::Tensor& f) {
+      return classify ? classification_lines(f, classes, cal, where)
+                      : regression_lines(f, inf->likelihood(), noise_var, o.interval, cal, loaded.plan.log_target, where);
+    };
+    if (rows == 0) announce_predict(*inf, xs, S, seed, static_cast<uint64_t>(meta.split), lines);
+    const std::string text = lines(predict_rows(*inf, xs, S, seed, static_cast<uint64_t>(meta.split)));
     write(with_prefixes(text, prefix));
     rows += n;
     if (rows >= o.chunk_rows) spdlog::info("predict: {} rows done", rows);

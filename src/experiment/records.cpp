@@ -314,7 +314,9 @@ json pooled_reliability(const std::vector<json>& splits, const std::string& stem
     else csv << "NaN,NaN";
     csv << '\n';
   }
-  write_file_atomic(stem + "-reliability.csv", csv.str());
+  std::string file = csv.str();  // an empty bin has no accuracy: empty cells in the file
+  for (size_t at; (at = file.find(",NaN,NaN\n")) != std::string::npos;) file.replace(at, 9, ",,\n");
+  write_file_atomic(stem + "-reliability.csv", file);
   if (plot) {
     char e[32];
     std::snprintf(e, sizeof e, "%.4f", ece);

@@ -145,7 +145,7 @@ void DataOptions::visit(V& v) {
 template <class V>
 void AutoOptions::visit(V& v) {
   v.text("model.auto.candidates", candidates,
-         "model.kind auto: the kinds `whvi train` tries, comma-separated; one that cannot fit the data (a GP over "
+         "model.kind auto: the kinds `whvi train` tries, comma-separated or a list; one that cannot fit the data (a GP over "
          "model.gp.max_rows rows, Bayesian linear regression on classes) is skipped, and blr and gp get model.depth 0");
   v.outside_split();  // chooses the kind before a run
   v.num("model.auto.validation_fraction", validation_fraction, 0.05, 0.5,

@@ -46,14 +46,34 @@ void save_split_checkpoint(const RunPlan& plan, const data::RegressionData& d, S
 // The user's CSV data: split k's held-out rows (`test_rows`, indices into
 // d's rows) in a file beside its record, for another tool that needs the same
 // split; returns the file's name.
-std::string write_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
-                            const std::string& stem) {
+std::string test_rows_text(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows) {
   std::string rows = "# the rows of " + d.source + " held out by split " + std::to_string(k) +
                      " (0-based data rows: the header is not a row)\n";
   for (const auto i : test_rows)
     rows += std::to_string(d.source_rows.empty() ? i : d.source_rows[static_cast<size_t>(i)]) + "\n";
-  write_file_atomic(stem + "-test-rows.txt", rows);
+  return rows;
+}
+
+std::string write_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
+                            const std::string& stem) {
+  write_file_atomic(stem + "-test-rows.txt", test_rows_text(d, k, test_rows));
   return fs::path(stem + "-test-rows.txt").filename().string();
+}
+
+void restore_test_rows(const data::RegressionData& d, size_t k, const std::vector<int64_t>& test_rows,
+                       const std::string& stem) {
+  const std::string path = stem + "-test-rows.txt", kind = describe_path_kind(path);
+  if (!kind.empty() && kind != "a regular file") return;  // not ours to replace: the record check names it
+  const std::string want = test_rows_text(d, k, test_rows);
+  std::string have;
+  if (!kind.empty()) try {
+      have = read_user_file(path, "a split's held-out rows", want.size() + 1);
+    } catch (const Error&) {
+      have.clear();
+    }
+  if (!kind.empty() && have == want) return;
+  write_file_atomic(path, want);
+  spdlog::warn("split {}: {}-test-rows.txt {}: written again", k, stem, kind.empty() ? "was missing" : "had been changed");
 }
 
 void add_test_rows(json& r, const data::RegressionData& d, const SplitRun& run) {
