@@ -1,6 +1,7 @@
 #include "data/dataset.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -644,6 +645,10 @@ static std::string uci_folder_not_this(const std::string& ds, const std::string&
   const std::string kind = describe_path_kind(ds);
   const std::string forms = "whvi reads a table from a file named *.csv, *.tsv (or either .gz) or *.npy, and a data "
                             "set in the UCI layout from a folder (docs/reference.md, Data)";
+  const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  if (kind.empty() && !ds.empty() && (blank(ds.front()) || blank(ds.back())))
+    return "data set '" + printable(ds, 200) + "' not found: the name begins or ends with a space (a quote left "
+           "open in the config, or a stray space?); write the name without it";
   if (kind.empty())
     return "data set '" + printable(ds, 200) + "' not found: there is no file or folder '" + printable(ds, 200) +
            "' here and no folder '" + (fs::path(data_dir) / "uci" / ds).string() + "'; " + forms + ". Known data "
