@@ -164,6 +164,14 @@ std::vector<data::SplitIndices> load_splits(const RunPlan& p, const data::Regres
     // a table of the user's has no stored splits: the paper protocol means random splits there
     const bool csv = p.source->user_table;
     const bool random = protocol == "random" || (csv && protocol == "paper");
+    static bool said = false;  // once per process (model.kind auto's candidates load the same splits)
+    if (!said && (random || (protocol != "paper" && protocol != "stratified")) &&
+        p.data.train_fraction != DataOptions().train_fraction) {
+      said = true;
+      spdlog::warn("{}: data.train_fraction {} is not used by these splits ({}); remove it{}", p.origin,
+                   p.data.train_fraction, random ? "random splits hold out data.test_fraction" : "data.protocol " + protocol,
+                   random ? " and set data.test_fraction instead" : "");
+    }
     out = data::make_splits(d, random ? "random" : protocol,
                             static_cast<int>(protocol == "kfold" ? p.data.folds : p.data.splits),
                             static_cast<uint64_t>(p.data.split_seed),
