@@ -1,6 +1,7 @@
 #include "analysis/approximation.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <spdlog/spdlog.h>
@@ -42,12 +43,44 @@ double fit_structure(const torch::Tensor& target, int64_t steps, double lr, cons
   return best;
 }
 
+namespace {
+
+// One step's seconds at D, timed on three steps of a throwaway fit (its own
+// generator, so the study's numbers do not depend on it).
+double step_seconds(int64_t d, uint64_t seed) {
+  const auto gen = make_generator(seed, 0xE571ULL, Stream::kData);
+  const auto target = torch::rand({d, d}, gen, torch::kFloat64) * 2.0 - 1.0;
+  const auto t0 = std::chrono::steady_clock::now();
+  fit_structure(target, 2, 1e-3, gen);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 3.0;
+}
+
+// Before any work: the study's time, from a step timed at the smallest and the
+// largest D and a line through them in D^2 log D (each step applies H to D x D
+// matrices). Said when it is more than a few seconds.
+void say_estimate(const ApproximationOptions& o) {
+  const auto [lo, hi] = std::minmax_element(o.dims.begin(), o.dims.end());
+  auto work = [](int64_t d) { return static_cast<double>(d) * d * std::log2(static_cast<double>(d)); };
+  const double t_lo = step_seconds(*lo, o.seed), t_hi = *hi == *lo ? t_lo : step_seconds(*hi, o.seed);
+  const double slope = *hi == *lo ? 0.0 : std::max(0.0, (t_hi - t_lo) / (work(*hi) - work(*lo)));
+  double total = 0;
+  for (int64_t d : o.dims) total += static_cast<double>(o.repeats) * (o.steps + 1) * (t_lo + slope * (work(d) - work(*lo)));
+  if (total > 5)
+    spdlog::info("approximation: about {:.0f} s for the study ({} D, {} repetitions of {} steps each; fewer with --dims, "
+                 "--repeats or --steps)",
+                 total, o.dims.size(), o.repeats, o.steps);
+}
+
+}  // namespace
+
 nlohmann::json run_approximation(const ApproximationOptions& o) {
   WHVI_CHECK(o.repeats >= 1 && o.steps >= 0 && o.lr > 0, "approximation: repeats >= 1, steps >= 0 and lr > 0 needed");
   nlohmann::json dims = nlohmann::json::array();
-  for (int64_t d : o.dims) {
+  for (int64_t d : o.dims)
     WHVI_CHECK(d >= 2 && (d & (d - 1)) == 0 && d <= 8192, "approximation: D = ", d,
                " is not a power of two from 2 to 8192 (--dims 4,8,...,1024)");
+  if (!o.dims.empty()) say_estimate(o);
+  for (int64_t d : o.dims) {
     std::vector<double> rmse;
     for (int64_t r = 0; r < o.repeats; ++r) {
       const auto gen = make_generator(o.seed, static_cast<uint64_t>(d) * 100003ULL + static_cast<uint64_t>(r), Stream::kData);

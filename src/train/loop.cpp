@@ -167,6 +167,7 @@ class Batches {
 struct Clock {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(), last_print = t0;
   bool tty = ::isatty(STDERR_FILENO);
+  bool printed = false;  // a log line (with its estimate of the time left) was printed
 };
 
 // Every kCheckEvery steps, at each log line and at each progress update: the
@@ -179,10 +180,12 @@ double check_and_report(infer::Inference& inf, const std::string& suspects, cons
   constexpr double kMaxAbsParam = 1e6;
   constexpr int64_t kCheckEvery = 100;
   const auto now = std::chrono::steady_clock::now();
-  // off a terminal, a line at least every 30 s too, not only every log_every steps
+  // off a terminal, a line at least every 30 s too, not only every log_every steps, and
+  // the first (with its estimate of the time left) after 5 s, however slow the steps
+  const double since_print = std::chrono::duration<double>(now - clock.last_print).count();
   const bool log_line = (t + 1) % o.log_every == 0 || last ||
-                        (!clock.tty && std::chrono::duration<double>(now - clock.last_print).count() > 30);
-  const bool progress = clock.tty && std::chrono::duration<double>(now - clock.last_print).count() > 0.25;
+                        (!clock.tty && (since_print > 30 || (!clock.printed && since_print > 5)));
+  const bool progress = clock.tty && since_print > 0.25;
   if (!(log_line || progress || (t + 1) % kCheckEvery == 0)) return loss_value;
   loss_value = loss.item<double>();
   if (!std::isfinite(loss_value)) diverged(label, t + 1, detail::concat("the loss is ", loss_value), suspects, inf);
@@ -203,6 +206,7 @@ double check_and_report(infer::Inference& inf, const std::string& suspects, cons
                  infer::capabilities_of(inf.method()).objective, loss_value, inf.likelihood().log_text(), lr,
                  rate, duration_text(eta));
     clock.last_print = now;
+    clock.printed = true;
   }
   return loss_value;
 }
