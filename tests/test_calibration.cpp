@@ -11,8 +11,9 @@
 #include "calibration/calibration.h"
 #include "common/errors.h"
 #include "experiment/resolve.h"
-#include "likelihoods/likelihood.h"
 #include "helpers.h"
+#include "likelihoods/gaussian.h"
+#include "likelihoods/likelihood.h"
 
 using whvi::testing::cfg_with;
 using whvi::testing::error_of;

@@ -15,8 +15,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "common/io.h"
+#include "analysis/approximation.h"
 #include "common/errors.h"
+#include "common/io.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
@@ -24,19 +25,19 @@
 #include "experiment/checkpoint.h"
 #include "experiment/experiment.h"
 #include "experiment/resolve.h"
-#include "infer/inference.h"
-#include "likelihoods/likelihood.h"
-#include "analysis/approximation.h"
-#include "models/conv.h"
-#include "nn/nng_layer.h"
-#include "infer/nng.h"
-#include "train/loop.h"
-#include "ops/fwht_op.h"
-#include "models/regression_model.h"
-#include "report/table.h"
-#include "likelihoods/metrics.h"
-#include "nn/layer_options.h"
 #include "helpers.h"
+#include "infer/inference.h"
+#include "infer/nng.h"
+#include "likelihoods/likelihood.h"
+#include "likelihoods/metrics.h"
+#include "likelihoods/softmax.h"
+#include "models/conv.h"
+#include "models/regression_model.h"
+#include "nn/layer_options.h"
+#include "nn/nng_layer.h"
+#include "ops/fwht_op.h"
+#include "report/table.h"
+#include "train/loop.h"
 
 using whvi::testing::data_dir;
 using whvi::testing::error_of;

@@ -9,13 +9,14 @@
 #include <cmath>
 #include <map>
 
+#include "closed_form_helpers.h"
 #include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "experiment/resolve.h"
-#include "infer/inference.h"
-#include "closed_form_helpers.h"
 #include "helpers.h"
+#include "infer/inference.h"
+#include "likelihoods/gaussian.h"
 
 using whvi::testing::cfg_with;
 using whvi::testing::error_of;

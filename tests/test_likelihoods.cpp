@@ -14,11 +14,14 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/resolve.h"
-#include "infer/inference.h"
-#include "likelihoods/likelihood.h"
-#include "train/loop.h"
-#include "likelihoods/metrics.h"
 #include "helpers.h"
+#include "infer/inference.h"
+#include "likelihoods/hetero_gaussian.h"
+#include "likelihoods/likelihood.h"
+#include "likelihoods/metrics.h"
+#include "likelihoods/softmax.h"
+#include "likelihoods/student_t.h"
+#include "train/loop.h"
 
 using whvi::testing::cfg_with;
 

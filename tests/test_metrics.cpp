@@ -14,13 +14,14 @@
 #include "data/dataset.h"
 #include "data/synthetic.h"
 #include "experiment/resolve.h"
-#include "models/regression_model.h"
-#include "likelihoods/metrics.h"
+#include "helpers.h"
 #include "infer/fused_step.h"
 #include "infer/inference.h"
 #include "infer/variational.h"
+#include "likelihoods/gaussian.h"
+#include "likelihoods/metrics.h"
+#include "models/regression_model.h"
 #include "train/loop.h"
-#include "helpers.h"
 
 using whvi::testing::cfg_with;
 

@@ -14,9 +14,10 @@
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/resolve.h"
-#include "infer/inference.h"
-#include "likelihoods/likelihood.h"
 #include "helpers.h"
+#include "infer/inference.h"
+#include "likelihoods/hetero_gaussian.h"
+#include "likelihoods/likelihood.h"
 
 using whvi::testing::cfg_with;
 

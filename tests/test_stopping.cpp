@@ -11,17 +11,18 @@
 #include <cmath>
 #include <set>
 
+#include "calibration/calibration.h"
 #include "common/errors.h"
 #include "common/rng.h"
 #include "common/runtime.h"
 #include "config/config.h"
 #include "experiment/resolve.h"
+#include "helpers.h"
 #include "infer/inference.h"
 #include "likelihoods/likelihood.h"
+#include "likelihoods/softmax.h"
 #include "train/loop.h"
-#include "calibration/calibration.h"
 #include "train/stopping.h"
-#include "helpers.h"
 
 using whvi::testing::cfg_with;
 using whvi::testing::error_of;

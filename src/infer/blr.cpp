@@ -34,6 +34,7 @@
 #include "common/memory.h"
 #include "common/runtime.h"
 #include "infer/inference.h"
+#include "likelihoods/gaussian.h"
 #include "onnx/graph.h"
 
 namespace whvi::infer {

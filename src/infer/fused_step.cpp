@@ -8,7 +8,9 @@
 #include "infer/inference.h"
 #include "infer/plan.h"
 #include "infer/variational.h"
+#include "likelihoods/gaussian.h"
 #include "likelihoods/likelihood.h"
+#include "likelihoods/softmax.h"
 #include "nn/fused_ops.h"
 
 namespace whvi::infer {

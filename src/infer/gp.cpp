@@ -47,6 +47,7 @@
 #include "common/errors.h"
 #include "common/memory.h"
 #include "infer/inference.h"
+#include "likelihoods/gaussian.h"
 #include "onnx/graph.h"
 
 namespace whvi::infer {

@@ -4,6 +4,7 @@
 #include "common/draws.h"
 #include "common/errors.h"
 #include "common/io.h"
+#include "likelihoods/gaussian.h"
 #include "likelihoods/kind.h"
 #include "onnx/graph.h"
 

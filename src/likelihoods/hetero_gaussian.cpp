@@ -7,6 +7,7 @@
 
 #include "common/draws.h"
 #include "common/errors.h"
+#include "likelihoods/hetero_gaussian.h"
 #include "likelihoods/kind.h"
 
 namespace whvi::likelihoods {

@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "likelihoods/kind.h"
+#include "likelihoods/softmax.h"
 #include "onnx/graph.h"
 
 namespace whvi::likelihoods {

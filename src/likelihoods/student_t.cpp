@@ -9,6 +9,7 @@
 
 #include "common/errors.h"
 #include "likelihoods/kind.h"
+#include "likelihoods/student_t.h"
 
 namespace whvi::likelihoods {
 
