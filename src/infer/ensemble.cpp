@@ -271,7 +271,7 @@ std::unique_ptr<Inference> make_map_fit(const NetworkMaker& net, const Variation
   o.ensemble.prior = prior;
   o.optimiser = vo;
   auto fit = make_ensemble(net, o);
-  WHVI_CHECK(deterministic(fit->model()), "a MAP fit (model.kind laplace, swag) needs a network of linear layers; set model.output_layer: auto");
+  WHVI_CHECK(deterministic(fit->model()), "a MAP fit (model.kind map, laplace, swag) needs a network of linear layers; set model.output_layer: auto");
   return fit;
 }
 

@@ -19,7 +19,8 @@ namespace whvi::infer {
   X(sghmc)                    \
   X(nng)                      \
   X(blr)                      \
-  X(gp)
+  X(gp)                       \
+  X(map)
 
 #define WHVI_DECLARE(name) MethodKind name##_method();
 WHVI_METHOD_KINDS(WHVI_DECLARE)

@@ -18,6 +18,7 @@ const std::vector<Recipe>& recipes() {
       {"ensemble",   "linear",      "linear",     "ensemble"},
       {"laplace",    "linear",      "linear",     "laplace"},      // last-layer Laplace on a MAP network
       {"swag",       "linear",      "linear",     "swag"},         // SWAG on a MAP network
+      {"map",        "linear",      "linear",     "map"},          // the MAP network alone
       {"blr",        "linear",      "linear",     "blr"},          // model.depth: 0
       {"gp",         "linear",      "linear",     "gp"},           // model.depth: 0 (a recipe default)
   };
