@@ -130,18 +130,23 @@ void check_bench_sets(const char* what, const std::vector<std::string>& specs, c
 }
 
 
+// A kind fitted in closed form has no steps or no training rows here: refused, `why_and_fix` after its name.
+void refuse_closed_forms(const char* what, const std::vector<std::string>& specs, const char* why_and_fix) {
+  for (const auto& spec : specs) {
+    const std::string k = split_spec(spec).front();
+    WHVI_CHECK(!infer::fits_in_closed_form(infer::method_of(k)), what, ": model.kind ", k, " is fitted in closed form",
+               why_and_fix);
+  }
+}
+
 }  // namespace
 
 // The options' checks; bench predict has no training rows, so a kind fitted in closed form is refused.
 void check_predict_bench_options(const PredictBenchOptions& o) {
   check_kinds_widths("bench predict", o.kinds, o.widths, o.depth);
   check_bench_sets("bench predict", o.kinds, o.sets);
-  for (const auto& spec : o.kinds) {
-    const std::string k = split_spec(spec).front();
-    WHVI_CHECK(!infer::fits_in_closed_form(infer::method_of(k)), "bench predict: model.kind ", k, " is fitted in "
-               "closed form on training rows, which this bench does not have; time `whvi predict` of a trained "
-               "checkpoint instead (scripts/bench/predict_csv.sh)");
-  }
+  refuse_closed_forms("bench predict", o.kinds, " on training rows, which this bench does not have; time `whvi predict` "
+                      "of a trained checkpoint instead (scripts/bench/predict_csv.sh)");
   WHVI_CHECK(o.batch >= 1 && o.batch <= o.rows, "bench predict: --batch ", o.batch, " must be in [1, --rows = ",
              o.rows, "]");
   WHVI_CHECK(o.rows >= 1 && o.rows <= 10000000, "bench predict: --rows ", o.rows, " is out of range [1, 1e7]");
@@ -228,11 +233,7 @@ nlohmann::json run_predict_bench(const PredictBenchOptions& o) {
 void check_train_bench_options(const TrainBenchOptions& o) {
   check_kinds_widths("bench train", o.kinds, o.widths, o.depth);
   check_bench_sets("bench train", o.kinds, o.sets);
-  for (const auto& spec : o.kinds) {
-    const std::string k = spec.substr(0, spec.find(':'));
-    WHVI_CHECK(!infer::fits_in_closed_form(infer::method_of(k)), "bench train: model.kind ", k, " is fitted in "
-               "closed form, with no steps to time; time `whvi train` of a config with it instead");
-  }
+  refuse_closed_forms("bench train", o.kinds, ", with no steps to time; time `whvi train` of a config with it instead");
   for (int64_t sp : o.splits)
     WHVI_CHECK(sp >= 1 && sp <= 1024, "bench train: ", sp, " in --splits is out of range [1, 1024]");
   WHVI_CHECK(!o.splits.empty(), "bench train: --splits must not be empty");

@@ -47,6 +47,7 @@
 #include "report/table.h"
 #include "common/errors.h"
 #include "common/io.h"
+#include "common/paths.h"
 #include "common/runtime.h"
 #include "fwht.h"
 
@@ -859,13 +860,8 @@ std::string unexpected_argument_text(CLI::App& app) {
   std::string path;
   for (const CLI::App* a = cmd; a != nullptr && a != &app; a = a->get_parent()) path = " " + a->get_name() + path;
   const std::string name = "whvi" + path, x = extra[0], opt = x.substr(0, x.find('='));
-  const auto data_file = [](const std::string& f) {
-    for (const char* ext : {".csv", ".tsv", ".npy", ".gz"})
-      if (f.size() > std::strlen(ext) && f.compare(f.size() - std::strlen(ext), std::string::npos, ext) == 0) return true;
-    return false;
-  };
   if (cmd->get_name() == "train" && (opt == "--data" || opt == "--dataset" || opt == "--target" || opt == "--csv" ||
-                                     (x.rfind('-', 0) != 0 && data_file(x))))
+                                     (x.rfind('-', 0) != 0 && whvi::is_data_file_name(x))))
     return name + " takes its data from a config, not from '" + shown(x) + "': write a config with the line `data: " +
            "{dataset: FILE, target: COLUMN}` (e.g. my.yaml) and run " + name + " --config my.yaml";
   if (x.empty() || x[0] != '-')

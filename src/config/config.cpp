@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include "common/io.h"
+#include "common/paths.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -583,9 +584,8 @@ Config Config::parse(const std::string& text, const std::string& source,
 }
 
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
-  for (const char* ext : {".csv", ".tsv", ".npy", ".csv.gz", ".tsv.gz"})
-    if (path.size() > std::strlen(ext) && path.compare(path.size() - std::strlen(ext), std::string::npos, ext) == 0)
-      throw ConfigError(path, 0, "", std::string("is a data file, not a config: name it in a config, with the line "
+  if (is_data_file_name(path))
+    throw ConfigError(path, 0, "", std::string("is a data file, not a config: name it in a config, with the line "
                         "`data: {dataset: ") + clip(fs::path(path).filename().string()) + ", target: COLUMN}`, "
                         "and give that config to --config");
   const std::string text = read_config_text(path);

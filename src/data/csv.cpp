@@ -26,6 +26,7 @@
 #include "data/source.h"
 #include "common/errors.h"
 #include "common/io.h"
+#include "common/paths.h"
 #include "common/runtime.h"
 
 namespace whvi::data {
@@ -38,13 +39,6 @@ void warn_once(const std::string& text) {
   static std::set<std::string> said;
   const std::lock_guard<std::mutex> lock(m);
   if (said.insert(text).second) spdlog::warn("{}", text);
-}
-
-bool ends_with(const std::string& s, const std::string& end) {
-  if (s.size() < end.size()) return false;
-  for (size_t i = 0; i < end.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - end.size() + i])) != end[i]) return false;
-  return true;
 }
 
 std::string trim(const std::string& s) {
