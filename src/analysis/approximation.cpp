@@ -55,16 +55,21 @@ double step_seconds(int64_t d, uint64_t seed) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 3.0;
 }
 
-// Before any work: the study's time, from a step timed at the smallest and the
-// largest D and a line through them in D^2 log D (each step applies H to D x D
+// Before any work: the study's time, from a step timed at the smallest D and
+// at the largest, neither above 512 (a step at D = 8192 alone takes many
+// seconds), and a line through them in D^2 log D (each step applies H to D x D
 // matrices). Said when it is more than a few seconds.
 void say_estimate(const ApproximationOptions& o) {
+  constexpr int64_t kLargestTimed = 512;
   const auto [lo, hi] = std::minmax_element(o.dims.begin(), o.dims.end());
+  const int64_t a = std::min(*lo, kLargestTimed), b = std::min(*hi, kLargestTimed);
   auto work = [](int64_t d) { return static_cast<double>(d) * d * std::log2(static_cast<double>(d)); };
-  const double t_lo = step_seconds(*lo, o.seed), t_hi = *hi == *lo ? t_lo : step_seconds(*hi, o.seed);
-  const double slope = *hi == *lo ? 0.0 : std::max(0.0, (t_hi - t_lo) / (work(*hi) - work(*lo)));
+  const double t_a = step_seconds(a, o.seed), t_b = b == a ? t_a : step_seconds(b, o.seed);
+  // one size timed: time proportional to the work above it
+  const double slope = b > a ? std::max(0.0, (t_b - t_a) / (work(b) - work(a))) : (*hi > a ? t_a / work(a) : 0.0);
+  const auto per_step = [&](int64_t d) { return t_a + slope * (work(d) - work(a)); };
   double total = 0;
-  for (int64_t d : o.dims) total += static_cast<double>(o.repeats) * (o.steps + 1) * (t_lo + slope * (work(d) - work(*lo)));
+  for (int64_t d : o.dims) total += static_cast<double>(o.repeats) * (o.steps + 1) * per_step(d);
   if (total > 5)
     spdlog::info("approximation: about {:.0f} s for the study ({} D, {} repetitions of {} steps each; fewer with --dims, "
                  "--repeats or --steps)",

@@ -46,6 +46,7 @@
 #include "report/selection.h"
 #include "report/table.h"
 #include "common/errors.h"
+#include "common/heartbeat.h"
 #include "common/io.h"
 #include "common/paths.h"
 #include "common/runtime.h"
@@ -237,6 +238,9 @@ std::string one_line(const std::string& in) {
   return text;
 }
 
+// A line at least this often, whatever a run is doing (common/heartbeat.h).
+constexpr double kQuietSeconds = 15;
+
 // The console sink, every message through one_line().
 class OneLineSink : public spdlog::sinks::base_sink<std::mutex> {
  public:
@@ -244,6 +248,7 @@ class OneLineSink : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
+    whvi::heartbeat::touch();
     const std::string_view in(msg.payload.data(), msg.payload.size());
     bool plain = true;
     for (char c : in) plain = plain && static_cast<unsigned char>(c) >= 32 && c != 127;
@@ -1052,6 +1057,7 @@ int main(int argc, char** argv) {
     for (auto* c : commands)
       if (c->app->parsed()) {
         before_run(*c, c == &table || c == &select || c == &config || c == &data_export);
+        const whvi::heartbeat::Watch watch(kQuietSeconds);  // no run silent for longer
         c->run(command_line);
         break;
       }

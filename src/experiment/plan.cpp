@@ -257,6 +257,22 @@ void check_evaluation_memory(const RunPlan& p, const data::RegressionData& d,
                                                                          : ""));
 }
 
+// A learning curve that will take long says so before training: its points
+// (one every evaluation.every steps) each draw evaluation.curve_mc_samples on
+// the held-out rows and evaluation.curve_train_rows.
+void say_curve_work(const RunPlan& p, const std::vector<data::SplitIndices>& splits) {
+  if (p.run.every <= 0 || splits.empty()) return;
+  const double points = std::ceil(static_cast<double>(p.total_steps()) / static_cast<double>(p.run.every));
+  const double rows = static_cast<double>(splits.front().test.size() +
+                                          std::min(p.run.curve_train_rows, static_cast<int64_t>(splits.front().train.size())));
+  const double row_samples = points * static_cast<double>(p.run.curve_mc_samples) * rows;
+  if (row_samples > 1e8)
+    spdlog::info("{}: the learning curve scores {:.0f} points a split (evaluation.every = {}), each drawing "
+                 "evaluation.curve_mc_samples = {} samples on {:.0f} rows: about {:.2g} row-samples a split, which takes "
+                 "a long while; raise evaluation.every or lower evaluation.curve_mc_samples to finish sooner",
+                 p.origin, points, p.run.every, p.run.curve_mc_samples, rows, row_samples);
+}
+
 // Everything that can be checked before the first split trains.
 void check_before_training(const RunPlan& p, const data::RegressionData& d,
                            const std::vector<data::SplitIndices>& splits) {
@@ -316,6 +332,7 @@ void check_before_training(const RunPlan& p, const data::RegressionData& d,
                "or model.sghmc.burn_in, or raise training.steps");
   }
   check_evaluation_memory(p, d, splits);
+  say_curve_work(p, splits);
 }
 
 // One line on what became of a CSV file's columns and missing cells: the

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/errors.h"
+#include "common/heartbeat.h"
 #include "common/io.h"
 #include "common/memory.h"
 #include "common/rng.h"
@@ -199,6 +200,7 @@ double check_and_report(infer::Inference& inf, const std::string& suspects, cons
     std::fprintf(stderr, "\r%s step %lld/%lld  loss %.4g  lr %.3g  %.4g steps/s  %s left   ", label.c_str(),
                  static_cast<long long>(t + 1), static_cast<long long>(total), loss_value, lr, rate,
                  duration_text(eta).c_str());
+    heartbeat::touch();
     clock.last_print = now;
   } else if (log_line) {
     if (clock.tty) std::fprintf(stderr, "\r%*s\r", 110, "");
@@ -222,6 +224,7 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
   const int64_t total = o.total_steps;
   const std::vector<int64_t> chw = o.augment ? models::image_shape_for(x.size(1)) : std::vector<int64_t>{};
   inf.begin(N, total, gen);
+  const heartbeat::Phase training(label + ": training");
   if (auto* cf = inf.closed_form()) return fit_closed_form(inf, *cf, x, y, suspects, label, on_end);
 
   check_step_memory(inf, x, std::min<int64_t>(o.batch_size, N), label);
@@ -248,10 +251,13 @@ TrainStats train_loop(infer::Inference& inf, const torch::Tensor& x_in, const to
     }
     const double lr = inf.step_size(t);
     st.final_lr = lr;
+    heartbeat::touch();  // a step done is progress: the watcher speaks only inside a long one
 
     bool stop = false;
     if (every > 0 && on_every && ((t + 1) % every == 0 || t + 1 == total)) {
       const auto c0 = std::chrono::steady_clock::now();
+      const heartbeat::Phase measuring(label + ": measuring at step " + std::to_string(t + 1) +
+                                       " (the stopping rule's held-out rows, or the learning curve)");
       stop = on_every(t + 1);
       const auto spent = std::chrono::steady_clock::now() - c0;
       clock.t0 += spent;
