@@ -1041,8 +1041,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto logger = std::make_shared<spdlog::logger>("whvi", std::make_shared<OneLineSink>());
-  spdlog::set_default_logger(logger);
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("whvi", std::make_shared<OneLineSink>()));
   spdlog::set_level(spdlog::level::from_str(global.log_level));
 
   return guarded([&] {
