@@ -646,9 +646,15 @@ static std::string uci_folder_not_this(const std::string& ds, const std::string&
   const std::string forms = "whvi reads a table from a file named *.csv, *.tsv (or either .gz) or *.npy, and a data "
                             "set in the UCI layout from a folder (docs/reference.md, Data)";
   const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  if (kind.empty() && !ds.empty() && (blank(ds.front()) || blank(ds.back())))
-    return "data set '" + printable(ds, 200) + "' not found: the name begins or ends with a space (a quote left "
+  if (kind.empty() && !ds.empty() && (blank(ds.front()) || blank(ds.back()))) {
+    // a quote left open swallows the config's next lines into the name: show its first word only
+    const char* space = " \t\r\n";
+    const size_t b = ds.find_first_not_of(space), e = b == std::string::npos ? b : ds.find_first_of(space, b);
+    std::string shown = b == std::string::npos ? "" : ds.substr(b, e - b);
+    if (e != std::string::npos && ds.find_first_not_of(space, e) != std::string::npos) shown += " ...";
+    return "data set '" + printable(shown, 200) + "' not found: the name begins or ends with a space (a quote left "
            "open in the config, or a stray space?); write the name without it";
+  }
   if (kind.empty())
     return "data set '" + printable(ds, 200) + "' not found: there is no file or folder '" + printable(ds, 200) +
            "' here and no folder '" + (fs::path(data_dir) / "uci" / ds).string() + "'; " + forms + ". Known data "
